@@ -1,0 +1,42 @@
+# addonops — build, test, demo. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+BIN := $(CURDIR)/bin
+export PATH := $(BIN):$(PATH)
+
+# Binaries of the product; each is `go build`-able on its own.
+FUNCTIONS := config-hash addon-template
+COMMANDS := $(FUNCTIONS) $(notdir $(wildcard cmd/*))
+
+.PHONY: help
+help: ## List targets.
+	@grep -hE '^[a-zA-Z0-9_/.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-24s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: $(addprefix $(BIN)/,$(COMMANDS)) ## Build every binary into bin/.
+
+$(BIN)/%: FORCE
+	@mkdir -p $(BIN)
+	@if [ -d functions/$* ]; then $(GO) build -o $@ ./functions/$*; else $(GO) build -o $@ ./cmd/$*; fi
+
+.PHONY: FORCE
+FORCE:
+
+.PHONY: lint
+lint: ## gofmt and go vet.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^tools/') 2>/dev/null || true); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+.PHONY: test
+test: hub-binaries build lint ## Run every test (unit, golden, integration on a real API server).
+	$(GO) test -count=1 -timeout 45m ./...
+
+.PHONY: demo
+demo: build ## The main job: see README.
+	@bash hack/demo.sh
+
+include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk hack/*.mk)

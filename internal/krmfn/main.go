@@ -1,0 +1,56 @@
+package krmfn
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Main is the entry point of a function binary: `NAME [--config FILE] [FILE...]`.
+// With no FILE it reads stdin, which may be a ResourceList (kustomize, kpt) or plain YAML.
+func Main(name, usage string, fn ProcessFunc) {
+	os.Exit(Run(name, usage, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fn))
+}
+
+// Run is Main with explicit arguments and streams, for tests.
+func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.Writer, fn ProcessFunc) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "functionConfig `FILE` for plain YAML input (a ResourceList carries its own)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "%s\n\nUsage: %s [--config FILE] [FILE...]\n", usage, name)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	in := Input{Stdin: stdin, Files: fs.Args()}
+	if *configPath != "" {
+		cfg, err := ReadConfig(*configPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
+		}
+		in.FunctionConfig = cfg
+	}
+	return Execute(name, in, fn, stdout, stderr)
+}
+
+// ReadConfig reads a functionConfig file holding exactly one object.
+func ReadConfig(path string) (*yaml.RNode, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading functionConfig: %w", err)
+	}
+	node, err := yaml.Parse(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("parsing functionConfig %s: %w", path, err)
+	}
+	return node, nil
+}
