@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/render"
+)
+
+const (
+	localConfigAnnotation = "config.kubernetes.io/local-config"
+	// PreviewClusterAnnotation and PreviewTemplateAnnotation mark the objects a preview emits: for
+	// which cluster and from which AddOnTemplate. A preview replaces earlier preview objects.
+	PreviewClusterAnnotation  = "addonops.io/preview-cluster"
+	PreviewTemplateAnnotation = "addonops.io/preview-template"
+
+	addOnTemplateKind         = "AddOnTemplate"
+	addOnDeploymentConfigKind = "AddOnDeploymentConfig"
+)
+
+func isKind(n *yaml.RNode, kind string) bool {
+	return n.GetKind() == kind && configref.GroupOf(n.GetApiVersion()) == configref.AddonGroup
+}
+
+// isOCM tells whether an object belongs to an Open Cluster Management API group.
+func isOCM(n *yaml.RNode) bool {
+	g := configref.GroupOf(n.GetApiVersion())
+	return g == "open-cluster-management.io" || strings.HasSuffix(g, ".open-cluster-management.io")
+}
+
+func isLocalConfig(n *yaml.RNode) bool {
+	return n.GetAnnotations()[localConfigAnnotation] == "true"
+}
+
+func isPreviewObject(n *yaml.RNode) bool {
+	_, ok := n.GetAnnotations()[PreviewClusterAnnotation]
+	return ok
+}
+
+// orchestratorAnnotation tells whether an annotation is bookkeeping of kustomize, kpt or the KRM
+// function runtime rather than part of the object.
+func orchestratorAnnotation(key string) bool {
+	switch key {
+	case kioutil.LegacyIndexAnnotation, kioutil.LegacyPathAnnotation, kioutil.LegacyIdAnnotation,
+		"kustomize.config.k8s.io/id", "kustomize.config.k8s.io/needs-hash", "kustomize.config.k8s.io/behavior":
+		return true
+	}
+	return strings.HasPrefix(key, "internal.config.kubernetes.io/")
+}
+
+// template is an AddOnTemplate of the input.
+type template struct {
+	node *yaml.RNode
+	obj  *addonv1alpha1.AddOnTemplate
+}
+
+// deploymentConfig is an AddOnDeploymentConfig of the input, with CRD defaults applied.
+type deploymentConfig struct {
+	node *yaml.RNode
+	obj  *addonv1alpha1.AddOnDeploymentConfig
+}
+
+func (d deploymentConfig) ref() ObjectRef {
+	return ObjectRef{Namespace: d.node.GetNamespace(), Name: d.node.GetName()}
+}
+
+// cleanJSON is an object's JSON without orchestrator annotations.
+func cleanJSON(n *yaml.RNode) ([]byte, error) {
+	c := n.Copy()
+	for key := range c.GetAnnotations() {
+		if orchestratorAnnotation(key) {
+			if err := c.PipeE(yaml.ClearAnnotation(key)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if meta := c.Field("metadata"); meta != nil {
+		if a := meta.Value.Field("annotations"); a != nil && len(a.Value.Content()) == 0 {
+			if err := meta.Value.PipeE(yaml.Clear("annotations")); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c.MarshalJSON()
+}
+
+// decodeInputs decodes the AddOnTemplates and AddOnDeploymentConfigs of the input (previews of
+// earlier runs aside), recording an error result for each that does not decode.
+func decodeInputs(req *krmfn.Request) ([]template, []deploymentConfig) {
+	var tpls []template
+	var adcs []deploymentConfig
+	for _, it := range req.Items {
+		if isPreviewObject(it) {
+			continue
+		}
+		switch {
+		case isKind(it, addOnTemplateKind):
+			j, err := cleanJSON(it)
+			if err == nil {
+				var t *addonv1alpha1.AddOnTemplate
+				if t, err = render.DecodeAddOnTemplate(j); err == nil {
+					tpls = append(tpls, template{node: it, obj: t})
+					continue
+				}
+			}
+			req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
+		case isKind(it, addOnDeploymentConfigKind):
+			j, err := cleanJSON(it)
+			if err == nil {
+				var adc *addonv1alpha1.AddOnDeploymentConfig
+				if adc, err = render.DecodeAddOnDeploymentConfig(j); err == nil {
+					adcs = append(adcs, deploymentConfig{node: it, obj: adc})
+					continue
+				}
+			}
+			req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
+		}
+	}
+	return tpls, adcs
+}
+
+// manifestField is the path of a field inside a template's manifest.
+func manifestField(index int, field string) string {
+	p := fmt.Sprintf("spec.agentSpec.workload.manifests[%d]", index)
+	switch {
+	case field == "":
+		return p
+	case strings.HasPrefix(field, "["):
+		return p + field
+	default:
+		return p + "." + field
+	}
+}
