@@ -32,11 +32,11 @@ lint: ## gofmt and go vet.
 	$(GO) vet ./...
 
 .PHONY: test
-test: hub-binaries build lint ## Run every test (unit, golden, integration on a real API server).
+test: hub-binaries ocm-binaries build lint ## Run every test (unit, golden, integration on a real API server).
 	$(GO) test -count=1 -timeout 45m ./...
 
 .PHONY: demo
 demo: build ## The main job: see README.
 	@bash hack/demo.sh
 
-include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk hack/*.mk)
+include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk)
