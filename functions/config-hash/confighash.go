@@ -1,0 +1,591 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/spechash"
+)
+
+// Annotations config-hash reads and writes.
+const (
+	// AnnotationHashSuffix opts an object in ("true") or out ("false").
+	AnnotationHashSuffix = "addonops.io/hash-suffix"
+	// AnnotationBaseName holds the name before suffixing; with it, re-runs recognise a hashed
+	// object and derive a new name from the same base when the content changed in place.
+	AnnotationBaseName = "addonops.io/base-name"
+	// AnnotationContentHash holds the full content hash (OCM's spec hash of the object).
+	AnnotationContentHash = "addonops.io/content-hash"
+
+	AnnotationArgoSyncOptions = "argocd.argoproj.io/sync-options"
+	AnnotationFluxPrune       = "kustomize.toolkit.fluxcd.io/prune"
+
+	annotationLocalConfig = "config.kubernetes.io/local-config"
+	// Build annotations kustomize puts on objects while it builds (read, never written).
+	kustomizeNeedsHashSuffix   = "internal.config.kubernetes.io/needsHashSuffix"
+	kustomizePreviousNames     = "internal.config.kubernetes.io/previousNames"
+	kustomizePreviousNamespace = "internal.config.kubernetes.io/previousNamespaces"
+	kustomizePreviousKinds     = "internal.config.kubernetes.io/previousKinds"
+)
+
+const suffixLen = spechash.SuffixLen
+
+// object is one input item as config-hash sees it.
+type object struct {
+	node                         *yaml.RNode
+	desc                         string // as the input names it
+	group, kind, namespace, name string
+	info                         configref.Kind // valid when known
+	known                        bool
+	// Set for objects that get a suffix.
+	hashed        bool
+	base, hash    string
+	final         string // the name in the output
+	previousNames []refKey
+}
+
+func (o *object) describe() string { return o.desc }
+
+// scopedNamespace is the namespace that takes part in the object's identity: none for
+// cluster-scoped kinds, even if a tool (kustomize's namespace: field) stamped one on it.
+func (o *object) scopedNamespace() string {
+	if o.known && !o.info.Namespaced {
+		return ""
+	}
+	return o.namespace
+}
+
+// refKey is what a reference matches: group/resource, namespace for namespaced kinds, name.
+type refKey struct {
+	gr        configref.GroupResource
+	namespace string
+	name      string
+}
+
+// rewrite is one reference to point at a new name.
+type rewrite struct {
+	site configref.Site
+	obj  *object
+	name string
+}
+
+// run is one invocation's state.
+type run struct {
+	req      *krmfn.Request
+	settings settings
+	kinds    *configref.Kinds
+	grKinds  map[configref.GroupResource]*configref.Kind
+	objects  []*object
+	// current maps each object's current identity to it; aliases maps names it had before
+	// (its base name, kustomize's previous names) to it; byName ignores the namespace, to explain
+	// references that miss by namespace only.
+	current  map[refKey]*object
+	aliases  map[refKey][]*object
+	byName   map[refKey][]*object
+	rewrites []rewrite
+}
+
+// process is the function: hash configs, rename them, rewrite references.
+func process(req *krmfn.Request) error {
+	if fc := req.FunctionConfig; fc != nil && !isObject(fc) && !fc.IsNilOrEmpty() {
+		// Not passed to Errorf as the object: kyaml's accessors panic on non-mapping nodes.
+		req.Errorf(nil, "", "functionConfig must be a %s %s or v1 ConfigMap object, got a YAML %s", ConfigAPIVersion, ConfigKind, kindName(fc.YNode().Kind))
+		return nil
+	}
+	s, err := parseConfig(req.FunctionConfig)
+	if err != nil {
+		req.Errorf(req.FunctionConfig, "", "%v", err)
+		return nil
+	}
+	r := &run{req: req, settings: s, kinds: configref.NewKinds(), grKinds: map[configref.GroupResource]*configref.Kind{},
+		current: map[refKey]*object{}, aliases: map[refKey][]*object{}, byName: map[refKey][]*object{}}
+	// Each phase reports every problem it finds, and nothing is changed unless all phases pass.
+	if r.learnKinds(); req.HasErrors() {
+		return nil
+	}
+	if r.collect(); req.HasErrors() {
+		return nil
+	}
+	if r.hashAll(); req.HasErrors() {
+		return nil
+	}
+	if r.checkCollisions(); req.HasErrors() {
+		return nil
+	}
+	r.indexNames()
+	if r.resolveReferences(); req.HasErrors() {
+		return nil
+	}
+	return r.apply()
+}
+
+// isObject tells whether n is a mapping, the only kind of node kyaml's metadata accessors accept.
+func isObject(n *yaml.RNode) bool {
+	return n != nil && n.YNode() != nil && n.YNode().Kind == yaml.MappingNode
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "document"
+}
+
+// learnKinds fills the plural table from CustomResourceDefinitions in the input and from the
+// functionConfig.
+func (r *run) learnKinds() {
+	for _, it := range r.req.Items {
+		if !isObject(it) || configref.GroupOf(it.GetApiVersion()) != "apiextensions.k8s.io" || it.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		m, err := it.Map()
+		if err != nil {
+			r.req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
+			continue
+		}
+		if err := r.kinds.AddCRD(m); err != nil {
+			r.req.Errorf(it, "", "%v", err)
+		}
+	}
+	for i, k := range r.settings.resources {
+		if err := r.kinds.Add(k, r.settings.resourceSources[i]); err != nil {
+			r.req.Errorf(r.req.FunctionConfig, "", "%v", err)
+		}
+	}
+}
+
+// collect turns items into objects, finds duplicates and decides which objects get a suffix.
+func (r *run) collect() {
+	seen := map[string]*object{}
+	for _, it := range r.req.Items {
+		if !isObject(it) || it.GetKind() == "" {
+			continue // not a KRM object; passed through untouched
+		}
+		o := &object{node: it, desc: krmfn.Describe(it), group: configref.GroupOf(it.GetApiVersion()), kind: it.GetKind(),
+			namespace: it.GetNamespace(), name: it.GetName()}
+		o.final = o.name
+		o.info, o.known = r.kinds.Lookup(o.group, o.kind)
+		ann := it.GetAnnotations()
+		if ann[annotationLocalConfig] == "true" {
+			// Never applied to a cluster (Kptfile, function configs): not a config, not a target.
+			if ann[AnnotationHashSuffix] == "true" {
+				r.req.Errorf(it, "", "%s is local config (%s: \"true\"), which is never applied, so it cannot be hash-suffixed: remove %s",
+					o.describe(), annotationLocalConfig, AnnotationHashSuffix)
+			}
+			continue
+		}
+		if o.name != "" {
+			id := o.group + "/" + o.kind + "/" + o.scopedNamespace() + "/" + o.name
+			if prev, dup := seen[id]; dup {
+				r.req.Errorf(it, "", "%s is in the input twice%s: an object may appear only once (same group, kind, namespace and name)",
+					o.describe(), twiceWhere(prev.node, it))
+				continue
+			}
+			seen[id] = o
+		}
+		r.objects = append(r.objects, o)
+		sel, field, err := r.selected(o, ann)
+		if err != nil {
+			r.req.Errorf(it, field, "%s: %v", o.describe(), err)
+			continue
+		}
+		o.hashed = sel
+	}
+}
+
+func twiceWhere(a, b *yaml.RNode) string {
+	pa, pb := a.GetAnnotations()["internal.config.kubernetes.io/path"], b.GetAnnotations()["internal.config.kubernetes.io/path"]
+	if pa == "" || pb == "" {
+		return ""
+	}
+	if pa == pb {
+		return " (both in " + pa + ")"
+	}
+	return " (in " + pa + " and " + pb + ")"
+}
+
+// selected tells whether o gets a suffix and checks that it can get one; an error comes with the
+// field it is about.
+func (r *run) selected(o *object, ann map[string]string) (bool, string, error) {
+	sel := o.group == configref.AddonGroup && (o.kind == "AddOnDeploymentConfig" || o.kind == "AddOnTemplate") ||
+		r.settings.hashKinds[groupKind{o.group, o.kind}]
+	if v, ok := ann[AnnotationHashSuffix]; ok {
+		switch v {
+		case "true":
+			sel = true
+		case "false":
+			return false, "", nil
+		default:
+			return false, "metadata.annotations", fmt.Errorf("%s must be \"true\" or \"false\", got %q", AnnotationHashSuffix, v)
+		}
+	}
+	if !sel {
+		return false, "", nil
+	}
+	switch {
+	case configref.HoldsReferences(o.node.GetApiVersion(), o.kind):
+		return false, "metadata.annotations", fmt.Errorf("a %s's name is the add-on's name and cannot be hash-suffixed: remove %s", o.kind, AnnotationHashSuffix)
+	case o.name == "":
+		return false, "metadata.name", fmt.Errorf("has no metadata.name")
+	case ann[kustomizeNeedsHashSuffix] == "enabled":
+		return false, "", fmt.Errorf("kustomize already adds its own hash suffix to this generated object: set generatorOptions.disableNameSuffixHash: true (or options.disableNameSuffixHash on the generator) to let config-hash name it")
+	case !o.known:
+		return false, "", fmt.Errorf("cannot tell the plural resource name of kind %s (group %q), which references use: add its CustomResourceDefinition to the input, or map it in the functionConfig (spec.resources: [{group: %q, kind: %s, resource: <plural>, scope: Namespaced|Cluster}])",
+			o.kind, o.group, o.group, o.kind)
+	case o.info.Namespaced && o.namespace == "":
+		return false, "metadata.namespace", fmt.Errorf("%s are namespaced but this object has no metadata.namespace, so config-hash cannot tell which references (they always name a namespace) point at it: "+
+			"set metadata.namespace, or set namespace: in the kustomization that lists config-hash as a transformer (kustomize applies it before external transformers); "+
+			"a namespace: set in a parent kustomization comes too late", o.info.Resource)
+	}
+	return true, "", nil
+}
+
+// hashAll computes the hash and the new name of every object that gets a suffix.
+func (r *run) hashAll() {
+	for _, o := range r.objects {
+		if !o.hashed {
+			continue
+		}
+		if err := r.hashOne(o); err != nil {
+			r.req.Errorf(o.node, "", "%s: %v", o.describe(), err)
+		}
+	}
+}
+
+func (r *run) hashOne(o *object) error {
+	ann := o.node.GetAnnotations()
+	base, hasBase := ann[AnnotationBaseName]
+	_, hasHash := ann[AnnotationContentHash]
+	switch {
+	case !hasBase && hasHash:
+		return fmt.Errorf("has %s but no %s, so config-hash cannot tell its base name: restore %s, or remove %s to hash it as a new config named from %q",
+			AnnotationContentHash, AnnotationBaseName, AnnotationBaseName, AnnotationContentHash, o.name)
+	case !hasBase:
+		base = o.name
+	case base == "":
+		return fmt.Errorf("%s is empty", AnnotationBaseName)
+	case o.name != base && !isSuffixed(o.name, base):
+		return fmt.Errorf("metadata.name %q does not derive from %s %q (it should be %q or %q-<%d-character suffix>): the name was changed after hashing, "+
+			"e.g. by namePrefix/nameSuffix in a kustomization above the one that ran config-hash, or by copying a hashed object; "+
+			"run config-hash in the top-level kustomization only, or remove %s and %s to hash it as a new config named from %q",
+			o.name, AnnotationBaseName, base, base, base, suffixLen, AnnotationBaseName, AnnotationContentHash, o.name)
+	}
+	hash, err := contentHash(o.node)
+	if err != nil {
+		return err
+	}
+	suffix, err := spechash.Suffix(hash)
+	if err != nil {
+		return err
+	}
+	o.base, o.hash, o.final = base, hash, base+"-"+suffix
+	limit := DefaultMaxNameLength
+	if l, ok := r.settings.nameLimits[groupKind{o.group, o.kind}]; ok {
+		limit = l
+	}
+	if len(o.final) > limit {
+		return fmt.Errorf("new name %q is %d characters, more than the %d allowed for %s names: shorten the name to at most %d characters",
+			o.final, len(o.final), limit, o.kind, limit-suffixLen-1)
+	}
+	return nil
+}
+
+// isSuffixed tells whether name is base plus a suffix config-hash could have made.
+func isSuffixed(name, base string) bool {
+	suffix, ok := strings.CutPrefix(name, base+"-")
+	if !ok || len(suffix) != suffixLen {
+		return false
+	}
+	for _, c := range suffix {
+		// The alphabet of spechash.Suffix: hex digits with 0,1,3,a,e replaced by g,h,k,m,t.
+		if !strings.ContainsRune("2456789bcdfghkmt", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// contentHash is OCM's spec hash of the object: every top-level field but apiVersion, kind,
+// metadata and status. The YAML is read the way kubectl and Argo CD read it before sending JSON to
+// the API server (sigs.k8s.io/yaml, numbers as int64 or float64 like unstructured objects), so the
+// hash is that of what the API server receives: comments, key order, quoting and indentation never
+// change it, and neither does writing 2024-01-01 with or without quotes.
+func contentHash(node *yaml.RNode) (string, error) {
+	text, err := node.String()
+	if err != nil {
+		return "", fmt.Errorf("encoding as YAML: %w", err)
+	}
+	js, err := sigsyaml.YAMLToJSON([]byte(text))
+	if err != nil {
+		return "", fmt.Errorf("content cannot be read as JSON (Kubernetes objects must be JSON-compatible): %w", err)
+	}
+	var obj map[string]any
+	if err := utiljson.Unmarshal(js, &obj); err != nil {
+		return "", fmt.Errorf("content cannot be read as a JSON object: %w", err)
+	}
+	return spechash.Of(obj)
+}
+
+// checkCollisions makes sure no two objects end up with the same identity.
+func (r *run) checkCollisions() {
+	final := map[string]*object{}
+	for _, o := range r.objects {
+		if o.final == "" {
+			continue
+		}
+		id := o.group + "/" + o.kind + "/" + o.scopedNamespace() + "/" + o.final
+		other, taken := final[id]
+		if !taken {
+			final[id] = o
+			continue
+		}
+		a, b := other, o
+		if !a.hashed {
+			a, b = b, a
+		}
+		if b.hashed {
+			r.req.Errorf(o.node, "", "%s and %s would both be named %q (same base name and same content): keep only one of them",
+				a.describe(), b.describe(), o.final)
+		} else {
+			r.req.Errorf(o.node, "", "%s would be renamed %q, which %s already has: rename one of them", a.describe(), o.final, b.describe())
+		}
+	}
+}
+
+func (r *run) kindOf(gr configref.GroupResource) (configref.Kind, bool) {
+	k, cached := r.grKinds[gr]
+	if !cached {
+		if found, ok := r.kinds.ByResource(gr); ok {
+			k = &found
+		}
+		r.grKinds[gr] = k
+	}
+	if k == nil {
+		return configref.Kind{}, false
+	}
+	return *k, true
+}
+
+// indexNames records every name a reference may use for an object.
+func (r *run) indexNames() {
+	addAlias := func(key refKey, o *object) {
+		if !slices.Contains(r.aliases[key], o) {
+			r.aliases[key] = append(r.aliases[key], o)
+		}
+	}
+	for _, o := range r.objects {
+		if !o.known || o.name == "" {
+			continue
+		}
+		gr := o.info.GroupResource()
+		r.current[refKey{gr, o.scopedNamespace(), o.name}] = o
+		r.byName[refKey{gr: gr, name: o.name}] = append(r.byName[refKey{gr: gr, name: o.name}], o)
+		if o.hashed && o.base != o.name {
+			addAlias(refKey{gr, o.scopedNamespace(), o.base}, o)
+			r.byName[refKey{gr: gr, name: o.base}] = append(r.byName[refKey{gr: gr, name: o.base}], o)
+		}
+		// Names the object had earlier in this kustomize build (namePrefix, nameSuffix, namespace:):
+		// references written against the source still mean it.
+		for _, prev := range previousIDs(o) {
+			addAlias(prev, o)
+		}
+	}
+}
+
+// previousIDs reads kustomize's record of the names and namespaces an object had before this
+// build renamed or moved it.
+func previousIDs(o *object) []refKey {
+	ann := o.node.GetAnnotations()
+	if ann[kustomizePreviousNames] == "" {
+		return nil
+	}
+	names := strings.Split(ann[kustomizePreviousNames], ",")
+	namespaces := strings.Split(ann[kustomizePreviousNamespace], ",")
+	kinds := strings.Split(ann[kustomizePreviousKinds], ",")
+	var ids []refKey
+	for i, name := range names {
+		if i >= len(namespaces) || i >= len(kinds) || kinds[i] != o.kind || name == "" {
+			continue
+		}
+		ns := namespaces[i]
+		if !o.info.Namespaced {
+			ns = ""
+		}
+		ids = append(ids, refKey{o.info.GroupResource(), ns, name})
+	}
+	return ids
+}
+
+// resolveReferences decides, for every config reference in the input, what it points at.
+func (r *run) resolveReferences() {
+	for _, o := range r.objects {
+		sites, err := configref.Sites(o.node)
+		if err != nil {
+			r.req.Errorf(o.node, "", "%s: %v", o.describe(), err)
+			continue
+		}
+		for _, site := range sites {
+			r.resolve(o, site)
+		}
+	}
+}
+
+func (r *run) resolve(holder *object, site configref.Site) {
+	ref := site.Ref
+	kind, ok := r.kindOf(ref.GroupResource)
+	if !ok {
+		r.req.Infof(holder.node, site.Path, "%s: %s refers to %s, a resource config-hash knows no kind of (no CustomResourceDefinition in the input, no functionConfig mapping), so no object of the input matches it; left as is",
+			holder.describe(), site.Path, ref)
+		return
+	}
+	ns := ref.Namespace
+	if !kind.Namespaced {
+		ns = ""
+	} else if ns == "" {
+		r.req.Warningf(holder.node, site.Path, "%s: %s refers to %s without a namespace, but %s are namespaced: OCM reads a reference without namespace as cluster-scoped and will not find it; left as is",
+			holder.describe(), site.Path, ref, ref.Resource)
+		return
+	}
+	key := refKey{ref.GroupResource, ns, ref.Name}
+	if target, ok := r.current[key]; ok {
+		if target.final != ref.Name {
+			r.rewrites = append(r.rewrites, rewrite{site, target, target.final})
+		}
+		return
+	}
+	if targets := r.aliases[key]; len(targets) > 0 {
+		if len(targets) > 1 {
+			var names []string
+			for _, t := range targets {
+				names = append(names, t.describe())
+			}
+			r.req.Errorf(holder.node, site.Path, "%s: %s refers to %s, which could mean any of %s: refer to one of them by its current name",
+				holder.describe(), site.Path, ref, strings.Join(names, ", "))
+			return
+		}
+		target := targets[0]
+		if target.scopedNamespace() != ns {
+			r.req.Errorf(holder.node, site.Path, "%s: %s refers to %s, but kustomize moved that %s to namespace %q during this build (namespace: field) and does not update namespaces inside OCM config references: write namespace: %s in the reference",
+				holder.describe(), site.Path, ref, target.kind, target.namespace, target.namespace)
+			return
+		}
+		r.rewrites = append(r.rewrites, rewrite{site, target, target.final})
+		return
+	}
+	if near := r.byName[refKey{gr: ref.GroupResource, name: ref.Name}]; len(near) > 0 {
+		var names []string
+		for _, t := range near {
+			names = append(names, t.describe())
+		}
+		// Often deliberate (per-cluster configs of the same name kept elsewhere), so only an info.
+		r.req.Infof(holder.node, site.Path, "%s: %s refers to %s, which is not in the input (the input has %s); left as is",
+			holder.describe(), site.Path, ref, strings.Join(names, " and "))
+		return
+	}
+	r.req.Infof(holder.node, site.Path, "%s: %s refers to %s, which is not in the input (it may exist only in the cluster); left as is",
+		holder.describe(), site.Path, ref)
+}
+
+// apply renames hashed objects, stamps their annotations and rewrites references.
+func (r *run) apply() error {
+	hashed, renamed := 0, 0
+	for _, o := range r.objects {
+		if !o.hashed {
+			continue
+		}
+		hashed++
+		if o.final != o.name {
+			renamed++
+			if err := o.node.SetName(o.final); err != nil {
+				return fmt.Errorf("%s: setting name: %w", o.describe(), err)
+			}
+		}
+		if err := setAnnotation(o.node, AnnotationBaseName, o.base); err != nil {
+			return fmt.Errorf("%s: %w", o.describe(), err)
+		}
+		if err := setAnnotation(o.node, AnnotationContentHash, o.hash); err != nil {
+			return fmt.Errorf("%s: %w", o.describe(), err)
+		}
+		if r.settings.pruneProtection {
+			if err := r.protect(o); err != nil {
+				return fmt.Errorf("%s: %w", o.describe(), err)
+			}
+		}
+	}
+	for _, rw := range r.rewrites {
+		if err := rw.site.SetName(rw.name); err != nil {
+			return fmt.Errorf("rewriting reference to %s: %w", rw.obj.describe(), err)
+		}
+	}
+	r.req.Infof(nil, "", "%d config(s) hashed, %d renamed, %d reference(s) rewritten", hashed, renamed, len(r.rewrites))
+	return nil
+}
+
+// protect keeps Argo CD and Flux from pruning a superseded version that clusters still use.
+// Existing Argo CD sync options are kept; a Prune option other than false/confirm is replaced.
+func (r *run) protect(o *object) error {
+	ann := o.node.GetAnnotations()
+	opts := ann[AnnotationArgoSyncOptions]
+	var kept []string
+	protected, replaced := false, ""
+	for _, opt := range strings.Split(opts, ",") {
+		opt = strings.TrimSpace(opt)
+		if opt == "" {
+			continue
+		}
+		if k, v, _ := strings.Cut(opt, "="); k == "Prune" {
+			if v == "false" || v == "confirm" {
+				protected = true
+			} else {
+				replaced = opt
+				continue
+			}
+		}
+		kept = append(kept, opt)
+	}
+	if !protected {
+		if replaced != "" {
+			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by Prune=false: clusters that have not rolled out keep using this version",
+				o.describe(), AnnotationArgoSyncOptions, replaced)
+		}
+		value := strings.Join(append(kept, "Prune=false"), ",")
+		if replaced == "" && len(kept) > 0 {
+			value = strings.TrimRight(opts, ", ") + ",Prune=false" // keep the author's text as it is
+		}
+		if err := setAnnotation(o.node, AnnotationArgoSyncOptions, value); err != nil {
+			return err
+		}
+	}
+	if v := ann[AnnotationFluxPrune]; v != "disabled" {
+		if v != "" {
+			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by \"disabled\": clusters that have not rolled out keep using this version",
+				o.describe(), AnnotationFluxPrune, v)
+		}
+		return setAnnotation(o.node, AnnotationFluxPrune, "disabled")
+	}
+	return nil
+}
+
+// setAnnotation sets an annotation unless it already has the value, so that re-runs leave the
+// author's quoting and formatting alone.
+func setAnnotation(node *yaml.RNode, key, value string) error {
+	if v, ok := node.GetAnnotations()[key]; ok && v == value {
+		return nil
+	}
+	if err := node.PipeE(yaml.SetAnnotation(key, value)); err != nil {
+		return fmt.Errorf("setting annotation %s: %w", key, err)
+	}
+	return nil
+}

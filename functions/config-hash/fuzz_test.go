@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonops/addonops/internal/krmfn"
+)
+
+// FuzzConfigHash feeds arbitrary input (plain YAML or a ResourceList) and an arbitrary
+// functionConfig to the function. Whatever the input: no panic; a failure exits 1 with a message
+// on stderr and writes no resources (a ResourceList caller gets error results only); a success is
+// idempotent, its output coming back unchanged from a second run.
+// The seeds are every golden case's input, plain and as a ResourceList, so `go test` runs them.
+func FuzzConfigHash(f *testing.F) {
+	dirs, err := filepath.Glob("testdata/*/resources")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, "*.yaml"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		var docs []string
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			docs = append(docs, string(b))
+		}
+		config := ""
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(d), "fnconfig.yaml")); err == nil {
+			config = string(b)
+		}
+		plain := strings.Join(docs, "\n---\n")
+		f.Add(plain, config)
+		f.Add(asResourceList(plain, config), "")
+	}
+	f.Add("", "")
+	f.Add("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", "")
+	f.Add("kind: AddOnDeploymentConfig\napiVersion: addon.open-cluster-management.io/v1alpha1\nmetadata: {name: a, namespace: b}\nspec: [1, {a: .nan}]\n", "")
+	f.Add("apiVersion: v1\nkind: List\nitems: [{kind: X}]\n", "apiVersion: v1\nkind: ConfigMap\ndata: {kinds: '[{group: \"\", kind: X}]'}\n")
+
+	f.Fuzz(func(t *testing.T, input, config string) {
+		var fc *yaml.RNode
+		if n, err := yaml.Parse(config); err == nil && !n.IsNilOrEmpty() {
+			fc = n
+		}
+		out, stderr, code := execute(input, fc)
+		wrapped := strings.Contains(out, "kind: ResourceList")
+		switch code {
+		case 0:
+			again, stderr2, code2 := execute(out, fc)
+			if code2 != 0 || withoutResults(t, again) != withoutResults(t, out) {
+				t.Fatalf("second run differs (exit %d, stderr %s):\ninput:\n%s\nfirst:\n%s\nsecond:\n%s", code2, stderr2, input, out, again)
+			}
+		case 1:
+			if stderr == "" {
+				t.Fatalf("failed without a message; input:\n%s", input)
+			}
+			if out != "" && !(wrapped && strings.Contains(out, "severity: error") && strings.Contains(out, "items: []")) {
+				t.Fatalf("failed run wrote resources:\n%s\nstderr: %s", out, stderr)
+			}
+		default:
+			t.Fatalf("exit code %d", code)
+		}
+	})
+}
+
+// withoutResults drops a ResourceList's results, which tell what a run did and so differ
+// between a first run and a re-run; the resources must not.
+func withoutResults(t *testing.T, out string) string {
+	if !strings.HasPrefix(out, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n") {
+		return out
+	}
+	rl, err := yaml.Parse(out)
+	if err != nil {
+		t.Fatalf("output ResourceList does not parse: %v\n%s", err, out)
+	}
+	if err := rl.PipeE(yaml.Clear("results")); err != nil {
+		t.Fatal(err)
+	}
+	return rl.MustString()
+}
+
+func execute(input string, fc *yaml.RNode) (string, string, int) {
+	var out, errw bytes.Buffer
+	code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: fc}, process, &out, &errw)
+	return out.String(), errw.String(), code
+}
+
+// asResourceList wraps a YAML stream the way kustomize and kpt hand it to the function.
+func asResourceList(stream, config string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+	for _, doc := range strings.Split(stream, "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		b.WriteString("- " + strings.ReplaceAll(strings.TrimRight(doc, "\n"), "\n", "\n  ") + "\n")
+	}
+	if config != "" {
+		b.WriteString("functionConfig:\n  " + strings.ReplaceAll(strings.TrimRight(config, "\n"), "\n", "\n  ") + "\n")
+	}
+	return b.String()
+}
