@@ -1,0 +1,301 @@
+// Package mcastatus holds the pure rules for one ManagedClusterAddOn's status: which configs it
+// has been told to run (status.configReferences[].desiredConfig), which ones it has applied
+// (lastAppliedConfig, derived from its ManifestWorks), its Progressing and Configured conditions, and
+// the rollout status sdk-go's RolloutHandler needs. The rollout reconciler and the progress tracker
+// both compute an MCA's status with these functions, so the two writers never disagree about it.
+package mcastatus
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
+
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// Progressing reasons of an MCA and of a CMA install progression, in the words of the add-on
+// lifecycle design (seed 000). OCM's current code writes Progressing/Completed instead; the seed's
+// reasons tell install from upgrade and success from failure, which is what users asked for.
+const (
+	ReasonInstalling       = "Installing"
+	ReasonUpgrading        = "Upgrading"
+	ReasonInstallSucceed   = "InstallSucceed"
+	ReasonUpgradeSucceed   = "UpgradeSucceed"
+	ReasonInstallFailed    = "InstallFailed"
+	ReasonUpgradeFailed    = "UpgradeFailed"
+	ReasonWaitingForCanary = addonv1alpha1.ProgressingReasonWaitingForCanary
+)
+
+// Configured condition strings, exactly as OCM's addon-configuration controller writes them
+// (reference §4.5): add-on deployers that honour Configured keep a waiting cluster frozen.
+const (
+	ConditionConfigured   = addonv1alpha1.ManagedClusterAddOnConditionConfigured
+	ConditionProgressing  = addonv1alpha1.ManagedClusterAddOnConditionProgressing
+	ReasonConfigured      = "ConfigurationsConfigured"
+	MessageConfigured     = "Configurations configured"
+	ReasonNotConfigured   = "ConfigurationsNotConfigured"
+	MessageNotConfigured  = "Configurations updated and not configured yet"
+	MessageInstallSucceed = "install completed with no errors."
+	MessageUpgradeSucceed = "upgrade completed with no errors."
+	MessageInstalling     = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageUpgrading      = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+)
+
+// Config is a resolved config reference: the object and the spec hash of its current content.
+type Config struct {
+	configref.Ref
+	SpecHash string
+}
+
+// SpecHashOf turns a Config into OCM's ConfigSpecHash.
+func (c Config) SpecHashOf() *addonv1alpha1.ConfigSpecHash {
+	return &addonv1alpha1.ConfigSpecHash{
+		ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: c.Namespace, Name: c.Name},
+		SpecHash:       c.SpecHash,
+	}
+}
+
+// FromSpecHash builds a Config from a group/resource and an OCM ConfigSpecHash.
+func FromSpecHash(gr addonv1alpha1.ConfigGroupResource, h *addonv1alpha1.ConfigSpecHash) Config {
+	return Config{
+		Ref: configref.Ref{
+			GroupResource: configref.GroupResource{Group: gr.Group, Resource: gr.Resource},
+			Namespace:     h.Namespace, Name: h.Name,
+		},
+		SpecHash: h.SpecHash,
+	}
+}
+
+// Equal reports whether two config lists name the same objects at the same hashes in the same
+// order (lists are always kept sorted by group/resource, see configref.Merge).
+func Equal(a, b []Config) bool { return slices.Equal(a, b) }
+
+// Desired returns the configs the MCA has been told to run.
+func Desired(mca *addonv1alpha1.ManagedClusterAddOn) []Config {
+	var out []Config
+	for _, r := range mca.Status.ConfigReferences {
+		if r.DesiredConfig != nil {
+			out = append(out, FromSpecHash(r.ConfigGroupResource, r.DesiredConfig))
+		}
+	}
+	return out
+}
+
+// LastApplied returns the configs the MCA last applied successfully, in status order.
+func LastApplied(mca *addonv1alpha1.ManagedClusterAddOn) []Config {
+	var out []Config
+	for _, r := range mca.Status.ConfigReferences {
+		if r.LastAppliedConfig != nil {
+			out = append(out, FromSpecHash(r.ConfigGroupResource, r.LastAppliedConfig))
+		}
+	}
+	return out
+}
+
+// WithDesired returns new status configReferences that tell the MCA to run target. The i-th
+// reference of each group/resource keeps the lastAppliedConfig of the previous i-th reference of
+// that group/resource even when the config's name changed: with kustomize-style name suffixes every
+// new version is a new name, and the seed's MCA shows desired hub-config-yyy next to lastApplied
+// hub-config-xxx. (OCM matches by name and so loses lastApplied on a rename.) lastObservedGeneration
+// is kept only for the same object.
+func WithDesired(old []addonv1alpha1.ConfigReference, target []Config) []addonv1alpha1.ConfigReference {
+	oldByGR := map[configref.GroupResource][]addonv1alpha1.ConfigReference{}
+	for _, r := range old {
+		gr := configref.GroupResource{Group: r.Group, Resource: r.Resource}
+		oldByGR[gr] = append(oldByGR[gr], r)
+	}
+	seen := map[configref.GroupResource]int{}
+	out := make([]addonv1alpha1.ConfigReference, 0, len(target))
+	for _, c := range target {
+		i := seen[c.GroupResource]
+		seen[c.GroupResource]++
+		ref := addonv1alpha1.ConfigReference{
+			ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: c.Group, Resource: c.Resource},
+			ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: c.Namespace, Name: c.Name},
+			DesiredConfig:       c.SpecHashOf(),
+		}
+		if prev := oldByGR[c.GroupResource]; i < len(prev) {
+			if prev[i].LastAppliedConfig != nil {
+				ref.LastAppliedConfig = prev[i].LastAppliedConfig.DeepCopy()
+			}
+			if prev[i].Namespace == c.Namespace && prev[i].Name == c.Name {
+				ref.LastObservedGeneration = prev[i].LastObservedGeneration
+			}
+		}
+		out = append(out, ref)
+	}
+	slices.SortStableFunc(out, func(a, b addonv1alpha1.ConfigReference) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource))
+	})
+	return out
+}
+
+// Applied reports whether the MCA runs what it was told to: every desired config is also its
+// lastAppliedConfig. An add-on without configs has nothing to compare, so for it the Progressing
+// condition (set from its ManifestWorks) decides.
+func Applied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	refs := mca.Status.ConfigReferences
+	if len(refs) == 0 {
+		c := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
+		return c != nil && (c.Reason == ReasonInstallSucceed || c.Reason == ReasonUpgradeSucceed)
+	}
+	for _, r := range refs {
+		if r.DesiredConfig == nil || r.LastAppliedConfig == nil || *r.DesiredConfig != *r.LastAppliedConfig {
+			return false
+		}
+	}
+	return true
+}
+
+// neverApplied reports whether no config of the MCA was ever applied: the difference between an
+// install and an upgrade.
+func neverApplied(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) bool {
+	if len(refs) == 0 {
+		c := meta.FindStatusCondition(conds, ConditionProgressing)
+		return c == nil || c.Reason == ReasonInstalling || c.Reason == ReasonInstallFailed
+	}
+	for _, r := range refs {
+		if r.LastAppliedConfig != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// SetCondition sets cond in conds the way meta.SetStatusCondition does, with a given clock:
+// lastTransitionTime changes only when the status flips, unless restart is set, which marks the
+// start of a new attempt (a new desired config) so progressDeadline counts from there. It reports
+// whether anything changed.
+func SetCondition(conds *[]metav1.Condition, cond metav1.Condition, now metav1.Time, restart bool) bool {
+	existing := meta.FindStatusCondition(*conds, cond.Type)
+	if existing == nil {
+		cond.LastTransitionTime = now
+		*conds = append(*conds, cond)
+		return true
+	}
+	changed := false
+	if existing.Status != cond.Status || restart && !existing.LastTransitionTime.Equal(&now) {
+		existing.Status = cond.Status
+		existing.LastTransitionTime = now
+		changed = true
+	}
+	if existing.Reason != cond.Reason {
+		existing.Reason = cond.Reason
+		changed = true
+	}
+	if existing.Message != cond.Message {
+		existing.Message = cond.Message
+		changed = true
+	}
+	if existing.ObservedGeneration != cond.ObservedGeneration {
+		existing.ObservedGeneration = cond.ObservedGeneration
+		changed = true
+	}
+	return changed
+}
+
+// Configured returns the Configured condition for an MCA that runs its turn's configs (true) or
+// waits for its turn (false).
+func Configured(configured bool) metav1.Condition {
+	if configured {
+		return metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionTrue, Reason: ReasonConfigured, Message: MessageConfigured}
+	}
+	return metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: ReasonNotConfigured, Message: MessageNotConfigured}
+}
+
+// IsConfigured reports whether mca's Configured condition already is Configured(configured), so
+// Keep or Hold would change nothing: a decision over thousands of MCAs skips copying them.
+func IsConfigured(mca *addonv1alpha1.ManagedClusterAddOn, configured bool) bool {
+	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionConfigured)
+	want := Configured(configured)
+	return c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message && c.ObservedGeneration == 0
+}
+
+// Now is the clock reading conditions carry: whole seconds, as the API server stores them, so a
+// condition computed here compares equal to the same condition read back.
+func Now(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }
+
+// RolloutStatus is the rollout status of an MCA that should run target, in sdk-go's terms
+// (OCM addonconfiguration graph.go setRolloutStatus, reference §4.2, with this controller's
+// reasons):
+//   - ToApply: it was not told to run target yet (other desired configs, or not Configured=True
+//     and not running them);
+//   - Succeeded: it applied its desired configs; the soak time (minSuccessTime) counts from the
+//     Progressing condition's last transition;
+//   - Failed: InstallFailed/UpgradeFailed; Progressing: anything else. Both time out
+//     progressDeadline after the Progressing condition's last transition, which is reset whenever
+//     the MCA gets new desired configs.
+//
+// A succeeded MCA whose Progressing condition is not one of our success reasons (written by an
+// older OCM, or missing) gets a transition time far in the past: OCM passes nil there, which makes
+// sdk-go restart the soak time on every evaluation and keeps such a cluster "in rollout" forever.
+func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, target []Config) rollout.ClusterRolloutStatus {
+	st := rollout.ClusterRolloutStatus{ClusterName: cluster, Status: rollout.ToApply}
+	if !Equal(Desired(mca), target) {
+		return st
+	}
+	// Told to run target but held (Configured=False) and not running it: its turn has not come. One
+	// that was held but already runs target (a rollback to the version it kept) is done at once.
+	if !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionConfigured) && !Applied(mca) {
+		return st
+	}
+	cond := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
+	switch {
+	case Applied(mca):
+		st.Status = rollout.Succeeded
+		st.LastTransitionTime = &longAgo
+		if cond != nil && (cond.Reason == ReasonInstallSucceed || cond.Reason == ReasonUpgradeSucceed) {
+			st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
+		}
+	case cond != nil && (cond.Reason == ReasonInstallFailed || cond.Reason == ReasonUpgradeFailed):
+		st.Status = rollout.Failed
+		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
+	case cond != nil && (cond.Reason == ReasonInstalling || cond.Reason == ReasonUpgrading):
+		st.Status = rollout.Progressing
+		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
+	default:
+		st.Status = rollout.Progressing
+	}
+	return st
+}
+
+// longAgo stands for "succeeded before anything this controller remembers".
+var longAgo = metav1.NewTime(time.Unix(0, 0).UTC())
+
+// Push returns the status of mca when its turn in the rollout comes: it is told to run target
+// (WithDesired), Configured=True, and its Progressing condition restarts (Installing or Upgrading,
+// lastTransitionTime now, so progressDeadline counts from this moment). Its works are then
+// evaluated at once, so a cluster that already runs target (a rollback to the version it kept)
+// finishes in the same status write.
+func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+	next := mca.DeepCopy()
+	st := &next.Status
+	st.ConfigReferences = WithDesired(st.ConfigReferences, target)
+	SetCondition(&st.Conditions, Configured(true), now, false)
+	install := neverApplied(st.ConfigReferences, st.Conditions)
+	SetCondition(&st.Conditions, progressing(install), now, true)
+	return Progress(next, works, now)
+}
+
+// Hold returns the status of mca while it waits for its turn: desired configs unchanged,
+// Configured=False (OCM's ConfigurationsNotConfigured), so a deployer honouring Configured leaves
+// its works alone.
+func Hold(mca *addonv1alpha1.ManagedClusterAddOn, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+	st := *mca.Status.DeepCopy()
+	SetCondition(&st.Conditions, Configured(false), now, false)
+	return st
+}
+
+// Keep returns the status of mca when it is already running its turn's configs (progressing,
+// failed, timed out or succeeded): Configured=True, nothing else changes.
+func Keep(mca *addonv1alpha1.ManagedClusterAddOn, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+	st := *mca.Status.DeepCopy()
+	SetCondition(&st.Conditions, Configured(true), now, false)
+	return st
+}

@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+)
+
+// syncProgress tracks one MCA's ManifestWorks: lastAppliedConfig and the Progressing condition
+// (mcastatus.Progress). It writes only when they change.
+func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duration, error) {
+	ns, name := splitKey(key)
+	if _, ok := c.managedCMA(name); !ok {
+		return 0, nil
+	}
+	obj, exists, err := c.mcaIndex.GetByKey(key)
+	if err != nil || !exists {
+		return 0, err
+	}
+	mca := c.freshMCA.get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
+	if mca.DeletionTimestamp != nil {
+		return 0, nil
+	}
+	st := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.Now(time.Now()))
+	if equality.Semantic.DeepEqual(mca.Status, st) {
+		return 0, nil
+	}
+	updated := mca.DeepCopy()
+	updated.Status = st
+	res, err := c.addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
+	}
+	c.freshMCA.wrote(key, res)
+	return 0, nil
+}

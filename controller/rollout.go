@@ -1,0 +1,164 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// notSyncedRetry is how soon a decision is retried while a config informer has not synced yet.
+const notSyncedRetry = 200 * time.Millisecond
+
+// syncRollout takes the rollout decision for one add-on (package rolloutplan) and writes it: the
+// CMA status first, since it records what the decision rests on (a canary-gated placement's last
+// known good configs), then the MCAs whose status changes.
+func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	cma, ok := c.managedCMA(name)
+	if !ok {
+		return 0, nil
+	}
+	mcas := c.addonMCAs(name)
+	synced, unserved := c.configs.ensure(ctx, referencedResources(cma, mcas))
+	if !synced {
+		// Deciding now would report configs as missing that are only not cached yet.
+		return notSyncedRetry, nil
+	}
+	placements := map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}
+	for _, k := range placementsOf(cma) {
+		p, err := c.placements.Placements(k.Namespace).Get(k.Name)
+		switch {
+		case err == nil:
+			placements[k] = p
+		case !apierrors.IsNotFound(err):
+			return 0, fmt.Errorf("reading Placement %s: %w", k, err)
+		}
+	}
+
+	plan := rolloutplan.Decide(rolloutplan.Input{
+		Now:        mcastatus.Now(time.Now()),
+		CMA:        cma,
+		Placements: placements,
+		Decisions:  decisionGetter{c.decisions},
+		MCAs:       mcas,
+		Works:      func(ns string) []*workv1.ManifestWork { return c.addonWorks(ns, name) },
+		Configs:    c.configs.lookup,
+	})
+
+	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
+		updated := cma.DeepCopy()
+		updated.Status = plan.Status
+		res, err := c.addon.AddonV1alpha1().ClusterManagementAddOns().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("writing the status of ClusterManagementAddOn %s: %w", name, err)
+		}
+		c.freshCMA.wrote(name, res)
+		c.reportProblems(ctx, cma, plan.Status)
+	}
+
+	if len(plan.Updates) > 0 {
+		logger.V(2).Info("Updating MCA status", "count", len(plan.Updates))
+	}
+	byNamespace := map[string]rolloutplan.Update{}
+	namespaces := make([]string, 0, len(plan.Updates))
+	for _, u := range plan.Updates {
+		byNamespace[u.MCA.Namespace] = u
+		namespaces = append(namespaces, u.MCA.Namespace)
+	}
+	err := c.parallel(namespaces, func(ns string) error {
+		u := byNamespace[ns]
+		updated := u.MCA.DeepCopy()
+		updated.Status = u.Status
+		res, err := c.addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", ns, name, err)
+		}
+		c.freshMCA.wrote(ns+"/"+name, res)
+		return nil
+	})
+
+	after := plan.RecheckAfter
+	if unserved && (after == 0 || after > rediscoverAfter) {
+		// A config kind may get its CRD later; look again.
+		after = rediscoverAfter
+	}
+	return after, err
+}
+
+// reportProblems raises a warning event on the CMA when a placement starts waiting for a problem a
+// person must fix (missing placement or config, invalid strategy or canary annotation), or the
+// problem changes.
+func (c *Controller) reportProblems(ctx context.Context, old *addonv1alpha1.ClusterManagementAddOn, status addonv1alpha1.ClusterManagementAddOnStatus) {
+	for i := range status.InstallProgressions {
+		ip := &status.InstallProgressions[i]
+		cond := rolloutplan.ProgressingOf(ip)
+		if cond == nil || !rolloutplan.WaitingReasons.Has(cond.Reason) {
+			continue
+		}
+		var prev *metav1.Condition
+		for j := range old.Status.InstallProgressions {
+			o := &old.Status.InstallProgressions[j]
+			if o.Namespace == ip.Namespace && o.Name == ip.Name {
+				prev = rolloutplan.ProgressingOf(o)
+			}
+		}
+		if prev != nil && prev.Reason == cond.Reason && prev.Message == cond.Message {
+			continue
+		}
+		klog.FromContext(ctx).Info("Placement waits", "placement", ip.Namespace+"/"+ip.Name, "reason", cond.Reason, "message", cond.Message)
+		c.recorder.Event(old, corev1.EventTypeWarning, cond.Reason, cond.Message)
+	}
+}
+
+// referencedResources lists the group/resources of every config the add-on references.
+func referencedResources(cma *addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alpha1.ManagedClusterAddOn) []configref.GroupResource {
+	seen := map[configref.GroupResource]bool{}
+	var out []configref.GroupResource
+	add := func(group, resource string) {
+		gr := configref.GroupResource{Group: group, Resource: resource}
+		if !seen[gr] {
+			seen[gr] = true
+			out = append(out, gr)
+		}
+	}
+	for _, sc := range cma.Spec.SupportedConfigs {
+		if sc.DefaultConfig != nil && sc.DefaultConfig.Name != "" && sc.DefaultConfig.Name != configref.ReservedNoDefault {
+			add(sc.Group, sc.Resource)
+		}
+	}
+	for _, p := range cma.Spec.InstallStrategy.Placements {
+		for _, cf := range p.Configs {
+			add(cf.Group, cf.Resource)
+		}
+	}
+	for _, m := range mcas {
+		for _, cf := range m.Spec.Configs {
+			add(cf.Group, cf.Resource)
+		}
+	}
+	return out
+}
+
+// decisionGetter adapts the PlacementDecision lister to sdk-go's PlacementDecisionGetter.
+type decisionGetter struct {
+	lister clusterlisters.PlacementDecisionLister
+}
+
+func (g decisionGetter) List(selector labels.Selector, namespace string) ([]*clusterv1beta1.PlacementDecision, error) {
+	return g.lister.PlacementDecisions(namespace).List(selector)
+}

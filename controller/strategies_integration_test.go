@@ -1,0 +1,244 @@
+package controller
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/simagent"
+)
+
+// upgradeEnv installs cfg-a on the clusters of placement p (decision groups as given, named by
+// groupNames) with the strategy, then returns with cfg-b created but not referenced yet.
+func upgradeEnv(t *testing.T, delay time.Duration, strategy clusterv1alpha1.RolloutStrategy, groups [][]string, groupNames ...string) (*env, []string) {
+	e := newEnv(t, envOptions{agentDelay: delay})
+	var all []string
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	e.ensureClusters(all...)
+	e.adc("cfg-a", "a")
+	e.adc("cfg-b", "b")
+	e.placement("p", groups, groupNames...)
+	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: strategy})
+	e.startController(Options{})
+	e.waitInstalled(60*time.Second, "cfg-a", all...)
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "install completed")
+	return e, all
+}
+
+func (e *env) waitUpgraded(timeout time.Duration, cfg string, shorts ...string) {
+	e.t.Helper()
+	want := map[string]string{}
+	for _, s := range shorts {
+		want[s] = cfg + "/" + cfg + "/True/UpgradeSucceed"
+	}
+	e.waitStates(timeout, want)
+}
+
+func TestProgressiveMandatoryDecisionGroups(t *testing.T) {
+	t.Parallel()
+	e, all := upgradeEnv(t, 300*time.Millisecond,
+		progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{}, clusterv1alpha1.MandatoryDecisionGroup{GroupName: "first"}),
+		[][]string{{"m1"}, {"c1", "c2", "c3", "c4"}}, "first", "rest")
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	rest := e.clusters("c1", "c2", "c3", "c4")
+	if first, last := e.rec.firstDesireIndex("cfg-b", rest), e.rec.lastApplyIndex("cfg-b", e.clusters("m1")); first < last {
+		t.Fatalf("a cluster of the other group got cfg-b (event %d) before the mandatory group applied it (event %d)", first, last)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", rest); n != 2 {
+		t.Fatalf("%d clusters in flight at most, want maxConcurrency 2", n)
+	}
+}
+
+func TestProgressivePerGroup(t *testing.T) {
+	t.Parallel()
+	e, all := upgradeEnv(t, 300*time.Millisecond, clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup},
+		[][]string{{"g1", "g2"}, {"h1", "h2"}})
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	if first, last := e.rec.firstDesireIndex("cfg-b", e.clusters("h1", "h2")), e.rec.lastApplyIndex("cfg-b", e.clusters("g1", "g2")); first < last {
+		t.Fatalf("group 1 started (event %d) before group 0 finished (event %d)", first, last)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", e.clusters("g1", "g2")); n != 2 {
+		t.Fatalf("group 0: %d in flight at most, want the whole group (2)", n)
+	}
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+}
+
+// maxFailures counts real failures (Applied=False), not only timeouts.
+func TestMaxFailuresCountsRealFailures(t *testing.T) {
+	t.Parallel()
+	e, _ := upgradeEnv(t, 200*time.Millisecond,
+		progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(1)}),
+		[][]string{{"c1", "c2", "c3", "c4", "c5"}})
+	e.outcome("c1", "cfg-b", simagent.Fail)
+	e.outcome("c3", "cfg-b", simagent.Fail)
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
+	e.waitStates(10*time.Second, map[string]string{
+		"c1": "cfg-b/cfg-a/True/UpgradeFailed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed", "c3": "cfg-b/cfg-a/True/UpgradeFailed",
+		"c4": "cfg-a/cfg-a/False/InstallSucceed", "c5": "cfg-a/cfg-a/False/InstallSucceed",
+	})
+	if c := e.rec.progression(e.name, "p"); !strings.Contains(c.Message, "1/5 clusters done, 0 in progress, 2 failed, 0 timed out") || c.Status != metav1.ConditionFalse {
+		t.Fatalf("progression %+v", c)
+	}
+	p := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, mcastatus.ConditionProgressing)
+	if !strings.Contains(p.Message, "Applied=False") {
+		t.Fatalf("c1 Progressing %+v should say which work failed and how", p)
+	}
+	time.Sleep(2 * time.Second)
+	for _, c := range []string{"c4", "c5"} {
+		if h := e.rec.history(e.cluster(c)); !slices.Equal(h, []string{"cfg-a"}) {
+			t.Fatalf("%s moved after the rollout stopped: %v", c, h)
+		}
+	}
+}
+
+// progressDeadline turns a cluster that never reports into a timeout; the rollout goes on within
+// maxFailures. Nothing but the controller's own recheck wakes it up: the stuck cluster sends no event.
+func TestProgressDeadlineTimesOut(t *testing.T) {
+	t.Parallel()
+	e, _ := upgradeEnv(t, 200*time.Millisecond,
+		progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{ProgressDeadline: "3s", MaxFailures: intstr.FromInt32(1)}),
+		[][]string{{"c1", "c2", "c3"}})
+	e.outcome("c1", "cfg-b", simagent.Never)
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "upgrade failed: 2/3 clusters done, 0 in progress, 0 failed, 1 timed out")
+	t1, _ := e.rec.firstDesired(e.cluster("c1"), "cfg-b")
+	t2, _ := e.rec.firstDesired(e.cluster("c2"), "cfg-b")
+	// Transition times have whole seconds, so the deadline can end up to 1s early.
+	if gap := t2.Sub(t1); gap < 2*time.Second || gap > 8*time.Second {
+		t.Fatalf("c2 started %v after c1; the 3s progress deadline should set that gap", gap)
+	}
+	if got := state(e.rec.mca(e.cluster("c1"))); got != "cfg-b/cfg-a/True/Upgrading" {
+		t.Fatalf("c1: %s", got)
+	}
+}
+
+func TestMinSuccessTime(t *testing.T) {
+	t.Parallel()
+	e, all := upgradeEnv(t, 100*time.Millisecond,
+		progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{MinSuccessTime: metav1.Duration{Duration: 3 * time.Second}}),
+		[][]string{{"c1", "c2"}})
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	applied, _ := e.rec.firstApplied(e.cluster("c1"), "cfg-b")
+	started, _ := e.rec.firstDesired(e.cluster("c2"), "cfg-b")
+	if gap := started.Sub(applied); gap < 2*time.Second || gap > 8*time.Second {
+		t.Fatalf("c2 started %v after c1 succeeded; minSuccessTime is 3s", gap)
+	}
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+}
+
+// Seed story 4: rollback. The new version fails on the first cluster and the rollout stops; rolling
+// back is a config change like any other, and the clusters that still run the old version are done
+// at once.
+func TestRollback(t *testing.T) {
+	t.Parallel()
+	e, _ := upgradeEnv(t, 200*time.Millisecond, progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}),
+		[][]string{{"c1", "c2", "c3", "c4"}})
+	e.outcome("c1", "cfg-b", simagent.Fail)
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "1 failed")
+
+	e.setConfig("p", "cfg-a")
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed with no errors.")
+	e.waitStates(30*time.Second, map[string]string{
+		"c1": "cfg-a/cfg-a/True/UpgradeSucceed", "c2": "cfg-a/cfg-a/True/InstallSucceed",
+		"c3": "cfg-a/cfg-a/True/InstallSucceed", "c4": "cfg-a/cfg-a/True/InstallSucceed",
+	})
+	if h := e.rec.history(e.cluster("c1")); !slices.Equal(h, []string{"cfg-a", "cfg-b", "cfg-a"}) {
+		t.Fatalf("c1 desired %v", h)
+	}
+	for _, c := range []string{"c2", "c3", "c4"} {
+		if h := e.rec.history(e.cluster(c)); !slices.Equal(h, []string{"cfg-a"}) {
+			t.Fatalf("%s desired %v: it should never have left cfg-a", c, h)
+		}
+	}
+	// The simulated deployer rendered c1's work back to cfg-a and the agent applied it.
+	e.waitFor(10*time.Second, "c1's work back at cfg-a", func() bool {
+		w, err := e.c.Work.WorkV1().ManifestWorks(e.cluster("c1")).Get(e.ctx, "addon-"+e.name+"-deploy-0", metav1.GetOptions{})
+		return err == nil && strings.Contains(w.Annotations[simagent.ConfigSpecHashAnnotation], "/cfg-a\"")
+	})
+}
+
+// A controller restarted in the middle of a rollout continues from the status alone: no cluster
+// moves twice and never more than maxConcurrency clusters are in flight, which the recorder proves
+// from every MCA change the API server reported.
+func TestRestartMidRollout(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{agentDelay: 700 * time.Millisecond})
+	names := []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"}
+	e.ensureClusters(names...)
+	e.adc("cfg-a", "a")
+	e.adc("cfg-b", "b")
+	e.placement("p", [][]string{names})
+	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{})})
+	stop := e.startController(Options{})
+	e.waitInstalled(60*time.Second, "cfg-a", names...)
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "8/8 install completed")
+
+	e.setConfig("p", "cfg-b")
+	inFlightAndDone := func(done int) func() bool {
+		return func() bool {
+			applied, flying := 0, 0
+			for _, s := range e.rec.states() {
+				switch {
+				case strings.HasPrefix(s, "cfg-b/cfg-b/"):
+					applied++
+				case strings.HasPrefix(s, "cfg-b/"):
+					flying++
+				}
+			}
+			return applied >= done && flying > 0
+		}
+	}
+	e.waitFor(60*time.Second, "a batch in flight", inFlightAndDone(0))
+	stop() // with a batch in flight: its works get applied while nobody watches
+	time.Sleep(1500 * time.Millisecond)
+	stop = e.startController(Options{})
+	e.waitFor(60*time.Second, "4 applied and a batch in flight", inFlightAndDone(4))
+	stop()
+	time.Sleep(time.Second)
+	e.startController(Options{})
+	e.waitUpgraded(60*time.Second, "cfg-b", names...)
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "8/8 upgrade completed")
+
+	if n := e.rec.maxInFlight("cfg-b"); n > 2 {
+		t.Fatalf("%d clusters in flight at once across restarts, maxConcurrency is 2", n)
+	}
+	for _, c := range e.clusters(names...) {
+		if h := e.rec.history(c); !slices.Equal(h, []string{"cfg-a", "cfg-b"}) {
+			t.Errorf("%s: desired %v, want moved once", c, h)
+		}
+		moves := 0
+		prev := ""
+		for _, ev := range e.rec.events() {
+			if ev.cluster != c || ev.typ == watch.Deleted {
+				continue
+			}
+			d := mcastatus.Desired(ev.mca)
+			cur := ""
+			if len(d) > 0 {
+				cur = d[0].Name + "@" + d[0].SpecHash
+			}
+			if cur != prev && prev != "" {
+				moves++
+			}
+			prev = cur
+		}
+		if moves != 1 {
+			t.Errorf("%s: desired config changed %d times during the upgrade, want 1", c, moves)
+		}
+	}
+}
