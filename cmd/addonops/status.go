@@ -1,0 +1,306 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/rolloutview"
+)
+
+type statusOptions struct {
+	watch    bool
+	timeout  time.Duration
+	interval time.Duration
+	output   string
+}
+
+func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet(prog+" status", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o statusOptions
+	fs.BoolVarP(&o.watch, "watch", "w", false, "redraw until the rollout finishes; exit 0 when it succeeded, 1 when it failed, 2 at --timeout")
+	fs.DurationVar(&o.timeout, "timeout", 0, "with --watch: give up after this long (exit 2); 0 waits forever")
+	fs.DurationVar(&o.interval, "interval", 2*time.Second, "with --watch: how often to read the hub")
+	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: text for people)")
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	fs.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	overrides := &clientcmd.ConfigOverrides{}
+	clientcmd.BindOverrideFlags(overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s status ADDON [flags]\n\nShows the rollout of the ClusterManagementAddOn ADDON.\n"+
+			"Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.\n\nFlags:\n%s", prog, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		return exitError
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintf(stderr, "%s status: want exactly one add-on name (the ClusterManagementAddOn), got %d arguments\n", prog, fs.NArg())
+		fs.Usage()
+		return exitError
+	}
+	switch {
+	case o.output != "" && o.output != "json" && o.output != "yaml":
+		fmt.Fprintf(stderr, "%s status: --output %q: want json or yaml\n", prog, o.output)
+		return exitError
+	case o.timeout < 0 || o.interval <= 0:
+		fmt.Fprintf(stderr, "%s status: --timeout must be >= 0 and --interval > 0\n", prog)
+		return exitError
+	case o.timeout > 0 && !o.watch:
+		fmt.Fprintf(stderr, "%s status: --timeout only makes sense with --watch\n", prog)
+		return exitError
+	}
+	addon := fs.Arg(0)
+
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s status: loading the hub's kubeconfig: %v\n", prog, err)
+		return exitError
+	}
+	cfg.UserAgent = "addonops-status"
+	hub, err := newHubReader(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
+		return exitError
+	}
+	ctx, stop := signalContext()
+	defer stop()
+	return watchStatus(ctx, prog, addon, o, hub, stdout, stderr)
+}
+
+// watchStatus prints the add-on's status once, or with --watch until the rollout finishes.
+func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *hubReader, stdout, stderr io.Writer) int {
+	var deadline time.Time
+	if o.timeout > 0 {
+		deadline = time.Now().Add(o.timeout)
+	}
+	d := &drawer{w: stdout, format: o.output, tty: isTerminal(stdout) && o.watch, interval: o.interval}
+	first := true
+	for {
+		in, err := hub.read(ctx, addon)
+		now := time.Now()
+		switch {
+		case err == nil:
+			in.Now = now
+			v := rolloutview.Build(in)
+			if err := d.draw(v, now); err != nil {
+				fmt.Fprintf(stderr, "%s status: writing output: %v\n", prog, err)
+				return exitError
+			}
+			if !o.watch {
+				return exitOK
+			}
+			if v.Done() {
+				if v.Phase == rolloutview.PhaseSucceeded {
+					return exitOK
+				}
+				fmt.Fprintf(stderr, "%s status: the rollout of %s failed: %s\n", prog, addon, v.Health.Message)
+				return exitFailed
+			}
+		case apierrors.IsNotFound(err) && o.watch:
+			// A GitOps sync may not have created it yet: keep waiting.
+			if first {
+				fmt.Fprintf(stderr, "%s status: %v; waiting for it to appear\n", prog, err)
+			}
+		case first || !o.watch:
+			fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
+			return exitError
+		default:
+			fmt.Fprintf(stderr, "%s status: reading the hub (retrying): %v\n", prog, err)
+		}
+		first = false
+		wait := o.interval
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				fmt.Fprintf(stderr, "%s status: timed out after %s waiting for the rollout of %s to finish\n", prog, o.timeout, addon)
+				return exitTimeout
+			}
+			wait = min(wait, left)
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(stderr, "%s status: interrupted\n", prog)
+			return exitError
+		case <-time.After(wait):
+		}
+	}
+}
+
+// drawer prints views: on a terminal with --watch it redraws the screen; otherwise it prints a
+// view only when it differs from the last one, so a log or a pipe gets each change once.
+type drawer struct {
+	w        io.Writer
+	format   string
+	tty      bool
+	interval time.Duration
+	last     []byte
+	frames   int
+}
+
+func (d *drawer) draw(v rolloutview.View, now time.Time) error {
+	fingerprint, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if !d.tty && bytes.Equal(fingerprint, d.last) {
+		return nil
+	}
+	d.last = fingerprint
+	var buf bytes.Buffer
+	switch d.format {
+	case "json":
+		out, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		buf.Write(out)
+		buf.WriteByte('\n')
+	case "yaml":
+		out, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if d.frames > 0 {
+			buf.WriteString("---\n")
+		}
+		buf.Write(out)
+	default:
+		if d.tty {
+			buf.WriteString("\033[H\033[2J") // home, clear screen
+		} else if d.frames > 0 {
+			fmt.Fprintf(&buf, "\n--- %s\n", now.Format(time.TimeOnly))
+		}
+		if err := rolloutview.Render(&buf, v, now); err != nil {
+			return err
+		}
+		if d.tty {
+			fmt.Fprintf(&buf, "\n(watching every %s, updated %s; Ctrl-C to stop)\n", d.interval, now.Format(time.TimeOnly))
+		}
+	}
+	d.frames++
+	_, err = d.w.Write(buf.Bytes())
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// hubReader reads an add-on's objects from the hub.
+type hubReader struct {
+	addon   addonclient.Interface
+	cluster clusterclient.Interface
+	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
+
+	mu        sync.Mutex
+	baseNames map[configref.Ref]string // "" when the config has none or cannot be read
+}
+
+func newHubReader(cfg *rest.Config) (*hubReader, error) {
+	h := &hubReader{baseNames: map[configref.Ref]string{}}
+	var err error
+	if h.addon, err = addonclient.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building the add-on client: %w", err)
+	}
+	if h.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building the cluster client: %w", err)
+	}
+	if h.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("building the dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the discovery client: %w", err)
+	}
+	h.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
+	return h, nil
+}
+
+// read gathers what the view needs: the CMA (a NotFound error if it does not exist), its MCAs,
+// the clusters of each install placement, and the base names of the configs it names.
+func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, error) {
+	cma, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return rolloutview.Input{}, apierrors.NewNotFound(schema.GroupResource{Group: "addon.open-cluster-management.io", Resource: "clustermanagementaddons"}, addon)
+		}
+		return rolloutview.Input{}, fmt.Errorf("reading ClusterManagementAddOn %s: %w", addon, err)
+	}
+	mcas, err := h.addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", addon).String(),
+	})
+	if err != nil {
+		return rolloutview.Input{}, fmt.Errorf("listing the ManagedClusterAddOns of %s: %w", addon, err)
+	}
+	in := rolloutview.Input{CMA: cma, Clusters: map[string][]string{}, BaseName: func(r configref.Ref) (string, bool) { return h.baseName(ctx, r) }}
+	for i := range mcas.Items {
+		in.MCAs = append(in.MCAs, &mcas.Items[i])
+	}
+	for _, p := range cma.Spec.InstallStrategy.Placements {
+		decisions, err := h.cluster.ClusterV1beta1().PlacementDecisions(p.Namespace).List(ctx, metav1.ListOptions{
+			LabelSelector: labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}).String(),
+		})
+		if err != nil {
+			continue // clusters unknown: the view then relies on the controller's counts alone
+		}
+		var clusters []string
+		for _, d := range decisions.Items {
+			for _, c := range d.Status.Decisions {
+				clusters = append(clusters, c.ClusterName)
+			}
+		}
+		in.Clusters[p.Namespace+"/"+p.Name] = clusters
+	}
+	return in, nil
+}
+
+// baseName returns the addonops.io/base-name annotation of the config ref points at. Results are
+// kept for the life of the process: a hashed config's name changes with its content, so its
+// annotation never does.
+func (h *hubReader) baseName(ctx context.Context, ref configref.Ref) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if b, ok := h.baseNames[ref]; ok {
+		return b, b != ""
+	}
+	b := ""
+	if gvr, err := h.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource}); err == nil {
+		if obj, err := h.dynamic.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
+			b = obj.GetAnnotations()[rolloutview.BaseNameAnnotation]
+		}
+	}
+	h.baseNames[ref] = b
+	return b, b != ""
+}

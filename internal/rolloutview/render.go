@@ -1,0 +1,109 @@
+package rolloutview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// barWidth is the number of cells of a progress bar.
+const barWidth = 24
+
+// Bar draws a progress bar: '#' done, '~' in progress, '!' failed or timed out, '.' the rest.
+func Bar(p Progress) string {
+	if p.Total <= 0 {
+		return "[" + strings.Repeat(".", barWidth) + "]"
+	}
+	cells := func(n int) int { return n * barWidth / p.Total }
+	done := cells(p.Done)
+	bad := cells(p.Failed + p.TimedOut)
+	busy := cells(p.InProgress)
+	// Never draw a non-zero count as nothing.
+	if p.Failed+p.TimedOut > 0 && bad == 0 {
+		bad = 1
+	}
+	if p.InProgress > 0 && busy == 0 {
+		busy = 1
+	}
+	if done+bad+busy > barWidth {
+		done = max(barWidth-bad-busy, 0)
+	}
+	rest := barWidth - done - bad - busy
+	return "[" + strings.Repeat("#", done) + strings.Repeat("!", bad) + strings.Repeat("~", busy) + strings.Repeat(".", max(rest, 0)) + "]"
+}
+
+// Render writes the view for people. now dates the "since" ages.
+func Render(w io.Writer, v View, now time.Time) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ADD-ON %s   install strategy: %s   rollout: %s\n", v.Addon, v.InstallStrategy, v.Phase)
+	if v.Health.Message != "" && len(v.Placements) == 0 {
+		fmt.Fprintf(&b, "  %s\n", v.Health.Message)
+	}
+	for _, p := range v.Placements {
+		fmt.Fprintf(&b, "\nPLACEMENT %s   %s", p.Key(), p.Health.Health)
+		if p.Reason != "" {
+			fmt.Fprintf(&b, " (%s", p.Reason)
+			if p.Since != nil && !p.Since.IsZero() {
+				fmt.Fprintf(&b, " for %s", age(now.Sub(p.Since.Time)))
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+		pr := p.Progress
+		if pr.Source != "" {
+			fmt.Fprintf(&b, "  %s %d/%d done, %d in progress, %d failed, %d timed out\n",
+				Bar(pr), pr.Done, pr.Total, pr.InProgress, pr.Failed, pr.TimedOut)
+		}
+		if p.Health.Health != Healthy || p.Message == "" {
+			fmt.Fprintf(&b, "  %s\n", strings.TrimPrefix(p.Health.Message, p.Key()+": "))
+		} else {
+			fmt.Fprintf(&b, "  %s\n", p.Message)
+		}
+		if c := p.Canary; c != nil {
+			if c.Canary != "" {
+				fmt.Fprintf(&b, "  canary: %s\n", c.State)
+			}
+			if len(c.CanaryFor) > 0 {
+				fmt.Fprintf(&b, "  canary for %s", strings.Join(c.CanaryFor, ", "))
+				if c.Canary == "" {
+					fmt.Fprintf(&b, ": %s", c.State)
+				}
+				b.WriteString("\n")
+			}
+			if c.Canary == "" && len(c.CanaryFor) == 0 {
+				fmt.Fprintf(&b, "  canary: %s\n", c.State)
+			}
+		}
+		for _, c := range p.Configs {
+			fmt.Fprintf(&b, "  %s\n", c.Resource)
+			fmt.Fprintf(&b, "    desired:         %s\n", c.Desired.String())
+			fmt.Fprintf(&b, "    last applied:    %s\n", c.LastApplied.String())
+			fmt.Fprintf(&b, "    last known good: %s\n", c.LastKnownGood.String())
+		}
+		if len(p.FailedClusters) > 0 {
+			b.WriteString("  failed clusters:\n")
+			for _, f := range p.FailedClusters {
+				fmt.Fprintf(&b, "    %s  %s: %s\n", f.Cluster, f.Reason, f.Message)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// age prints a duration the way kubectl does for ages: 45s, 3m12s, 2h5m, 3d4h.
+func age(d time.Duration) string {
+	d = d.Truncate(time.Second)
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}

@@ -1,0 +1,400 @@
+// Package rolloutview turns the hub objects of one add-on (its ClusterManagementAddOn, its
+// ManagedClusterAddOns, the clusters its placements select, the config objects' base names) into
+// what `addonops status` shows: per placement a progress count, the desired / last applied / last
+// known good config versions, the canary state and the clusters that failed, plus one verdict for
+// the whole rollout. It is pure (objects in, view out); the command reads the hub and prints.
+//
+// The verdicts (health.go) are the rules of the Argo CD health scripts and Flux health
+// expressions in health/, so `addonops status --watch`, Argo CD and Flux agree on when a rollout
+// succeeded or failed.
+package rolloutview
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+
+	"github.com/addonops/addonops/controller/installplan"
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/spechash"
+)
+
+// BaseNameAnnotation holds a hashed config's name before config-hash suffixed it. It mirrors
+// functions/config-hash AnnotationBaseName, which lives in a main package and cannot be imported.
+const BaseNameAnnotation = "addonops.io/base-name"
+
+// Phase is where the whole rollout stands.
+type Phase string
+
+const (
+	PhaseSucceeded   Phase = "Succeeded"
+	PhaseFailed      Phase = "Failed"
+	PhaseProgressing Phase = "Progressing"
+)
+
+// Input is what the view is built from.
+type Input struct {
+	CMA *addonv1alpha1.ClusterManagementAddOn
+	// MCAs are the add-on's ManagedClusterAddOns (named like the CMA, any namespace).
+	MCAs []*addonv1alpha1.ManagedClusterAddOn
+	// Clusters maps "<namespace>/<placement>" to the clusters the placement selects. A placement
+	// missing here has unknown clusters (its decisions could not be read).
+	Clusters map[string][]string
+	// BaseName returns the addonops.io/base-name annotation of the config a reference points at,
+	// if the config exists and has one. Nil: no lookups.
+	BaseName func(configref.Ref) (string, bool)
+	// Now is the clock for "timed out" and ages.
+	Now time.Time
+}
+
+// View is the add-on's rollout as shown.
+type View struct {
+	Addon           string      `json:"addon"`
+	InstallStrategy string      `json:"installStrategy"`
+	Phase           Phase       `json:"phase"`
+	Health          Verdict     `json:"health"`
+	Placements      []Placement `json:"placements,omitempty"`
+}
+
+// Placement is one install placement's rollout.
+type Placement struct {
+	Namespace string  `json:"namespace"`
+	Name      string  `json:"name"`
+	Health    Verdict `json:"health"`
+	// Reason and Message are the progression's Progressing condition, as the controller wrote them.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Since is when that condition last changed status.
+	Since    *metav1.Time `json:"since,omitempty"`
+	Progress Progress     `json:"progress"`
+	Canary   *Canary      `json:"canary,omitempty"`
+	Configs  []Configs    `json:"configs,omitempty"`
+	// FailedClusters are the placement's clusters whose rollout failed or ran past its
+	// progressDeadline, with the reason.
+	FailedClusters []ClusterProblem `json:"failedClusters,omitempty"`
+}
+
+// Key names the placement "<namespace>/<name>".
+func (p Placement) Key() string { return p.Namespace + "/" + p.Name }
+
+// Progress counts a placement's clusters.
+type Progress struct {
+	Total      int `json:"total"`
+	Done       int `json:"done"`
+	InProgress int `json:"inProgress"`
+	Failed     int `json:"failed"`
+	TimedOut   int `json:"timedOut"`
+	// Source says where the counts come from: "controller" (the progression's message) or
+	// "clusters" (counted here from the MCAs; timeouts are then estimated from progressDeadline).
+	Source string `json:"source"`
+}
+
+// Canary is a placement's part in a canary rollout (annotation addonops.io/canary-placements).
+type Canary struct {
+	// Canary is the placement this one waits for (set on gated placements).
+	Canary string `json:"canary,omitempty"`
+	// CanaryFor lists the placements that wait for this one (set on canary placements).
+	CanaryFor []string `json:"canaryFor,omitempty"`
+	// State says where the gate stands.
+	State string `json:"state"`
+}
+
+// Configs are the versions of one config slot (one group/resource, i-th config) of a placement.
+type Configs struct {
+	Resource      string   `json:"resource"`
+	Desired       *Version `json:"desired,omitempty"`
+	LastApplied   *Version `json:"lastApplied,omitempty"`
+	LastKnownGood *Version `json:"lastKnownGood,omitempty"`
+}
+
+// Version is one config version: its object and spec hash, and the name people know it by.
+type Version struct {
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// BaseName is the name before config-hash added its suffix (annotation addonops.io/base-name,
+	// else derived from a suffix that matches the spec hash, else the name).
+	BaseName string `json:"baseName"`
+	SpecHash string `json:"specHash"`
+	Short    string `json:"shortHash"`
+}
+
+// String is "<base name>@<short hash>".
+func (v *Version) String() string {
+	if v == nil {
+		return "-"
+	}
+	if v.Short == "" {
+		return v.BaseName + "@(no hash)"
+	}
+	return v.BaseName + "@" + v.Short
+}
+
+// ClusterProblem is a cluster whose rollout failed or timed out.
+type ClusterProblem struct {
+	Cluster string `json:"cluster"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Build makes the view.
+func Build(in Input) View {
+	cma := in.CMA
+	v := View{Addon: cma.Name, InstallStrategy: cmp.Or(cma.Spec.InstallStrategy.Type, "Manual"), Health: AddonHealth(cma)}
+	switch v.Health.Health {
+	case Healthy:
+		v.Phase = PhaseSucceeded
+	case Degraded:
+		v.Phase = PhaseFailed
+	default:
+		v.Phase = PhaseProgressing
+	}
+	if cma.Spec.InstallStrategy.Type != installplan.StrategyPlacements {
+		return v
+	}
+	canaries, canaryErr := rolloutplan.ParseCanaries(cma.Annotations)
+	mcas := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+	for _, m := range in.MCAs {
+		if m.Name == cma.Name {
+			mcas[m.Namespace] = m
+		}
+	}
+	defaults := DefaultConfigs(cma)
+	for i := range cma.Spec.InstallStrategy.Placements {
+		ps := &cma.Spec.InstallStrategy.Placements[i]
+		p := Placement{Namespace: ps.Namespace, Name: ps.Name, Health: PlacementHealth(cma, ps, defaults)}
+		ip := Progression(cma, ps.Namespace, ps.Name)
+		var cond *metav1.Condition
+		if ip != nil {
+			cond = meta.FindStatusCondition(ip.Conditions, mcastatus.ConditionProgressing)
+			p.Configs = configs(ip, in.BaseName)
+		}
+		if cond != nil {
+			p.Reason, p.Message = cond.Reason, cond.Message
+			since := cond.LastTransitionTime
+			p.Since = &since
+		}
+		clusters, known := in.Clusters[p.Key()]
+		deadline := progressDeadline(ps.RolloutStrategy)
+		p.FailedClusters = failedClusters(clusters, mcas, deadline, in.Now)
+		if counts, ok := parseCounts(p.Message); ok && cond != nil {
+			p.Progress = counts
+		} else if known {
+			p.Progress = countClusters(clusters, mcas, deadline, in.Now)
+		}
+		p.Canary = canaryOf(p, ip, canaries, canaryErr, cma)
+		v.Placements = append(v.Placements, p)
+	}
+	return v
+}
+
+// configs lays out a progression's config references.
+func configs(ip *addonv1alpha1.InstallProgression, baseName func(configref.Ref) (string, bool)) []Configs {
+	var out []Configs
+	for _, r := range ip.ConfigReferences {
+		gr := configref.GroupResource{Group: r.Group, Resource: r.Resource}
+		out = append(out, Configs{
+			Resource:      gr.String(),
+			Desired:       version(gr, r.DesiredConfig, baseName),
+			LastApplied:   version(gr, r.LastAppliedConfig, baseName),
+			LastKnownGood: version(gr, r.LastKnownGoodConfig, baseName),
+		})
+	}
+	return out
+}
+
+func version(gr configref.GroupResource, h *addonv1alpha1.ConfigSpecHash, baseName func(configref.Ref) (string, bool)) *Version {
+	if h == nil {
+		return nil
+	}
+	v := &Version{Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash, Short: spechash.Short(h.SpecHash), BaseName: h.Name}
+	if baseName != nil {
+		if b, ok := baseName(configref.Ref{GroupResource: gr, Namespace: h.Namespace, Name: h.Name}); ok && b != "" {
+			v.BaseName = b
+			return v
+		}
+	}
+	// A config pruned from the hub (an old version) can still be named: config-hash derives the
+	// suffix from this very spec hash.
+	if suffix, err := spechash.Suffix(h.SpecHash); err == nil {
+		if base, ok := strings.CutSuffix(h.Name, "-"+suffix); ok && base != "" {
+			v.BaseName = base
+		}
+	}
+	return v
+}
+
+// countsRE match the messages the controller (rolloutplan) writes on install progressions:
+// "... 2/4 clusters done, 1 in progress, 0 failed, 1 timed out" and "4/4 upgrade completed with no
+// errors."; ocmRE matches OCM's own "selected clusters 4. configured addons 2/4 progressing..., 0
+// failed 1 timeout.". The controller exports no structured counts; the captured-status tests
+// in health/ fail if its wording changes.
+var (
+	countsRE   = regexp.MustCompile(`(\d+)/(\d+) clusters done, (\d+) in progress, (\d+) failed, (\d+) timed out`)
+	completeRE = regexp.MustCompile(`^(\d+)/(\d+) (?:install|upgrade) completed with no errors`)
+	ocmRE      = regexp.MustCompile(`configured addons (\d+)/(\d+) (progressing\.\.\.|completed with no errors), (\d+) failed (\d+) timeout`)
+)
+
+func parseCounts(msg string) (Progress, bool) {
+	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	if m := countsRE.FindStringSubmatch(msg); m != nil {
+		return Progress{Done: atoi(m[1]), Total: atoi(m[2]), InProgress: atoi(m[3]), Failed: atoi(m[4]), TimedOut: atoi(m[5]), Source: "controller"}, true
+	}
+	if m := completeRE.FindStringSubmatch(msg); m != nil {
+		return Progress{Done: atoi(m[1]), Total: atoi(m[2]), Source: "controller"}, true
+	}
+	if m := ocmRE.FindStringSubmatch(msg); m != nil {
+		p := Progress{Total: atoi(m[2]), Failed: atoi(m[4]), TimedOut: atoi(m[5]), Source: "controller"}
+		if m[3] == "progressing..." {
+			// OCM counts "progressing + done" together.
+			p.InProgress = atoi(m[1])
+		} else {
+			p.Done = atoi(m[1])
+		}
+		return p, true
+	}
+	return Progress{}, false
+}
+
+// progressDeadline reads the placement's progressDeadline; 0 means none.
+func progressDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
+	var raw string
+	switch {
+	case s.Type == clusterv1alpha1.All && s.All != nil:
+		raw = s.All.ProgressDeadline
+	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
+		raw = s.Progressive.ProgressDeadline
+	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		raw = s.ProgressivePerGroup.ProgressDeadline
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 {
+		return 0 // "", "None" or invalid: no deadline (the controller reports an invalid one)
+	}
+	return d
+}
+
+// clusterState classifies an MCA for counting: done, in progress, failed or timed out.
+func clusterState(m *addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) (state string, c *metav1.Condition) {
+	c = meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing)
+	switch {
+	case c != nil && clusterFailureReasons[c.Reason]:
+		return "failed", c
+	case c != nil && c.Status == metav1.ConditionTrue:
+		if deadline > 0 && now.Sub(c.LastTransitionTime.Time) > deadline {
+			return "timedOut", c
+		}
+		return "inProgress", c
+	case mcastatus.Applied(m) && !meta.IsStatusConditionFalse(m.Status.Conditions, mcastatus.ConditionConfigured):
+		return "done", c
+	}
+	return "waiting", c
+}
+
+func countClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) Progress {
+	p := Progress{Total: len(clusters), Source: "clusters"}
+	for _, cl := range clusters {
+		m := mcas[cl]
+		if m == nil {
+			continue
+		}
+		switch s, _ := clusterState(m, deadline, now); s {
+		case "done":
+			p.Done++
+		case "inProgress":
+			p.InProgress++
+		case "failed":
+			p.Failed++
+		case "timedOut":
+			p.TimedOut++
+		}
+	}
+	return p
+}
+
+func failedClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) []ClusterProblem {
+	var out []ClusterProblem
+	for _, cl := range clusters {
+		m := mcas[cl]
+		if m == nil {
+			continue
+		}
+		switch s, c := clusterState(m, deadline, now); s {
+		case "failed":
+			out = append(out, ClusterProblem{Cluster: cl, Reason: c.Reason, Message: c.Message})
+		case "timedOut":
+			out = append(out, ClusterProblem{Cluster: cl, Reason: "TimedOut", Message: fmt.Sprintf(
+				"%s for %s, longer than progressDeadline %s: %s", c.Reason, now.Sub(c.LastTransitionTime.Time).Truncate(time.Second), deadline, c.Message)})
+		}
+	}
+	slices.SortFunc(out, func(a, b ClusterProblem) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return out
+}
+
+// canaryOf describes p's part in canary rollouts.
+func canaryOf(p Placement, ip *addonv1alpha1.InstallProgression, canaries map[rolloutplan.PlacementKey]rolloutplan.PlacementKey, canaryErr error, cma *addonv1alpha1.ClusterManagementAddOn) *Canary {
+	if canaryErr != nil {
+		if _, ok := cma.Annotations[rolloutplan.CanaryAnnotation]; ok {
+			return &Canary{State: "invalid annotation " + rolloutplan.CanaryAnnotation + ": " + canaryErr.Error()}
+		}
+		return nil
+	}
+	key := rolloutplan.PlacementKey{Namespace: p.Namespace, Name: p.Name}
+	var c *Canary
+	if canary, ok := canaries[key]; ok {
+		c = &Canary{Canary: canary.String()}
+		switch {
+		case p.Reason == mcastatus.ReasonWaitingForCanary:
+			c.State = "waiting for canary " + canary.String() + " to apply the desired configs on every cluster"
+		case ip != nil && lkgIsDesired(ip):
+			c.State = "canary " + canary.String() + " passed the desired configs"
+		case ip != nil:
+			c.State = "rolling out the last known good configs; the desired ones wait for canary " + canary.String()
+		default:
+			c.State = "no status yet"
+		}
+	}
+	var gated []string
+	for g, canary := range canaries {
+		if canary == key {
+			gated = append(gated, g.String())
+		}
+	}
+	if len(gated) > 0 {
+		slices.Sort(gated)
+		if c == nil {
+			c = &Canary{}
+		}
+		c.CanaryFor = gated
+		if c.State == "" {
+			if p.Health.Health == Healthy {
+				c.State = "canary passed: every cluster applied the desired configs"
+			} else {
+				c.State = "canary in progress: the placements it gates wait for it"
+			}
+		}
+	}
+	return c
+}
+
+func lkgIsDesired(ip *addonv1alpha1.InstallProgression) bool {
+	for _, r := range ip.ConfigReferences {
+		if r.DesiredConfig == nil || r.LastKnownGoodConfig == nil || *r.DesiredConfig != *r.LastKnownGoodConfig {
+			return false
+		}
+	}
+	return len(ip.ConfigReferences) > 0
+}
+
+// Done reports whether the rollout finished (succeeded or failed), for --watch.
+func (v View) Done() bool { return v.Phase != PhaseProgressing }
