@@ -1,0 +1,351 @@
+// Package rolloutexamples tests the four rollout examples: the README's commands, run with a
+// freshly built config-hash and the go.mod's kustomize, must print exactly the committed expected
+// files, and the steps must do what the README says when applied in order.
+package rolloutexamples
+
+import (
+	"bytes"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/examples/exampletest"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+func TestMain(m *testing.M) { exampletest.Main(m) }
+
+const (
+	readme = "kustomize-rollout-examples/README.md"
+	dir    = "kustomize-rollout-examples"
+)
+
+// steps in the order `make demo` applies them, with the agent version each one rolls out.
+var steps = []struct{ name, version string }{
+	{"01-fresh-install", "v0.10.0"},
+	{"02-rolling-update", "v0.11.0"},
+	{"03-rolling-update-with-canary", "v0.12.0"},
+	{"04-rollback", "v0.10.0"},
+}
+
+func hubOutput(step string) string { return dir + "/" + step + "/expected/hub.yaml" }
+
+func TestREADMECommandsPrintTheCommittedOutput(t *testing.T) {
+	exampletest.CheckCommands(t, readme)
+}
+
+func TestREADMEBuildsEveryStep(t *testing.T) {
+	tl := exampletest.Get(t)
+	found, err := filepath.Glob(filepath.Join(tl.RepoRoot, dir, "[0-9][0-9]-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk, want []string
+	for _, f := range found {
+		onDisk = append(onDisk, filepath.Base(f))
+	}
+	for _, s := range steps {
+		want = append(want, s.name)
+	}
+	if !slices.Equal(onDisk, want) {
+		t.Errorf("step folders %v, want %v: a new step needs its README command and checks here", onDisk, want)
+	}
+	builds := map[string]string{}
+	for _, r := range exampletest.Run(t, readme) {
+		if d := r.BuildDir(); d != "" {
+			builds[d] = r.Output
+		}
+	}
+	for _, s := range steps {
+		if got := builds[dir+"/"+s.name]; got != hubOutput(s.name) {
+			t.Errorf("%s: the build of %s must write %s, got %q", readme, s.name, hubOutput(s.name), got)
+		}
+	}
+	exampletest.CheckExpectedCovered(t, dir, readme)
+}
+
+// step is what the hub gets from one example.
+type step struct {
+	name     string
+	objs     []exampletest.Object
+	cma      addonv1alpha1.ClusterManagementAddOn
+	cmaObj   exampletest.Object
+	adc      exampletest.Object
+	template exampletest.Object
+}
+
+func load(t *testing.T, name string) step {
+	t.Helper()
+	objs := exampletest.Parse(t, exampletest.Output(t, readme, hubOutput(name)))
+	exampletest.CheckTyped(t, objs)
+	configs := exampletest.CheckHashedConfigs(t, objs)
+	exampletest.CheckReferences(t, objs)
+	exampletest.CheckPlacements(t, objs)
+	s := step{name: name, objs: objs, cmaObj: exampletest.One(t, objs, "ClusterManagementAddOn")}
+	s.cmaObj.Typed(t, &s.cma)
+	var ok bool
+	if s.adc, ok = configs["AddOnDeploymentConfig/helloworld-config"]; !ok {
+		t.Fatalf("%s: no AddOnDeploymentConfig helloworld-config", name)
+	}
+	if s.template, ok = configs["AddOnTemplate/helloworld"]; !ok {
+		t.Fatalf("%s: no AddOnTemplate helloworld", name)
+	}
+	if len(configs) != 2 {
+		t.Errorf("%s: want the template and the deployment config, got %v", name, slices.Collect(maps.Keys(configs)))
+	}
+	return s
+}
+
+func loadAll(t *testing.T) []step {
+	t.Helper()
+	var all []step
+	for _, s := range steps {
+		all = append(all, load(t, s.name))
+	}
+	return all
+}
+
+// TestStepsApplyOnTopOfEachOther checks the names `make demo` relies on: one add-on, the same
+// placements, the same shared objects in every step, configs referenced where the README says.
+func TestStepsApplyOnTopOfEachOther(t *testing.T) {
+	all := loadAll(t)
+	first := all[0]
+	for _, s := range all {
+		if s.cma.Name != "helloworld" {
+			t.Errorf("%s: ClusterManagementAddOn %q, want helloworld", s.name, s.cma.Name)
+		}
+		if got := s.cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey]; got != addonv1alpha1.AddonLifecycleSelfManageAnnotationValue {
+			t.Errorf("%s: lifecycle annotation %q, want self (managed by the addonops controller)", s.name, got)
+		}
+		if s.cma.Spec.InstallStrategy.Type != addonv1alpha1.AddonInstallStrategyPlacements {
+			t.Errorf("%s: installStrategy.type %q, want Placements", s.name, s.cma.Spec.InstallStrategy.Type)
+		}
+		var tmpl addonv1alpha1.AddOnTemplate
+		s.template.Typed(t, &tmpl)
+		if tmpl.Spec.AddonName != s.cma.Name {
+			t.Errorf("%s: template spec.addonName %q is not the add-on", s.name, tmpl.Spec.AddonName)
+		}
+
+		// The template is the add-on's default; the deployment config is set per placement, and
+		// every placement names the same one.
+		for _, r := range exampletest.CheckReferences(t, s.objs) {
+			switch {
+			case r.Site.Ref.GroupResource == configref.AddOnTemplates && strings.HasPrefix(r.Site.Path, "spec.supportedConfigs["):
+			case r.Site.Ref.GroupResource == configref.AddOnDeploymentConfigs && strings.HasPrefix(r.Site.Path, "spec.installStrategy.placements["):
+				if r.Target.Name() != s.adc.Name() {
+					t.Errorf("%s: %s points at %s, want this step's %s", s.name, r.Site.Path, r.Target, s.adc.Name())
+				}
+			default:
+				t.Errorf("%s: unexpected reference to %s at %s", s.name, r.Site.Ref, r.Site.Path)
+			}
+		}
+		for i, ps := range s.cma.Spec.InstallStrategy.Placements {
+			if len(ps.Configs) != 1 {
+				t.Errorf("%s: placements[%d] %s has configs %+v, want the deployment config only", s.name, i, ps.Name, ps.Configs)
+			}
+		}
+
+		// Everything from base/ is the same object in every step.
+		for _, kind := range []string{"AddOnTemplate", "ManagedClusterSetBinding"} {
+			if a, b := exampletest.One(t, first.objs, kind), exampletest.One(t, s.objs, kind); !bytes.Equal(a.YAML, b.YAML) {
+				t.Errorf("%s: %s differs from step 1's:\n%s", s.name, kind, exampletest.LineDiff(a.YAML, b.YAML))
+			}
+		}
+		a, _ := exampletest.Find(first.objs, "cluster.open-cluster-management.io", "Placement", "default", "global-placement")
+		b, ok := exampletest.Find(s.objs, "cluster.open-cluster-management.io", "Placement", "default", "global-placement")
+		if !ok || !bytes.Equal(a.YAML, b.YAML) {
+			t.Errorf("%s: Placement default/global-placement missing or different from step 1's", s.name)
+		}
+	}
+}
+
+// TestRolloutStrategies checks each step's strategy against the seed's mapping in the README.
+func TestRolloutStrategies(t *testing.T) {
+	type placement struct {
+		key            string
+		rollout        clusterv1alpha1.RolloutType
+		maxConcurrency string
+	}
+	progressive := func(key string) placement { return placement{key, clusterv1alpha1.Progressive, "25%"} }
+	canary := map[string]string{"default/global-placement": "default/canary-placement"}
+	want := map[string]struct {
+		placements []placement
+		canaries   map[string]string
+	}{
+		"01-fresh-install":              {[]placement{{"default/global-placement", clusterv1alpha1.All, ""}}, nil},
+		"02-rolling-update":             {[]placement{progressive("default/global-placement")}, nil},
+		"03-rolling-update-with-canary": {[]placement{progressive("default/global-placement"), progressive("default/canary-placement")}, canary},
+		"04-rollback":                   {[]placement{progressive("default/global-placement"), progressive("default/canary-placement")}, canary},
+	}
+	for _, s := range loadAll(t) {
+		t.Run(s.name, func(t *testing.T) {
+			w := want[s.name]
+			var got []placement
+			for _, ps := range s.cma.Spec.InstallStrategy.Placements {
+				p := placement{key: ps.Namespace + "/" + ps.Name, rollout: ps.RolloutStrategy.Type}
+				switch ps.RolloutStrategy.Type {
+				case clusterv1alpha1.All:
+					if ps.RolloutStrategy.Progressive != nil || ps.RolloutStrategy.ProgressivePerGroup != nil {
+						t.Errorf("%s: rollout All with settings of another type", p.key)
+					}
+				case clusterv1alpha1.Progressive:
+					if ps.RolloutStrategy.Progressive == nil {
+						t.Fatalf("%s: rollout Progressive without progressive settings", p.key)
+					}
+					p.maxConcurrency = ps.RolloutStrategy.Progressive.MaxConcurrency.String()
+				}
+				got = append(got, p)
+			}
+			if !slices.Equal(got, w.placements) {
+				t.Errorf("install placements %+v, want %+v", got, w.placements)
+			}
+
+			// The canary annotation, read by the controller's own parser.
+			parsed, err := rolloutplan.ParseCanaries(s.cma.Annotations)
+			if err != nil {
+				t.Fatalf("canary annotation: %v", err)
+			}
+			gotCanaries := map[string]string{}
+			for gated, c := range parsed {
+				gotCanaries[gated.String()] = c.String()
+			}
+			if w.canaries == nil {
+				if _, ok := s.cma.Annotations[rolloutplan.CanaryAnnotation]; ok {
+					t.Errorf("unexpected %s annotation", rolloutplan.CanaryAnnotation)
+				}
+				return
+			}
+			if !maps.Equal(gotCanaries, w.canaries) {
+				t.Errorf("canaries %v, want %v", gotCanaries, w.canaries)
+			}
+			order := map[string]int{}
+			for i, p := range got {
+				order[p.key] = i
+			}
+			for gated, c := range gotCanaries {
+				gi, gok := order[gated]
+				ci, cok := order[c]
+				if !gok || !cok {
+					t.Errorf("canary %s -> %s: both must be install placements of the add-on", gated, c)
+				} else if ci < gi {
+					t.Errorf("canary placement %s is listed before %s: it must come later to own the clusters both select", c, gated)
+				}
+			}
+			var cp clusterv1beta1.Placement
+			o, ok := exampletest.Find(s.objs, "cluster.open-cluster-management.io", "Placement", "default", "canary-placement")
+			if !ok {
+				t.Fatal("no Placement default/canary-placement")
+			}
+			o.Typed(t, &cp)
+			if len(cp.Spec.Predicates) != 1 || cp.Spec.Predicates[0].RequiredClusterSelector.LabelSelector.MatchLabels["addonops.io/canary"] != "true" {
+				t.Errorf("canary-placement predicates %+v, want clusters labelled addonops.io/canary=true (as the README says)", cp.Spec.Predicates)
+			}
+		})
+	}
+}
+
+// TestConfigVersions checks the point of the examples: every content change is a new config name,
+// and the rollback is step 1's config, name and all.
+func TestConfigVersions(t *testing.T) {
+	all := loadAll(t)
+	tl := exampletest.Get(t)
+	doc, err := os.ReadFile(filepath.Join(tl.RepoRoot, readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range all {
+		var adc addonv1alpha1.AddOnDeploymentConfig
+		s.adc.Typed(t, &adc)
+		want := []addonv1alpha1.CustomizedVariable{{Name: "AGENT_VERSION", Value: steps[i].version}}
+		if !slices.Equal(adc.Spec.CustomizedVariables, want) {
+			t.Errorf("%s: variables %+v, want %+v", s.name, adc.Spec.CustomizedVariables, want)
+		}
+		if s.template.Name() != all[0].template.Name() {
+			t.Errorf("%s: template %s, want step 1's %s: the template does not change in these examples", s.name, s.template.Name(), all[0].template.Name())
+		}
+		// The README names each step's config; it must name the real one.
+		if !bytes.Contains(doc, []byte(s.adc.Name())) {
+			t.Errorf("%s does not mention %s's config %s", readme, s.name, s.adc.Name())
+		}
+	}
+	if !bytes.Contains(doc, []byte(all[0].template.Name())) {
+		t.Errorf("%s does not mention the template %s", readme, all[0].template.Name())
+	}
+
+	s01, s02, s03, s04 := all[0], all[1], all[2], all[3]
+	names := map[string]string{}
+	for _, s := range []step{s01, s02, s03} {
+		if prev, dup := names[s.adc.Name()]; dup {
+			t.Errorf("%s and %s have different config content but the same name %s", prev, s.name, s.adc.Name())
+		}
+		names[s.adc.Name()] = s.name
+	}
+	if s04.adc.Name() != s01.adc.Name() {
+		t.Errorf("rollback config %s, want exactly step 1's name %s", s04.adc.Name(), s01.adc.Name())
+	}
+	if !bytes.Equal(s04.adc.YAML, s01.adc.YAML) {
+		t.Errorf("rollback config differs from step 1's:\n%s", exampletest.LineDiff(s01.adc.YAML, s04.adc.YAML))
+	}
+
+	// Besides the config, the rollback is step 3.
+	if len(s03.objs) != len(s04.objs) {
+		t.Fatalf("step 3 has %d objects, step 4 %d", len(s03.objs), len(s04.objs))
+	}
+	for i := range s04.objs {
+		a, b := s03.objs[i], s04.objs[i]
+		if a.Kind() == "AddOnDeploymentConfig" {
+			continue
+		}
+		want := bytes.ReplaceAll(a.YAML, []byte(s03.adc.Name()), []byte(s04.adc.Name()))
+		if !bytes.Equal(b.YAML, want) {
+			t.Errorf("step 4's %s differs from step 3's in more than the config name:\n%s", b, exampletest.LineDiff(want, b.YAML))
+		}
+	}
+}
+
+// TestAgentVersionPerStep renders what cluster1 runs after each step, with the renderer the
+// controller deploys with: the image tag is the step's version, and the rollback gives cluster1
+// exactly the agent of step 1.
+func TestAgentVersionPerStep(t *testing.T) {
+	var rendered [][]byte
+	for i, s := range steps {
+		out := exampletest.RenderCluster(t, exampletest.Output(t, readme, hubOutput(s.name)), "cluster1")
+		objs := exampletest.Parse(t, out)
+		exampletest.CheckTyped(t, objs)
+		exampletest.CheckRendered(t, objs, "cluster1")
+		var d appsv1.Deployment
+		exampletest.One(t, objs, "Deployment").Typed(t, &d)
+		if d.Namespace != "open-cluster-management-agent-addon" {
+			t.Errorf("%s: agent in namespace %q", s.name, d.Namespace)
+		}
+		want := "quay.io/open-cluster-management/addon-examples:" + s.version
+		if got := d.Spec.Template.Spec.Containers[0].Image; got != want {
+			t.Errorf("%s: cluster1 runs %s, want %s", s.name, got, want)
+		}
+		rendered = append(rendered, out)
+		if i > 0 && steps[i].version != steps[i-1].version && bytes.Equal(out, rendered[i-1]) {
+			t.Errorf("%s: cluster1's agent did not change", s.name)
+		}
+	}
+	if !bytes.Equal(rendered[3], rendered[0]) {
+		t.Errorf("after the rollback cluster1's agent differs from step 1's:\n%s", exampletest.LineDiff(rendered[0], rendered[3]))
+	}
+}
+
+// TestStepsApplyInOrderToAHub applies the four steps one after the other to a real API server
+// with OCM's CRDs, as `make demo` does: the schemas accept every object of every step and keep
+// every field, and each step applies on top of the previous one.
+func TestStepsApplyInOrderToAHub(t *testing.T) {
+	for _, s := range steps {
+		exampletest.ApplyToHub(t, exampletest.Parse(t, exampletest.Output(t, readme, hubOutput(s.name))))
+	}
+}
