@@ -10,7 +10,6 @@ package exampletest
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
@@ -55,34 +55,30 @@ func Main(m *testing.M) {
 }
 
 func run(m *testing.M) (int, error) {
-	root, err := repoRoot()
+	root, err := localhub.RepoRoot("")
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("finding the repository root: %w", err)
 	}
 	bin, err := os.MkdirTemp("", "addonops-examples-bin-")
 	if err != nil {
 		return 0, fmt.Errorf("creating a directory for the function binaries: %w", err)
 	}
 	defer os.RemoveAll(bin)
-	pkgs := []string{"build", "-o", bin + string(filepath.Separator)}
+	var pkgs []string
 	for _, f := range Functions {
 		pkgs = append(pkgs, "./functions/"+f)
 	}
-	build := exec.Command("go", pkgs...)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building the functions (go %s): %w\n%s", strings.Join(pkgs, " "), err, out)
+	if err := krmfntest.Build(root, bin+string(filepath.Separator), pkgs...); err != nil {
+		return 0, fmt.Errorf("building the functions: %w", err)
 	}
-	toolCmd := exec.Command("go", "tool", "-n", "kustomize")
-	toolCmd.Dir = root
-	out, err := toolCmd.Output()
+	kustomize, err := krmfntest.KustomizePath(root)
 	if err != nil {
-		return 0, fmt.Errorf("finding the go.mod's kustomize (go tool -n kustomize): %w", err)
+		return 0, err
 	}
 	if err := os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH")); err != nil {
 		return 0, fmt.Errorf("setting PATH: %w", err)
 	}
-	tools = &Tools{RepoRoot: root, BinDir: bin, Kustomize: strings.TrimSpace(string(out))}
+	tools = &Tools{RepoRoot: root, BinDir: bin, Kustomize: kustomize}
 	// RunTests stops the package's test hub (ApplyToHub) if a test started one.
 	return localhub.RunTests(m), nil
 }
@@ -94,23 +90,6 @@ func Get(t testing.TB) *Tools {
 		t.Fatal("exampletest.Main must run from TestMain first")
 	}
 	return tools
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("finding the repository root: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Command is one command of a README: `PROGRAM ARGS... > OUTPUT`, run from the repository root.

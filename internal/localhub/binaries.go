@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/addonops/addonops/internal/childproc"
 )
 
 // modulePath is the addonops module; its go.mod marks the repository root.
@@ -35,7 +37,7 @@ func findBinaries(opts Options) (binaries, error) {
 	if b.etcd == "" {
 		b.etcd, source = defaultEtcd, ""
 	}
-	if err := checkExecutable(b.etcd); err != nil {
+	if err := childproc.CheckExecutable(b.etcd); err != nil {
 		if source == "" {
 			problems = append(problems, fmt.Sprintf("etcd: %s %v. Install Debian's etcd-server with `make etcd`, "+
 				"or set $ADDONOPS_ETCD to an etcd binary.", b.etcd, err))
@@ -52,7 +54,7 @@ func findBinaries(opts Options) (binaries, error) {
 	}
 	if b.apiserver == "" {
 		source = ""
-		if root, err := repoRoot(opts); err != nil {
+		if root, err := RepoRoot(opts.RepoRoot); err != nil {
 			problems = append(problems, fmt.Sprintf("kube-apiserver: cannot look for %s: %v. Run from the "+
 				"repository, or set $ADDONOPS_KUBE_APISERVER to a kube-apiserver binary.", apiServerRelPath, err))
 		} else {
@@ -60,7 +62,7 @@ func findBinaries(opts Options) (binaries, error) {
 		}
 	}
 	if b.apiserver != "" {
-		if err := checkExecutable(b.apiserver); err != nil {
+		if err := childproc.CheckExecutable(b.apiserver); err != nil {
 			if source == "" {
 				problems = append(problems, fmt.Sprintf("kube-apiserver: %s %v. Build it with `make bin/kube-apiserver` "+
 					"at the repository root (about 10 minutes the first time), or set $ADDONOPS_KUBE_APISERVER "+
@@ -79,29 +81,13 @@ func findBinaries(opts Options) (binaries, error) {
 	return b, nil
 }
 
-func checkExecutable(path string) error {
-	info, err := os.Stat(path)
-	if os.IsNotExist(err) {
-		return fmt.Errorf("not found")
-	}
-	if err != nil {
-		return err
-	}
-	if info.IsDir() {
-		return fmt.Errorf("is a directory, not a binary")
-	}
-	if info.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("is not executable (mode %s)", info.Mode().Perm())
-	}
-	return nil
-}
-
-// repoRoot returns Options.RepoRoot, or the nearest directory above the working directory whose
-// go.mod declares the addonops module: `go test` runs in the package's directory, the demo at the
-// root.
-func repoRoot(opts Options) (string, error) {
-	if opts.RepoRoot != "" {
-		return opts.RepoRoot, nil
+// RepoRoot returns root if it is set (an Options.RepoRoot), else the nearest directory above the
+// working directory whose go.mod declares the addonops module: `go test` runs in the package's
+// directory, the demo at the root. The packages that find their binaries under the repository's
+// bin/ (this one, ocmhub) share it.
+func RepoRoot(root string) (string, error) {
+	if root != "" {
+		return root, nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {

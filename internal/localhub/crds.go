@@ -166,7 +166,7 @@ func crdRoot(ctx context.Context, opts Options) (string, error) {
 	if env := os.Getenv("ADDONOPS_OCM_CRDS"); env != "" {
 		return env, nil
 	}
-	repo, err := repoRoot(opts)
+	repo, err := RepoRoot(opts.RepoRoot)
 	if err != nil {
 		return "", fmt.Errorf("localhub: locating the %s module for its CRDs: %w (set $ADDONOPS_OCM_CRDS to its directory)",
 			apiModule, err)

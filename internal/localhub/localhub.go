@@ -85,7 +85,7 @@ func (h *Hub) PIDs() []int {
 	var pids []int
 	for _, p := range []*process{h.apiserver, h.etcd} {
 		if p != nil {
-			pids = append(pids, p.pid())
+			pids = append(pids, p.PID())
 		}
 	}
 	return pids
@@ -272,17 +272,4 @@ func apiServerArgs(dir string, creds *credentials, port, etcdPort int) []string 
 		// plugin would refuse every Pod without one.
 		"--disable-admission-plugins=ServiceAccount",
 	}
-}
-
-// tail returns the last n lines of a log file, for error messages.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

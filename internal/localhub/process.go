@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/addonops/addonops/internal/childproc"
 )
 
 // loopback is the only address the hub listens on.
@@ -24,88 +24,34 @@ const loopback = "127.0.0.1"
 // choosing it and our process binding it; Start retries with new ports.
 var errPortTaken = errors.New("port already in use")
 
-// process is one child process whose output goes to a log file in the hub directory.
-type process struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	done    chan struct{} // closed once the process has exited and been reaped
-	waitErr error         // valid after done is closed
-}
+// process is etcd or kube-apiserver, its output in a log file in the hub directory (see childproc
+// for why the hub's processes die with the process that started them).
+type process struct{ *childproc.Process }
 
-// launch starts a child process in its own process group, with SIGKILL as its parent-death signal:
-// if the test binary or the demo dies without calling Stop (a `go test -timeout` panic, kill -9),
-// the kernel kills the hub with it instead of leaving etcd and kube-apiserver running.
-//
-// (The death signal follows the OS thread that forked; Go keeps its threads for the life of the
-// process unless a goroutine locked to one exits, which this package never does.)
 func launch(name, path string, args []string, dir string, env []string) (*process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
+	p, err := childproc.Start(childproc.Spec{Name: name, Path: path, Args: args, Dir: dir, Env: env})
 	if err != nil {
-		return nil, fmt.Errorf("creating %s log: %w", name, err)
+		return nil, fmt.Errorf("localhub: %w", err)
 	}
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("localhub: starting %s (%s): %w", name, path, err)
-	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	return p, nil
+	return &process{p}, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM to the process group, then SIGKILL after grace, and waits until the process is
-// reaped, so its PID is really gone when stop returns.
+// stop stops the process and waits until it is reaped. One that had to be killed is not an error
+// here: the hub keeps no state a clean shutdown must save, and Stop removes the log with the rest
+// of the hub directory.
 func (p *process) stop(grace time.Duration) error {
-	if p.exited() {
-		return nil
+	var killed *childproc.KilledError
+	if err := p.Stop(grace); err != nil && !errors.As(err, &killed) {
+		return fmt.Errorf("localhub: %w", err)
 	}
-	pgid := -p.pid()
-	if err := syscall.Kill(pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("localhub: stopping %s (pid %d): %w", p.name, p.pid(), err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
-	}
-	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("localhub: killing %s (pid %d): %w", p.name, p.pid(), err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(grace):
-		return fmt.Errorf("localhub: %s (pid %d) still running %s after SIGKILL", p.name, p.pid(), grace)
-	}
+	return nil
 }
 
 // failure describes a process that exited or never became ready, with the end of its log. A bind
 // failure is wrapped as errPortTaken so Start can retry.
 func (p *process) failure(what string) error {
-	log := tail(p.logPath, 25)
-	msg := fmt.Sprintf("localhub: %s %s; last lines of %s:\n%s", p.name, what, p.logPath, log)
+	log := childproc.Tail(p.LogPath, 25)
+	msg := fmt.Sprintf("localhub: %s %s; last lines of %s:\n%s", p.Name, what, p.LogPath, log)
 	if strings.Contains(log, "address already in use") {
 		return fmt.Errorf("%w: %s", errPortTaken, msg)
 	}
@@ -117,14 +63,14 @@ func (p *process) waitReady(ctx context.Context, interval time.Duration, ready f
 	start := time.Now()
 	var last error
 	for {
-		if p.exited() {
-			return p.failure(fmt.Sprintf("exited during start-up (%v)", p.waitErr))
+		if p.Exited() {
+			return p.failure(fmt.Sprintf("exited during start-up (%v)", p.Err()))
 		}
 		// One check may hang (someone else's listener on our port); the process exiting ends it.
 		attemptCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		go func() {
 			select {
-			case <-p.done:
+			case <-p.Done():
 				cancel()
 			case <-attemptCtx.Done():
 			}
@@ -137,7 +83,7 @@ func (p *process) waitReady(ctx context.Context, interval time.Duration, ready f
 		select {
 		case <-ctx.Done():
 			return p.failure(fmt.Sprintf("not ready after %s (last check: %v)", time.Since(start).Round(time.Second), last))
-		case <-p.done:
+		case <-p.Done():
 		case <-time.After(interval):
 		}
 	}

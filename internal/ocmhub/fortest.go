@@ -3,6 +3,7 @@ package ocmhub
 import (
 	"context"
 
+	"github.com/addonops/addonops/internal/childproc"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
@@ -31,7 +32,7 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *OCM {
 		failed := t.Failed()
 		if failed {
 			for _, log := range o.LogFiles() {
-				t.Logf("last lines of %s:\n%s", log, tail(log, 15))
+				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 15))
 			}
 			t.Logf("OCM logs kept in %s", o.LogDir)
 		}

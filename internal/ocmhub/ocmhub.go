@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
+	"github.com/addonops/addonops/internal/childproc"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
@@ -189,8 +190,8 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 	if err != nil {
 		return nil, err
 	}
-	o.PlacementLog = p.logPath
-	o.PlacementStartup = time.Since(p.started)
+	o.PlacementLog = p.LogPath
+	o.PlacementStartup = time.Since(p.Started)
 	return o, nil
 }
 
@@ -213,7 +214,7 @@ func (o *OCM) launchWithPort(ctx context.Context, start func(listen string) (*pr
 			return p, nil
 		}
 		_ = p.stop(stopGrace)
-		if attempt == attempts || !strings.Contains(tail(p.logPath, 50), "address already in use") {
+		if attempt == attempts || !strings.Contains(childproc.Tail(p.LogPath, 50), "address already in use") {
 			return nil, err
 		}
 	}
@@ -226,7 +227,7 @@ func (o *OCM) waitLease(ctx context.Context, p *process, ns, name string) error 
 	defer cancel()
 	leases := o.Hub.Clients.Kube.CoordinationV1().Leases(ns)
 	// Lease times come from the process's clock, the same as ours, at microsecond precision.
-	since := p.started.Add(-time.Second)
+	since := p.Started.Add(-time.Second)
 	return p.waitReady(ctx, 100*time.Millisecond, func(ctx context.Context) error {
 		l, err := leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -295,7 +296,7 @@ func (o *OCM) AddClusters(ctx context.Context, clusters ...Cluster) ([]*Agent, e
 		o.mu.Lock()
 		a := o.agents[cl.Name]
 		o.mu.Unlock()
-		if a != nil && !a.proc.exited() {
+		if a != nil && !a.proc.Exited() {
 			out[i] = a
 			continue
 		}
@@ -344,13 +345,13 @@ func (o *OCM) startAgent(ctx context.Context, cluster string) (*Agent, error) {
 			return nil, err
 		}
 		// Known to Stop from now on, ready or not.
-		a.proc, a.LogPath = p, p.logPath
+		a.proc, a.LogPath = p, p.LogPath
 		return p, o.track(func() { o.agents[cluster] = a }, p)
 	}, cluster, workAgentLease)
 	if err != nil {
 		return nil, err
 	}
-	a.Startup = time.Since(p.started)
+	a.Startup = time.Since(p.Started)
 	return a, nil
 }
 
@@ -365,7 +366,7 @@ func (o *OCM) track(record func(), p *process) error {
 	o.mu.Unlock()
 	if stopped {
 		_ = p.stop(stopGrace)
-		return errors.New("ocmhub: stopped while starting " + p.name)
+		return errors.New("ocmhub: stopped while starting " + p.Name)
 	}
 	return nil
 }
@@ -407,10 +408,10 @@ func (o *OCM) PIDs() []int {
 	defer o.mu.Unlock()
 	var pids []int
 	if o.placement != nil {
-		pids = append(pids, o.placement.pid())
+		pids = append(pids, o.placement.PID())
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.agents)) {
-		pids = append(pids, o.agents[name].proc.pid())
+		pids = append(pids, o.agents[name].proc.PID())
 	}
 	return pids
 }
@@ -421,7 +422,7 @@ func (o *OCM) LogFiles() []string {
 	defer o.mu.Unlock()
 	var logs []string
 	if o.placement != nil {
-		logs = append(logs, o.placement.logPath)
+		logs = append(logs, o.placement.LogPath)
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.agents)) {
 		logs = append(logs, o.agents[name].LogPath)
