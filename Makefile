@@ -36,7 +36,7 @@ test: hub-binaries ocm-binaries build lint ## Run every test (unit, golden, inte
 	$(GO) test -count=1 -timeout 45m ./...
 
 .PHONY: demo
-demo: build ## The main job: see README.
+demo: hub-binaries build ## The main job: see README.
 	@bash hack/demo.sh
 
 include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk)

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+)
+
+// FieldManager is the demo's server-side apply field manager, in the role of Argo CD's or Flux's.
+const FieldManager = "addonops-demo"
+
+// Kinds the demo treats specially.
+var (
+	cmaGVK                = schema.GroupVersionKind{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterManagementAddOn"}
+	adcGK                 = schema.GroupKind{Group: "addon.open-cluster-management.io", Kind: "AddOnDeploymentConfig"}
+	placementGK           = schema.GroupKind{Group: "cluster.open-cluster-management.io", Kind: "Placement"}
+	namespaceGK           = schema.GroupKind{Kind: "Namespace"}
+	contentHashAnnotation = "addonops.io/content-hash" // set by config-hash on every config it hashed
+)
+
+// step is one rollout example, rendered.
+type step struct {
+	Name    string // folder name, e.g. 01-fresh-install
+	Dir     string
+	Objects []*unstructured.Unstructured
+	// Notes say what the demo changed in the rendered objects (durations scaled by --speed).
+	Notes []string
+}
+
+// kustomizeArgs is how every example builds (kustomize-rollout-examples/README.md): without
+// --enable-exec kustomize silently skips config-hash.
+var kustomizeArgs = []string{"tool", "kustomize", "build", "--enable-alpha-plugins", "--enable-exec"}
+
+// buildStep runs `go tool kustomize build --enable-alpha-plugins --enable-exec dir` in the
+// repository (so go.mod's kustomize runs) with env (PATH must find config-hash), and parses the
+// output. The build runs in its own process group, killed whole when ctx ends: `go tool` starts
+// kustomize, which starts config-hash.
+func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unstructured.Unstructured, error) {
+	args := append(append([]string{}, kustomizeArgs...), dir)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = repoRoot
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), repoRoot, err, strings.TrimSpace(stderr.String()))
+	}
+	objs, err := parseObjects(&stdout)
+	if err != nil {
+		return nil, fmt.Errorf("reading the output of go %s: %w", strings.Join(args, " "), err)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("go %s printed no objects", strings.Join(args, " "))
+	}
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() == adcGK && o.GetAnnotations()[contentHashAnnotation] == "" {
+			return nil, fmt.Errorf("%s: AddOnDeploymentConfig %s/%s has no %s annotation: config-hash did not run "+
+				"(it must be on PATH; `make build` puts it in bin/)", dir, o.GetNamespace(), o.GetName(), contentHashAnnotation)
+		}
+	}
+	return objs, nil
+}
+
+// parseObjects reads a multi-document YAML stream.
+func parseObjects(r io.Reader) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []*unstructured.Unstructured
+	for i := 1; ; i++ {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
+			return nil, fmt.Errorf("document %d: not a Kubernetes object (apiVersion, kind and metadata.name are required)", i)
+		}
+		out = append(out, u)
+	}
+}
+
+// applyPhases splits a step's objects in the order the demo applies them: first everything but
+// the ClusterManagementAddOns (namespaces first), then -- after the demo decided the Placements --
+// the ClusterManagementAddOns, so the controller sees the new add-on spec with its placements'
+// decisions in place, as an Argo CD sync wave or a Flux dependsOn would arrange.
+func applyPhases(objs []*unstructured.Unstructured) (first, last []*unstructured.Unstructured) {
+	var namespaces []*unstructured.Unstructured
+	for _, o := range objs {
+		switch gk := o.GroupVersionKind().GroupKind(); {
+		case gk == namespaceGK:
+			namespaces = append(namespaces, o)
+		case gk == cmaGVK.GroupKind():
+			last = append(last, o)
+		default:
+			first = append(first, o)
+		}
+	}
+	return append(namespaces, first...), last
+}
+
+// scaleRollouts divides the minSuccessTime and progressDeadline of every ClusterManagementAddOn's
+// placement rollout strategies by speed, so --speed paces the controller as it paces the simulated
+// agent. Durations are rounded to whole seconds (the CRD's pattern accepts no fractions). It
+// returns one note per change.
+func scaleRollouts(objs []*unstructured.Unstructured, speed float64) ([]string, error) {
+	if speed == 1 {
+		return nil, nil
+	}
+	var notes []string
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != cmaGVK.GroupKind() {
+			continue
+		}
+		placements, _, err := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
+		if err != nil {
+			return nil, fmt.Errorf("ClusterManagementAddOn %s: spec.installStrategy.placements: %w", o.GetName(), err)
+		}
+		for i, raw := range placements {
+			p, ok := raw.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, typ := range []string{"all", "progressive", "progressivePerGroup"} {
+				for _, field := range []string{"minSuccessTime", "progressDeadline"} {
+					v, found, err := unstructured.NestedString(p, "rolloutStrategy", typ, field)
+					if err != nil || !found || v == "" || v == "None" {
+						continue
+					}
+					d, err := time.ParseDuration(v)
+					if err != nil {
+						return nil, fmt.Errorf("ClusterManagementAddOn %s placement %v: rolloutStrategy.%s.%s %q: %w", o.GetName(), p["name"], typ, field, v, err)
+					}
+					scaled := fmt.Sprintf("%ds", int64((d.Seconds()/speed)+0.5))
+					if scaled == v {
+						continue
+					}
+					if err := unstructured.SetNestedField(p, scaled, "rolloutStrategy", typ, field); err != nil {
+						return nil, err
+					}
+					notes = append(notes, fmt.Sprintf("%s placement %v: %s %s -> %s (--speed %g)", o.GetName(), p["name"], field, v, scaled, speed))
+				}
+			}
+			placements[i] = p
+		}
+		if err := unstructured.SetNestedSlice(o.Object, placements, "spec", "installStrategy", "placements"); err != nil {
+			return nil, err
+		}
+	}
+	return notes, nil
+}
+
+// applier server-side applies objects with the demo's field manager, as Argo CD (ServerSideApply=true)
+// and Flux's kustomize-controller do.
+type applier struct {
+	dyn    dynamic.Interface
+	mapper meta.ResettableRESTMapper
+}
+
+func newApplier(dyn dynamic.Interface, disc discovery.DiscoveryInterface) *applier {
+	return &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
+}
+
+// apply applies one object and returns what the server holds afterwards.
+func (a *applier) apply(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	gvk := o.GroupVersionKind()
+	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		a.mapper.Reset() // a CRD installed since the last discovery
+		mapping, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: the hub does not serve %s: %w", gvk.Kind, name(o), gvk, err)
+	}
+	data, err := json.Marshal(o.Object)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: encoding: %w", gvk.Kind, name(o), err)
+	}
+	force := true // take over fields another manager set, as a GitOps controller does
+	opts := metav1.PatchOptions{FieldManager: FieldManager, Force: &force}
+	var res dynamic.ResourceInterface = a.dyn.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if o.GetNamespace() == "" {
+			return nil, fmt.Errorf("%s %s: namespaced, but has no metadata.namespace", gvk.Kind, o.GetName())
+		}
+		res = a.dyn.Resource(mapping.Resource).Namespace(o.GetNamespace())
+	}
+	out, err := res.Patch(ctx, o.GetName(), types.ApplyPatchType, data, opts)
+	if err != nil {
+		return nil, fmt.Errorf("server-side apply of %s %s: %w", gvk.Kind, name(o), err)
+	}
+	return out, nil
+}
+
+func name(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+// toolEnv is the environment for kustomize: ours with dirs first on PATH, where config-hash is.
+func toolEnv(dirs []string) []string {
+	path := strings.Join(append(append([]string{}, dirs...), os.Getenv("PATH")), string(os.PathListSeparator))
+	env := []string{"PATH=" + path}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// lookPathIn finds program on the PATH of env.
+func lookPathIn(env []string, program string) (string, error) {
+	for _, kv := range env {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if dir == "" {
+					continue
+				}
+				candidate := filepath.Join(dir, program)
+				if info, err := os.Stat(candidate); err == nil && !info.IsDir() && info.Mode()&0o111 != 0 {
+					return candidate, nil
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("%s not found on PATH", program)
+}

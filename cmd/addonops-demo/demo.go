@@ -1,0 +1,732 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+
+	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/simagent"
+)
+
+// Options configure one run of the demo. Zero values get the defaults of the command's flags.
+type Options struct {
+	// Clusters is the number of simulated clusters (default 20).
+	Clusters int
+	// Canaries is how many of them are labelled addonops.io/canary=true (default a tenth, at least 1).
+	Canaries int
+	// FailRate is the share of clusters whose work the simulated agent reports failed, for every
+	// version (0 to 1).
+	FailRate float64
+	// Speed divides the simulated agent's delay and the rollouts' minSuccessTime and
+	// progressDeadline (default 1).
+	Speed float64
+	// StepTimeout bounds each step's rollout (default 10m).
+	StepTimeout time.Duration
+	// Steps are the folders of Examples applied in turn (default every NN-* folder, in order).
+	Steps []string
+	// Examples is the rollout examples' folder (default <repo>/kustomize-rollout-examples).
+	Examples string
+	// RepoRoot is the addonops repository, where `go tool kustomize` runs (default: found above the
+	// working directory or the demo binary).
+	RepoRoot string
+	// ToolDirs go first on kustomize's PATH: config-hash must be in one (default <repo>/bin and the
+	// demo binary's folder).
+	ToolDirs []string
+	// Out receives the demo's output (default stdout). TTY redraws the live progress in place;
+	// Width is the terminal's width.
+	Out   io.Writer
+	TTY   bool
+	Width int
+	// Interval is how often plain output prints changed progress lines (default 1s; a terminal
+	// redraws five times a second).
+	Interval time.Duration
+	// Settle is how long a failed state must hold before a step is called failed: the controller
+	// may briefly show a failure it is about to move past (default 2s).
+	Settle time.Duration
+}
+
+// Pacing of the simulation at --speed 1: the simulated work agent answers a new work generation
+// after agentDelay, slow enough to watch a 25% rollout go batch by batch, fast enough that the
+// four steps take well under a minute with 20 clusters.
+const agentDelay = 1500 * time.Millisecond
+
+// The optional controller and simulation switches the demo looks for (see deployer).
+const (
+	deployTemplatesField = "DeployTemplates" // controller.Options: the controller renders AddOnTemplates into works (--deploy-templates)
+	workAgentOnlyField   = "WorkAgentOnly"   // simagent.Options: simulate the work agent only, no add-on manager
+)
+
+func (o *Options) complete() error {
+	if o.Clusters == 0 {
+		o.Clusters = 20
+	}
+	switch {
+	case o.Clusters < 1:
+		return fmt.Errorf("--clusters %d: want at least 1 simulated cluster", o.Clusters)
+	case o.Clusters > 10000:
+		return fmt.Errorf("--clusters %d: at most 10000 simulated clusters fit one local API server and etcd", o.Clusters)
+	}
+	if o.Canaries == 0 {
+		o.Canaries = defaultCanaries(o.Clusters)
+	}
+	if o.Canaries < 0 || o.Canaries > o.Clusters {
+		return fmt.Errorf("--canaries %d: want between 1 and --clusters (%d)", o.Canaries, o.Clusters)
+	}
+	if o.FailRate < 0 || o.FailRate > 1 {
+		return fmt.Errorf("--fail-rate %g: want a share between 0 and 1, e.g. 0.1 for one cluster in ten", o.FailRate)
+	}
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if o.Speed < 0 {
+		return fmt.Errorf("--speed %g: want a positive factor (2 runs the simulation twice as fast)", o.Speed)
+	}
+	if o.StepTimeout == 0 {
+		o.StepTimeout = 10 * time.Minute
+	}
+	if o.StepTimeout < 0 {
+		return fmt.Errorf("--step-timeout %s: want a positive duration", o.StepTimeout)
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Settle <= 0 {
+		o.Settle = 2 * time.Second
+	}
+	exe, _ := os.Executable()
+	if o.RepoRoot == "" {
+		root, err := findRepoRoot(exe)
+		if err != nil {
+			return err
+		}
+		o.RepoRoot = root
+	}
+	if o.Examples == "" {
+		o.Examples = filepath.Join(o.RepoRoot, "kustomize-rollout-examples")
+	}
+	if len(o.Steps) == 0 {
+		found, err := filepath.Glob(filepath.Join(o.Examples, "[0-9][0-9]-*"))
+		if err != nil || len(found) == 0 {
+			return fmt.Errorf("no rollout examples (NN-name folders) in %s; pass --examples", o.Examples)
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			o.Steps = append(o.Steps, filepath.Base(f))
+		}
+	}
+	for _, s := range o.Steps {
+		if _, err := os.Stat(filepath.Join(o.Examples, s, "kustomization.yaml")); err != nil {
+			return fmt.Errorf("step %q: %s has no kustomization.yaml (steps are folders of %s)", s, filepath.Join(o.Examples, s), o.Examples)
+		}
+	}
+	if len(o.ToolDirs) == 0 {
+		o.ToolDirs = []string{filepath.Join(o.RepoRoot, "bin")}
+		if exe != "" && !slices.Contains(o.ToolDirs, filepath.Dir(exe)) {
+			o.ToolDirs = append(o.ToolDirs, filepath.Dir(exe))
+		}
+	}
+	return nil
+}
+
+// findRepoRoot finds the addonops module root above the working directory, else above the demo
+// binary (bin/addonops-demo run from elsewhere).
+func findRepoRoot(exe string) (string, error) {
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe != "" {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, start := range starts {
+		for dir := start; ; dir = filepath.Dir(dir) {
+			if declaresAddonops(filepath.Join(dir, "go.mod")) {
+				return dir, nil
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return "", fmt.Errorf("cannot find the addonops repository (a go.mod declaring github.com/addonops/addonops) above %s; "+
+		"run the demo from the repository (make demo)", strings.Join(starts, " or "))
+}
+
+func declaresAddonops(goMod string) bool {
+	f, err := os.Open(goMod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == "github.com/addonops/addonops"
+		}
+	}
+	return false
+}
+
+// demoRun is one demo: its options, fleet and the running parts.
+type demoRun struct {
+	o        Options
+	fleet    fleet
+	clusters []clusterInfo
+	hub      *localhub.Hub
+	apply    *applier
+	view     *hubView
+	disp     *display
+	versions map[string]string // "<namespace>/<name>" of an AddOnDeploymentConfig -> AGENT_VERSION
+}
+
+// Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
+// registers the clusters, applies each step and follows its rollout, prints the summary and stops
+// everything it started. It returns an error only when the demo could not run at all; how the
+// steps went is in the summary (and its ExitCode). Cancelling ctx (Ctrl-C) stops the demo and
+// still cleans up.
+func Run(ctx context.Context, o Options) (_ *Summary, err error) {
+	begin := time.Now()
+	if err := o.complete(); err != nil {
+		return nil, err
+	}
+	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{}}
+	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
+	for _, n := range r.fleet.names {
+		r.clusters = append(r.clusters, clusterInfo{Name: n, Labels: r.fleet.labels(n)})
+	}
+	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
+	out := o.Out
+
+	fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would\n", strings.Join(o.Steps, " -> "))
+
+	// Render every step first, as a GitOps repo-server would: a broken example stops the demo
+	// before anything starts.
+	env := toolEnv(o.ToolDirs)
+	if _, err := lookPathIn(env, "go"); err != nil {
+		return nil, fmt.Errorf("the demo builds the examples with `go tool kustomize`: %w", err)
+	}
+	configHash, err := lookPathIn(env, "config-hash")
+	if err != nil {
+		return nil, fmt.Errorf("the examples run the config-hash KRM function by name: %w (looked first in %s; `make build` puts it in bin/)",
+			err, strings.Join(o.ToolDirs, ", "))
+	}
+	fmt.Fprintf(out, "\nRendering: go %s <step> (config-hash: %s)\n", strings.Join(kustomizeArgs, " "), configHash)
+	var steps []step
+	for _, name := range o.Steps {
+		dir := filepath.Join(o.Examples, name)
+		objs, err := buildStep(ctx, o.RepoRoot, dir, env)
+		if err != nil {
+			return nil, fmt.Errorf("rendering step %s: %w", name, err)
+		}
+		notes, err := scaleRollouts(objs, o.Speed)
+		if err != nil {
+			return nil, fmt.Errorf("step %s: %w", name, err)
+		}
+		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes}
+		steps = append(steps, st)
+		r.noteVersions(st)
+		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
+		for _, n := range notes {
+			fmt.Fprintf(out, "  %-32s %s\n", "", n)
+		}
+	}
+	var addons []string
+	for _, st := range steps {
+		for _, o := range st.Objects {
+			if o.GroupVersionKind() == cmaGVK && !slices.Contains(addons, o.GetName()) {
+				addons = append(addons, o.GetName())
+			}
+		}
+	}
+
+	// Logs of the controller and the simulation go to a file: the terminal shows the progress.
+	if err := logs.open(); err != nil {
+		return nil, err
+	}
+	logger := klog.Background()
+	defer func() {
+		keep := err != nil || sum.ExitCode() == exitUnexpected
+		if path := logs.close(keep); path != "" {
+			fmt.Fprintf(out, "Logs of the controller and the simulation: %s\n", path)
+		}
+	}()
+
+	fmt.Fprintf(out, "\nStarting the hub: kube-apiserver + etcd with OCM's CRDs (internal/localhub)\n")
+	hubStart := time.Now()
+	r.hub, err = localhub.Start(ctx, localhub.Options{ExtraAPIServerArgs: []string{
+		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}})
+	if err != nil {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
+		return nil, fmt.Errorf("starting the hub: %w", err)
+	}
+	sum.HubStart = time.Since(hubStart)
+	pids := r.hub.PIDs()
+	fmt.Fprintf(out, "  up in %s at %s (kube-apiserver pid %d, etcd pid %d)\n", seconds(sum.HubStart), r.hub.URL, pids[0], pids[1])
+	fmt.Fprintf(out, "  kubeconfig %s: kubectl works against it while the demo runs\n", r.hub.Kubeconfig)
+
+	// Everything runs under compCtx, cancelled before the hub stops so nothing retries against a
+	// stopped API server.
+	compCtx, cancelComps := context.WithCancel(klog.NewContext(context.Background(), logger))
+	var ctrlDone chan error
+	defer func() {
+		cancelComps()
+		var errs []error
+		if ctrlDone != nil {
+			select {
+			case cerr := <-ctrlDone:
+				if cerr != nil {
+					errs = append(errs, fmt.Errorf("the controller: %w", cerr))
+				}
+			case <-time.After(30 * time.Second):
+				errs = append(errs, errors.New("the controller did not stop within 30s"))
+			}
+		}
+		if r.view != nil {
+			r.view.shutdown()
+		}
+		if serr := r.hub.Stop(); serr != nil {
+			errs = append(errs, serr)
+		}
+		sum.Leftovers = leftovers(pids)
+		sum.Total = time.Since(begin)
+		if sum.Steps != nil || sum.Interrupted {
+			printSummary(out, sum)
+		}
+		if len(sum.Leftovers) > 0 {
+			fmt.Fprintf(out, "STILL RUNNING after the shutdown: %s\n", strings.Join(sum.Leftovers, ", "))
+		} else {
+			fmt.Fprintf(out, "Stopped the controller, the simulated agents, kube-apiserver (pid %d) and etcd (pid %d); "+
+				"no process of the demo is left running.\n", pids[0], pids[1])
+		}
+		if err == nil && len(errs) > 0 {
+			err = fmt.Errorf("shutting down: %w", errors.Join(errs...))
+		}
+	}()
+
+	cfg := rest.CopyConfig(r.hub.Config)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	clients, err := localhub.NewClients(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.apply = newApplier(clients.Dynamic, clients.Kube.Discovery())
+
+	copts := controller.Options{
+		Workers:          min(16, 4+o.Clusters/200),
+		WriteParallelism: 32,
+		Coalesce:         100 * time.Millisecond,
+	}
+	aopts := simagent.Options{
+		Addons:  addons,
+		Delay:   time.Duration(float64(agentDelay) / o.Speed),
+		Workers: min(32, 4+o.Clusters/50),
+		Outcome: func(cluster, _ string, _ map[string]string) simagent.Outcome {
+			if r.fleet.failing[cluster] {
+				return simagent.Fail
+			}
+			return simagent.Succeed
+		},
+	}
+	templates, deployerShort, deployer := chooseDeployer(hasBoolField(&copts, deployTemplatesField), hasBoolField(&aopts, workAgentOnlyField))
+	if templates {
+		setBoolField(&copts, deployTemplatesField)
+		setBoolField(&aopts, workAgentOnlyField)
+	}
+	sum.Deployer = deployerShort
+
+	ctrl, err := controller.New(cfg, copts)
+	if err != nil {
+		return nil, fmt.Errorf("building the controller: %w", err)
+	}
+	ctrlDone = make(chan error, 1)
+	go func() { ctrlDone <- ctrl.Run(compCtx) }()
+	agent, err := simagent.New(cfg, aopts)
+	if err != nil {
+		return nil, fmt.Errorf("building the simulated agent: %w", err)
+	}
+	if err := agent.Start(compCtx); err != nil {
+		return nil, fmt.Errorf("starting the simulated agent: %w", err)
+	}
+	fmt.Fprintf(out, "\nRunning in this process:\n")
+	fmt.Fprintf(out, "  controller:     addonops controller (controller.New/Run, --addons=self, %d workers)\n", copts.Workers)
+	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
+	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/simagent) answers for every cluster, reporting "+
+		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
+	fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
+		"(no OCM placement controller runs)\n")
+
+	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
+	regStart := time.Now()
+	if err := r.fleet.register(ctx, clients, 32); err != nil {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
+		return nil, err
+	}
+	sum.Register = time.Since(regStart)
+	fmt.Fprintf(out, "  done in %s; canary (label %s=true): %s; failing work (--fail-rate %g): %s\n", seconds(sum.Register),
+		CanaryLabel, describe(r.fleet.sorted(r.fleet.canary), 5), o.FailRate, describe(sum.Failing, 5))
+
+	r.view, err = newHubView(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.view.start(compCtx); err != nil {
+		return nil, err
+	}
+
+	for i, st := range steps {
+		res := r.runStep(ctx, st)
+		sum.Steps = append(sum.Steps, res)
+		if res.Result == Interrupted {
+			sum.Interrupted = true
+			break
+		}
+		if res.Result == Error {
+			fmt.Fprintf(out, "Stopping: step %s could not be applied, so the later steps would not mean anything.\n", st.Name)
+			break
+		}
+		if res.Result != Succeeded && i < len(steps)-1 {
+			fmt.Fprintf(out, "Moving on to %s anyway, as a GitOps user pushes the next commit after a rollout that failed or stalled.\n", steps[i+1].Name)
+		}
+	}
+	return sum, nil
+}
+
+// noteVersions remembers the AGENT_VERSION of the step's AddOnDeploymentConfigs, to name versions
+// in the progress.
+func (r *demoRun) noteVersions(st step) {
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() != adcGK {
+			continue
+		}
+		vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "customizedVariables")
+		for _, v := range vars {
+			if m, ok := v.(map[string]any); ok && m["name"] == "AGENT_VERSION" {
+				if s, ok := m["value"].(string); ok {
+					r.versions[o.GetNamespace()+"/"+o.GetName()] = s
+				}
+			}
+		}
+	}
+}
+
+// label names a config version in the progress.
+func (r *demoRun) label(v *rolloutview.Version) string {
+	if v == nil {
+		return "-"
+	}
+	if ver, ok := r.versions[v.Namespace+"/"+v.Name]; ok {
+		return ver
+	}
+	return v.String()
+}
+
+// describeStep says what a step rolls out: the add-on's placements and strategies and its config.
+func (r *demoRun) describeStep(st step) string {
+	var parts []string
+	for _, o := range st.Objects {
+		switch o.GroupVersionKind().GroupKind() {
+		case adcGK:
+			parts = append(parts, fmt.Sprintf("config %s (%s)", o.GetName(), cmp.Or(r.versions[o.GetNamespace()+"/"+o.GetName()], "no AGENT_VERSION")))
+		case cmaGVK.GroupKind():
+			placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
+			for _, raw := range placements {
+				p, _ := raw.(map[string]any)
+				typ, _, _ := unstructured.NestedString(p, "rolloutStrategy", "type")
+				s := fmt.Sprintf("%v: %s", p["name"], cmp.Or(typ, "All"))
+				if mc, found, _ := unstructured.NestedFieldNoCopy(p, "rolloutStrategy", "progressive", "maxConcurrency"); found {
+					s += fmt.Sprintf(" %v at a time", mc)
+				}
+				parts = append(parts, s)
+			}
+			if c, ok := o.GetAnnotations()["addonops.io/canary-placements"]; ok {
+				parts = append(parts, "canary gate "+c)
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runStep applies one step and follows its rollout until it ends, fails, times out or ctx ends.
+func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
+	res := StepResult{Step: st.Name, Notes: st.Notes}
+	start := time.Now()
+	r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
+	fail := func(err error) StepResult {
+		res.Duration = time.Since(start)
+		if ctx.Err() != nil {
+			res.Result = Interrupted
+		} else {
+			res.Result = Error
+			res.Why = err.Error()
+			r.disp.printf("   ERROR: %v\n", err)
+		}
+		res.Expected, _ = expectation(res.Result, nil, r.fleet.failing)
+		return res
+	}
+
+	first, last := applyPhases(st.Objects)
+	for _, o := range first {
+		if _, err := r.apply.apply(ctx, o); err != nil {
+			return fail(err)
+		}
+	}
+	for _, o := range first {
+		if o.GroupVersionKind().GroupKind() != placementGK {
+			continue
+		}
+		n, err := schedulePlacement(ctx, r.hub.Clients, o.GetNamespace(), o.GetName(), r.clusters)
+		if err != nil {
+			return fail(err)
+		}
+		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", name(o), plural(n, "cluster"))
+	}
+	gens := map[string]int64{}
+	var addons []string
+	for _, o := range last {
+		applied, err := r.apply.apply(ctx, o)
+		if err != nil {
+			return fail(err)
+		}
+		gens[o.GetName()] = applied.GetGeneration()
+		addons = append(addons, o.GetName())
+	}
+	r.view.noteBaseNames(st)
+
+	timeout := time.NewTimer(r.o.StepTimeout)
+	defer timeout.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	var failingSince time.Time
+	var snaps []snapshot
+	for {
+		now := time.Now()
+		if ss, ok := r.snapshots(addons, gens, now); ok {
+			snaps = ss
+			v := judge(viewsOf(snaps))
+			r.disp.update(st.Name, now.Sub(start), rows(snaps, r.label), now)
+			switch {
+			case v.Ended && !v.Failed:
+				return r.finishStep(res, Succeeded, start, snaps, v)
+			case v.Ended && failingSince.IsZero():
+				failingSince = now
+			case v.Ended && now.Sub(failingSince) >= r.o.Settle:
+				return r.finishStep(res, Failed, start, snaps, v)
+			case !v.Ended:
+				failingSince = time.Time{}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return r.finishStep(res, Interrupted, start, snaps, verdict{})
+		case <-timeout.C:
+			return r.finishStep(res, TimedOut, start, snaps, judge(viewsOf(snaps)))
+		case <-tick.C:
+		}
+	}
+}
+
+// snapshots reads the step's add-ons; ok is false until the caches hold what the demo applied.
+func (r *demoRun) snapshots(addons []string, gens map[string]int64, now time.Time) ([]snapshot, bool) {
+	var out []snapshot
+	for _, a := range addons {
+		s, ok := r.view.snapshot(a, gens[a], now)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, len(out) > 0
+}
+
+func viewsOf(snaps []snapshot) []rolloutview.View {
+	out := make([]rolloutview.View, len(snaps))
+	for i, s := range snaps {
+		out[i] = s.View
+	}
+	return out
+}
+
+// finishStep fills in the step's result from the last snapshots and prints how it ended.
+func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, snaps []snapshot, v verdict) StepResult {
+	views := viewsOf(snaps)
+	res.Duration = time.Since(start)
+	res.Result = result
+	res.Failed = failedClusters(views)
+	res.Reasons = failureReasons(views, 5)
+	res.Notes = append(res.Notes, v.Notes...)
+	var configs, versions []string
+	for _, view := range views {
+		for _, p := range view.Placements {
+			pr := PlacementResult{Key: p.Key(), Reason: p.Reason, Total: p.Progress.Total, Done: p.Progress.Done,
+				InProgress: p.Progress.InProgress, Failed: p.Progress.Failed + p.Progress.TimedOut}
+			for _, c := range p.Configs {
+				if strings.HasPrefix(c.Resource, "addondeploymentconfigs.") && c.Desired != nil {
+					pr.Desired, pr.DesiredVersion = c.Desired.Name, r.versions[c.Desired.Namespace+"/"+c.Desired.Name]
+				}
+			}
+			if p.Canary != nil {
+				pr.Canary = p.Canary.State
+			}
+			res.Placements = append(res.Placements, pr)
+			configs = append(configs, pr.Desired)
+			versions = append(versions, pr.DesiredVersion)
+		}
+	}
+	res.Clusters, res.Done = stepClusters(snaps, configs, res.Failed)
+	res.Config, res.Version = joinNonEmpty(configs), joinNonEmpty(versions)
+	var why string
+	res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
+	if !res.Expected {
+		res.Why = why
+	}
+
+	if len(snaps) > 0 {
+		r.disp.finish(res.Step, res.Duration, rows(snaps, r.label))
+	}
+	switch result {
+	case Succeeded:
+		r.disp.printf("== %s: Succeeded in %s: %d/%d clusters run %s\n", res.Step, seconds(res.Duration), res.Done, res.Clusters, configLabel(res))
+	case Interrupted:
+		r.disp.printf("== %s: interrupted after %s\n", res.Step, seconds(res.Duration))
+	default:
+		r.disp.printf("== %s: %s after %s: %d/%d clusters run %s, %d failed\n", res.Step, result, seconds(res.Duration),
+			res.Done, res.Clusters, configLabel(res), len(res.Failed))
+		for _, reason := range res.Reasons {
+			r.disp.printf("   %s\n", reason)
+		}
+		for _, n := range v.Notes {
+			r.disp.printf("   %s\n", n)
+		}
+	}
+	switch {
+	case result == Interrupted:
+	case !res.Expected:
+		r.disp.printf("   NOT AS EXPECTED: %s\n", res.Why)
+	case result == Failed:
+		r.disp.printf("   as expected: only clusters whose failure was injected (--fail-rate) failed\n")
+	}
+	return res
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func configLabel(res StepResult) string {
+	if res.Version == "" {
+		return res.Config
+	}
+	return res.Config + " (" + res.Version + ")"
+}
+
+// chooseDeployer decides who writes the clusters' ManifestWorks. The controller does when it can
+// render AddOnTemplates itself (controller.Options.DeployTemplates, the controller's
+// --deploy-templates) and the simulation can play the work agent alone
+// (simagent.Options.WorkAgentOnly): that is the product as a hub without OCM's addon-manager runs
+// it. Otherwise simagent's simulated add-on manager writes them, and the demo says why.
+func chooseDeployer(controllerCan, agentCan bool) (templates bool, short, detail string) {
+	if controllerCan && agentCan {
+		return true, "works rendered by the controller (--deploy-templates)",
+			"the addonops controller with --deploy-templates renders the AddOnTemplate into each cluster's ManifestWorks"
+	}
+	why := "this build's controller has no --deploy-templates (controller.Options." + deployTemplatesField + ")"
+	if controllerCan {
+		why = "internal/simagent cannot yet play the work agent alone (simagent.Options." + workAgentOnlyField + ")"
+	}
+	return false, "works written by a simulated add-on manager",
+		"SIMULATED (internal/simagent writes one ManifestWork per cluster when its rollout turn comes, so the AddOnTemplate " +
+			"is not rendered): " + why
+}
+
+// hasBoolField reports whether the struct ptr points at has a bool field name: optional switches
+// of the controller and the simulation that other work adds (see deployer).
+func hasBoolField(ptr any, name string) bool {
+	f := reflect.ValueOf(ptr).Elem().FieldByName(name)
+	return f.IsValid() && f.Kind() == reflect.Bool && f.CanSet()
+}
+
+func setBoolField(ptr any, name string) {
+	reflect.ValueOf(ptr).Elem().FieldByName(name).SetBool(true)
+}
+
+// logSink is the log file of the controller and the simulation, behind klog (their logger). klog's
+// logger may be set only once, before anything logs, so the sink stays and each run opens and
+// closes its file; writes while no file is open (parts of a stopped run winding down) are dropped.
+type logSink struct {
+	mu   sync.Mutex
+	f    *os.File
+	once sync.Once
+}
+
+var logs = &logSink{}
+
+func (l *logSink) open() error {
+	l.once.Do(func() {
+		klog.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(l), textlogger.Verbosity(2))))
+	})
+	f, err := os.CreateTemp("", "addonops-demo-*.log")
+	if err != nil {
+		return fmt.Errorf("creating the demo's log file: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.f = f
+	return nil
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return len(p), nil
+	}
+	return l.f.Write(p)
+}
+
+// close closes the file and removes it unless keep; it returns the path of a kept file.
+func (l *logSink) close(keep bool) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return ""
+	}
+	f := l.f
+	l.f = nil
+	f.Close()
+	if keep {
+		return f.Name()
+	}
+	os.Remove(f.Name())
+	return ""
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The tests below run the demo's whole flow (Run) as `make demo` does, on a real hub: localhub's
+// kube-apiserver and etcd, the real controller, go.mod's kustomize with a freshly built
+// config-hash, server-side apply of the real examples. Each run starts and stops its own hub, so
+// they also check that the demo leaves nothing running.
+
+// toolDir holds the config-hash built for the tests.
+var toolDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "addonops-demo-test-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		root, err := findRepoRoot("")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		build := exec.Command("go", "build", "-o", filepath.Join(dir, "config-hash"), "./functions/config-hash")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building config-hash for the demo tests: %v\n%s", err, out)
+			return 1
+		}
+		toolDir = dir
+		return m.Run()
+	}())
+}
+
+// syncBuffer is the demo's output, safe to read while the demo writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// quick are options for a small, fast demo.
+func quick(out *syncBuffer) Options {
+	return Options{
+		Clusters:    6,
+		Canaries:    2,
+		Speed:       10,
+		StepTimeout: 2 * time.Minute,
+		ToolDirs:    []string{toolDir},
+		Out:         out,
+		Settle:      time.Second,
+	}
+}
+
+// checkNothingLeft fails the test if the demo left a child process behind (the hub's processes
+// are this test process's children).
+func checkNothingLeft(t *testing.T, sum *Summary) {
+	t.Helper()
+	if len(sum.Leftovers) > 0 {
+		t.Errorf("the demo reports processes left running: %v", sum.Leftovers)
+	}
+	if c := children(os.Getpid()); len(c) > 0 {
+		t.Errorf("child processes still running after the demo: %v", c)
+	}
+}
+
+func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
+	var out syncBuffer
+	sum, err := Run(context.Background(), quick(&out))
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if sum.ExitCode() != exitOK {
+		t.Errorf("exit code %d, want 0", sum.ExitCode())
+	}
+	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback"}
+	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0"}
+	if len(sum.Steps) != len(wantSteps) {
+		t.Fatalf("%d steps in the summary, want %d", len(sum.Steps), len(wantSteps))
+	}
+	for i, st := range sum.Steps {
+		if st.Step != wantSteps[i] || st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
+			t.Errorf("step %d: %s %s (expected %v) %d/%d done, failed %v; want %s Succeeded 6/6",
+				i, st.Step, st.Result, st.Expected, st.Done, st.Clusters, st.Failed, wantSteps[i])
+		}
+		if st.Version != wantVersions[i] || !strings.HasPrefix(st.Config, "helloworld-config-") {
+			t.Errorf("step %s rolled out %s (%s), want a hashed helloworld-config at %s", st.Step, st.Config, st.Version, wantVersions[i])
+		}
+	}
+	if first, rollback := sum.Steps[0].Config, sum.Steps[3].Config; rollback != first {
+		t.Errorf("the rollback rolled out %s, want step 01's config %s", rollback, first)
+	}
+	if a, b, c := sum.Steps[0].Config, sum.Steps[1].Config, sum.Steps[2].Config; a == b || b == c || a == c {
+		t.Errorf("steps 01-03 rolled out %s, %s, %s: want three config versions", a, b, c)
+	}
+	// From step 03 the canary placement owns the canary clusters and gates the others.
+	for _, st := range sum.Steps[2:] {
+		got := map[string]int{}
+		for _, p := range st.Placements {
+			got[p.Key] = p.Total
+			if p.Canary == "" {
+				t.Errorf("%s: placement %s shows no canary state", st.Step, p.Key)
+			}
+		}
+		if got["default/canary-placement"] != 2 || got["default/global-placement"] != 4 {
+			t.Errorf("%s: clusters per placement %v, want canary-placement 2 and global-placement 4", st.Step, got)
+		}
+	}
+	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "04-rollback", "no process of the demo is left running"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+func TestDemoReportsInjectedFailures(t *testing.T) {
+	var out syncBuffer
+	o := quick(&out)
+	o.FailRate = 0.2 // one cluster of six: cluster-06
+	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
+	sum, err := Run(context.Background(), o)
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if !slices.Equal(sum.Failing, []string{"cluster-06"}) {
+		t.Fatalf("failing clusters %v, want [cluster-06]", sum.Failing)
+	}
+	if len(sum.Steps) != 2 {
+		t.Fatalf("%d steps, want 2: a failed step must not stop the demo", len(sum.Steps))
+	}
+	for _, st := range sum.Steps {
+		if st.Result != Failed || !st.Expected || !slices.Equal(st.Failed, []string{"cluster-06"}) || st.Done >= st.Clusters {
+			t.Errorf("step %s: %s (expected %v), failed %v, %d/%d done; want Failed through cluster-06 alone",
+				st.Step, st.Result, st.Expected, st.Failed, st.Done, st.Clusters)
+		}
+		if len(st.Reasons) == 0 || !strings.Contains(st.Reasons[0], "cluster-06") || !strings.Contains(st.Reasons[0], "Applied=False") {
+			t.Errorf("step %s: failure reasons %q, want cluster-06's failed work", st.Step, st.Reasons)
+		}
+	}
+	if sum.ExitCode() != exitOK {
+		t.Errorf("exit code %d, want 0: the injected failures were reported as expected", sum.ExitCode())
+	}
+	text := out.String()
+	for _, want := range []string{"01-fresh-install: Failed", "cluster-06: InstallFailed", "Moving on to 02-rolling-update",
+		"01-fresh-install: failed clusters cluster-06"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+func TestDemoCleansUpWhenInterrupted(t *testing.T) {
+	var out syncBuffer
+	o := quick(&out)
+	o.Speed = 0.05 // the agent answers after 30s: the first step is surely still running
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && !strings.Contains(out.String(), "== 01-fresh-install: server-side apply") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cancel() // Ctrl-C
+	}()
+	sum, err := Run(ctx, o)
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if !sum.Interrupted || sum.ExitCode() != exitInterrupted {
+		t.Errorf("interrupted %v, exit code %d; want true, %d", sum.Interrupted, sum.ExitCode(), exitInterrupted)
+	}
+	if len(sum.Steps) != 1 || sum.Steps[0].Result != Interrupted {
+		t.Errorf("steps %+v, want step 01 Interrupted alone", sum.Steps)
+	}
+}

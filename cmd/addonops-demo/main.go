@@ -1,0 +1,125 @@
+// Command addonops-demo is `make demo`: the whole product on one machine in a minute or two.
+//
+// It starts a local OCM hub (a real kube-apiserver and etcd with OCM's CRDs, internal/localhub),
+// the addonops controller in-process, and a simulated work agent for N simulated clusters
+// (internal/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
+// applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn the way Argo CD or Flux would
+// (`go tool kustomize build --enable-alpha-plugins --enable-exec`, config-hash from bin/, then
+// server-side apply of every object) and shows each rollout live per placement: a progress bar,
+// clusters done / in progress / failed, and the canary's state. It ends with a summary table and
+// stops everything it started.
+//
+// A step whose rollout fails (injected failures with --fail-rate, a maxFailures breach, a
+// placement held by a failed canary) is reported failed and the demo moves on to the next step,
+// as a GitOps user pushes the next commit; the last step is the rollback. Exit code: 0 when every
+// step ended as expected (all succeed without --fail-rate; with it, each step fails through the
+// injected clusters only), 1 when one did not or something was left running, 2 when the demo
+// could not run, 130 when interrupted. Ctrl-C stops the demo and cleans up; a second Ctrl-C
+// exits at once (the hub's processes die with the demo, see localhub).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+func main() { os.Exit(runCommand(os.Args[1:])) }
+
+func runCommand(args []string) int {
+	fs := flag.NewFlagSet("addonops-demo", flag.ContinueOnError)
+	var o Options
+	var steps string
+	var plain bool
+	fs.IntVar(&o.Clusters, "clusters", 20, "number of simulated clusters")
+	fs.IntVar(&o.Canaries, "canaries", 0, "how many clusters are labelled addonops.io/canary=true (default a tenth, at least 1)")
+	fs.Float64Var(&o.FailRate, "fail-rate", 0, "share of clusters whose work the simulated agent reports failed, for every version (0..1)")
+	fs.Float64Var(&o.Speed, "speed", 1, "speed-up of the simulation: divides the agent's delay and the rollouts' minSuccessTime and progressDeadline")
+	fs.DurationVar(&o.StepTimeout, "step-timeout", 10*time.Minute, "give up on a step's rollout after this long (the step is reported TimedOut and the demo moves on)")
+	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
+	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
+	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: addonops-demo [flags]\n\n"+
+			"Runs the four rollout examples on a local hub with simulated clusters (see `make demo`).\n"+
+			"Exit codes: 0 every step ended as expected, 1 a step did not (or a process was left running),\n"+
+			"2 the demo could not run, 130 interrupted.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return exitOK
+		}
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())
+		return exitError
+	}
+	// Zero means "default" in Options; on the command line it is a mistake.
+	switch {
+	case o.Clusters < 1:
+		fmt.Fprintf(os.Stderr, "addonops-demo: --clusters %d: want at least 1 simulated cluster\n", o.Clusters)
+		return exitError
+	case o.Speed <= 0:
+		fmt.Fprintf(os.Stderr, "addonops-demo: --speed %g: want a positive factor (2 runs the simulation twice as fast)\n", o.Speed)
+		return exitError
+	case o.StepTimeout <= 0:
+		fmt.Fprintf(os.Stderr, "addonops-demo: --step-timeout %s: want a positive duration\n", o.StepTimeout)
+		return exitError
+	}
+	if steps != "" {
+		for _, s := range strings.Split(steps, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				o.Steps = append(o.Steps, s)
+			}
+		}
+	}
+	fd := int(os.Stdout.Fd())
+	if !plain && term.IsTerminal(fd) && os.Getenv("TERM") != "dumb" {
+		o.TTY = true
+		if w, _, err := term.GetSize(fd); err == nil {
+			o.Width = w
+		}
+	}
+
+	// The first Ctrl-C (or SIGTERM) stops the demo cleanly; a second one exits at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "\naddonops-demo: interrupted; stopping everything (Ctrl-C again to exit at once)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "addonops-demo: exiting at once; the hub's processes die with the demo")
+		os.Exit(exitInterrupted)
+	}()
+
+	sum, err := Run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "addonops-demo: %v\n", err)
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		return exitError
+	}
+	code := sum.ExitCode()
+	switch code {
+	case exitOK:
+		fmt.Println("Every step ended as expected.")
+	case exitInterrupted:
+		fmt.Fprintln(os.Stderr, "addonops-demo: interrupted")
+	default:
+		fmt.Fprintln(os.Stderr, "addonops-demo: not every step ended as expected (see the summary)")
+	}
+	return code
+}

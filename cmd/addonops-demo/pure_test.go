@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
+
+	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/rolloutview"
+)
+
+func TestPickFailing(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		rate float64
+		want []int
+	}{
+		{20, 0, nil},
+		{20, 0.1, []int{9, 19}},
+		{6, 0.2, []int{5}},          // round(1.2) = 1
+		{20, 0.01, []int{19}},       // rounds to 0: at least one when failures are asked for
+		{4, 1, []int{0, 1, 2, 3}},   // every cluster
+		{10, 0.25, []int{2, 5, 9}},  // round(2.5) = 3, half away from zero
+		{3, 0.67, []int{0, 2}},      // round(2.01) = 2
+		{0, 0.5, nil},               // no cluster
+		{1000, 0.001, []int{999}},   // one in a thousand
+		{7, 0.5, []int{0, 2, 4, 6}}, // round(3.5) = 4, spread
+	} {
+		got := pickFailing(tc.n, tc.rate)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("pickFailing(%d, %g) = %v, want %v", tc.n, tc.rate, got, tc.want)
+		}
+		if len(got) > 0 && (got[0] < 0 || got[len(got)-1] >= tc.n || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got)) {
+			t.Errorf("pickFailing(%d, %g) = %v: want distinct sorted indices in [0, %d)", tc.n, tc.rate, got, tc.n)
+		}
+	}
+}
+
+func TestNewFleet(t *testing.T) {
+	f := newFleet(20, 2, 0.1)
+	if len(f.names) != 20 || f.names[0] != "cluster-01" || f.names[19] != "cluster-20" {
+		t.Fatalf("names = %v", f.names)
+	}
+	if got := f.sorted(f.canary); !slices.Equal(got, []string{"cluster-01", "cluster-02"}) {
+		t.Errorf("canaries = %v", got)
+	}
+	if got := f.sorted(f.failing); !slices.Equal(got, []string{"cluster-10", "cluster-20"}) {
+		t.Errorf("failing = %v", got)
+	}
+	if l := f.labels("cluster-01"); l[CanaryLabel] != "true" || l[clusterv1beta2.ClusterSetLabel] != clusterSet {
+		t.Errorf("labels of a canary = %v", l)
+	}
+	if l := f.labels("cluster-03"); l[CanaryLabel] != "" {
+		t.Errorf("labels of a non-canary = %v", l)
+	}
+	if f := newFleet(2000, defaultCanaries(2000), 0); f.names[0] != "cluster-0001" || len(f.canary) != 200 {
+		t.Errorf("2000 clusters: first %s, %d canaries", f.names[0], len(f.canary))
+	}
+}
+
+func TestDecidePlacement(t *testing.T) {
+	clusters := []clusterInfo{
+		{Name: "c3", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default"}},
+		{Name: "c1", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default", CanaryLabel: "true"}},
+		{Name: "c2", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default", "region": "eu"}},
+		{Name: "c4", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "other", CanaryLabel: "true"}},
+		{Name: "c5", Labels: map[string]string{}},
+	}
+	canary := clusterv1beta1.ClusterPredicate{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{CanaryLabel: "true"}}}}
+	eu := clusterv1beta1.ClusterPredicate{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}}
+	two := int32(2)
+	for _, tc := range []struct {
+		name    string
+		spec    clusterv1beta1.PlacementSpec
+		want    []localhub.DecisionGroup
+		wantErr string
+	}{
+		{name: "cluster set, sorted by name",
+			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3"}}}},
+		{name: "no cluster set: every cluster",
+			spec: clusterv1beta1.PlacementSpec{},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3", "c4", "c5"}}}},
+		{name: "the examples' canary placement",
+			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, Predicates: []clusterv1beta1.ClusterPredicate{canary}},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1"}}}},
+		{name: "predicates are ORed",
+			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, Predicates: []clusterv1beta1.ClusterPredicate{canary, eu}},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2"}}}},
+		{name: "nothing selected: no group (SetPlacementDecisions writes one empty decision)",
+			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"none"}}},
+		{name: "numberOfClusters takes the first by name",
+			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, NumberOfClusters: &two},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2"}}}},
+		{name: "decision groups by label, then the rest split by clustersPerDecisionGroup",
+			spec: clusterv1beta1.PlacementSpec{DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
+				DecisionGroups: []clusterv1beta1.DecisionGroup{{GroupName: "canary", ClusterSelector: clusterv1beta1.GroupClusterSelector{
+					LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{CanaryLabel: "true"}}}}},
+				ClustersPerDecisionGroup: intstr.FromInt32(2)}}},
+			want: []localhub.DecisionGroup{{Name: "canary", Clusters: []string{"c1", "c4"}}, {Clusters: []string{"c2", "c3"}}, {Clusters: []string{"c5"}}}},
+		{name: "percentage per group rounds up",
+			spec: clusterv1beta1.PlacementSpec{DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
+				ClustersPerDecisionGroup: intstr.FromString("50%")}}},
+			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3"}}, {Clusters: []string{"c4", "c5"}}}},
+		{name: "claim selectors are refused",
+			spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+				ClaimSelector: clusterv1beta1.ClusterClaimSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "id", Operator: "Exists"}}}}}}},
+			wantErr: "claim or CEL selector"},
+		{name: "invalid label selectors are refused",
+			spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+				LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}}},
+			wantErr: "predicate 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p"}, Spec: tc.spec}
+			got, err := decidePlacement(p, clusters)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "default/p") {
+					t.Fatalf("err = %v, want one naming default/p and containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, tc.want, func(a, b localhub.DecisionGroup) bool {
+				return a.Name == b.Name && slices.Equal(a.Clusters, b.Clusters)
+			}) {
+				t.Errorf("groups = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func placement(name, health, reason, canary string, failed ...string) rolloutview.Placement {
+	p := rolloutview.Placement{Namespace: "default", Name: name, Health: rolloutview.Verdict{Health: rolloutview.Health(health)}, Reason: reason}
+	if canary != "" {
+		p.Canary = &rolloutview.Canary{Canary: canary, State: "x"}
+	}
+	for _, f := range failed {
+		p.FailedClusters = append(p.FailedClusters, rolloutview.ClusterProblem{Cluster: f, Reason: "UpgradeFailed", Message: "boom"})
+	}
+	return p
+}
+
+func TestJudge(t *testing.T) {
+	view := func(ps ...rolloutview.Placement) []rolloutview.View {
+		return []rolloutview.View{{Addon: "a", Health: rolloutview.Verdict{Health: rolloutview.Progressing}, Placements: ps}}
+	}
+	for _, tc := range []struct {
+		name  string
+		views []rolloutview.View
+		want  verdict
+	}{
+		{"nothing read yet", nil, verdict{}},
+		{"no placement status yet", []rolloutview.View{{Addon: "a", Health: rolloutview.Verdict{Health: rolloutview.Progressing}}}, verdict{}},
+		{"all healthy", view(placement("g", "Healthy", "UpgradeSucceed", ""), placement("c", "Healthy", "InstallSucceed", "")), verdict{Ended: true}},
+		{"one still progressing", view(placement("g", "Progressing", "Upgrading", ""), placement("c", "Healthy", "InstallSucceed", "")), verdict{}},
+		{"one degraded, the other done", view(placement("g", "Degraded", "UpgradeFailed", "", "c5"), placement("c", "Healthy", "UpgradeSucceed", "")),
+			verdict{Ended: true, Failed: true}},
+		{"degraded but another still moves", view(placement("g", "Degraded", "UpgradeFailed", ""), placement("c", "Progressing", "Upgrading", "")),
+			verdict{Failed: true}},
+		{"held by a failed canary ends the step", view(placement("g", "Progressing", "WaitingForCanary", "default/c"), placement("c", "Degraded", "UpgradeFailed", "")),
+			verdict{Ended: true, Failed: true, Notes: []string{"default/g is held by its canary default/c, which failed"}}},
+		{"waiting for a canary that is still rolling out", view(placement("g", "Progressing", "WaitingForCanary", "default/c"), placement("c", "Progressing", "Upgrading", "")),
+			verdict{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := judge(tc.views)
+			if got.Ended != tc.want.Ended || got.Failed != tc.want.Failed || !slices.Equal(got.Notes, tc.want.Notes) {
+				t.Errorf("judge = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestExpectation(t *testing.T) {
+	injected := map[string]bool{"c5": true, "c9": true}
+	for _, tc := range []struct {
+		name     string
+		result   Result
+		failed   []string
+		injected map[string]bool
+		want     bool
+		why      string
+	}{
+		{"success without injection", Succeeded, nil, nil, true, ""},
+		{"failure without injection", Failed, []string{"c1"}, nil, false, "clusters failed that should not have: c1"},
+		{"failure reporting no cluster, no injection", Failed, nil, nil, false, "failed although no failure was injected"},
+		{"injected clusters fail", Failed, []string{"c5", "c9"}, injected, true, ""},
+		{"some of the injected clusters fail (the rollout stopped first)", Failed, []string{"c5"}, injected, true, ""},
+		{"a cluster fails that was not injected", Failed, []string{"c1", "c5"}, injected, false, "clusters failed that should not have: c1"},
+		{"success despite injection", Succeeded, nil, injected, false, "went unnoticed"},
+		{"failed without a failed cluster (held by a canary that failed elsewhere)", Failed, nil, injected, false, "reported no failed cluster"},
+		{"timed out", TimedOut, nil, nil, false, "--step-timeout"},
+		{"interrupted", Interrupted, nil, nil, false, "interrupted"},
+		{"apply error", Error, nil, nil, false, "could not be applied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := expectation(tc.result, tc.failed, tc.injected)
+			if got != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("expectation = %v, %q; want %v, containing %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+func TestSummaryExitCode(t *testing.T) {
+	ok := StepResult{Result: Succeeded, Expected: true}
+	bad := StepResult{Result: TimedOut}
+	for _, tc := range []struct {
+		name string
+		s    Summary
+		want int
+	}{
+		{"all as expected", Summary{Steps: []StepResult{ok, ok}}, exitOK},
+		{"one step not as expected", Summary{Steps: []StepResult{ok, bad}}, exitUnexpected},
+		{"something left running", Summary{Steps: []StepResult{ok}, Leftovers: []string{"hub process 1"}}, exitUnexpected},
+		{"interrupted", Summary{Steps: []StepResult{ok}, Interrupted: true}, exitInterrupted},
+	} {
+		if got := tc.s.ExitCode(); got != tc.want {
+			t.Errorf("%s: ExitCode = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func cma(placements ...map[string]any) *unstructured.Unstructured {
+	ps := make([]any, len(placements))
+	for i, p := range placements {
+		ps[i] = p
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn",
+		"metadata": map[string]any{"name": "a"},
+		"spec":     map[string]any{"installStrategy": map[string]any{"type": "Placements", "placements": ps}},
+	}}
+}
+
+func TestScaleRollouts(t *testing.T) {
+	obj := cma(
+		map[string]any{"name": "p1", "rolloutStrategy": map[string]any{"type": "Progressive",
+			"progressive": map[string]any{"maxConcurrency": "25%", "minSuccessTime": "2m", "progressDeadline": "None"}}},
+		map[string]any{"name": "p2", "rolloutStrategy": map[string]any{"type": "All", "all": map[string]any{"progressDeadline": "10s"}}},
+		map[string]any{"name": "p3", "rolloutStrategy": map[string]any{"type": "All"}},
+	)
+	notes, err := scaleRollouts([]*unstructured.Unstructured{obj}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _, _ := unstructured.NestedSlice(obj.Object, "spec", "installStrategy", "placements")
+	get := func(i int, fields ...string) string {
+		v, _, _ := unstructured.NestedString(ps[i].(map[string]any), fields...)
+		return v
+	}
+	if got := get(0, "rolloutStrategy", "progressive", "minSuccessTime"); got != "30s" {
+		t.Errorf("minSuccessTime 2m at speed 4 = %q, want 30s", got)
+	}
+	if got := get(0, "rolloutStrategy", "progressive", "progressDeadline"); got != "None" {
+		t.Errorf("progressDeadline None changed to %q", got)
+	}
+	if got := get(0, "rolloutStrategy", "progressive", "maxConcurrency"); got != "25%" {
+		t.Errorf("maxConcurrency changed to %q", got)
+	}
+	if got := get(1, "rolloutStrategy", "all", "progressDeadline"); got != "3s" {
+		t.Errorf("progressDeadline 10s at speed 4 = %q, want 3s (rounded)", got)
+	}
+	if len(notes) != 2 {
+		t.Errorf("notes = %q, want one per scaled duration", notes)
+	}
+
+	// Speed 1 leaves the objects exactly as rendered.
+	same := cma(map[string]any{"name": "p", "rolloutStrategy": map[string]any{"type": "All", "all": map[string]any{"minSuccessTime": "1m"}}})
+	before := same.DeepCopy()
+	if notes, err := scaleRollouts([]*unstructured.Unstructured{same}, 1); err != nil || len(notes) > 0 || !equalObjects(before, same) {
+		t.Errorf("speed 1 changed the object (notes %q, err %v)", notes, err)
+	}
+
+	bad := cma(map[string]any{"name": "p", "rolloutStrategy": map[string]any{"type": "All", "all": map[string]any{"minSuccessTime": "soon"}}})
+	if _, err := scaleRollouts([]*unstructured.Unstructured{bad}, 2); err == nil || !strings.Contains(err.Error(), `"soon"`) {
+		t.Errorf("invalid duration: err = %v, want one quoting it", err)
+	}
+}
+
+func equalObjects(a, b *unstructured.Unstructured) bool {
+	ja, _ := a.MarshalJSON()
+	jb, _ := b.MarshalJSON()
+	return bytes.Equal(ja, jb)
+}
+
+func TestParseAndApplyPhases(t *testing.T) {
+	objs, err := parseObjects(strings.NewReader(`
+apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ClusterManagementAddOn
+metadata: {name: a}
+---
+# only a comment
+---
+apiVersion: cluster.open-cluster-management.io/v1beta1
+kind: Placement
+metadata: {name: p, namespace: default}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: ns}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := applyPhases(objs)
+	var order []string
+	for _, o := range append(first, last...) {
+		order = append(order, o.GetKind())
+	}
+	if want := []string{"Namespace", "Placement", "ClusterManagementAddOn"}; !slices.Equal(order, want) {
+		t.Errorf("apply order %v, want %v", order, want)
+	}
+	if _, err := parseObjects(strings.NewReader("kind: Foo\n")); err == nil || !strings.Contains(err.Error(), "document 1") {
+		t.Errorf("an object without apiVersion: err = %v", err)
+	}
+}
+
+func TestRowsAndDisplay(t *testing.T) {
+	v1, v2 := &rolloutview.Version{Namespace: "default", Name: "cfg-a"}, &rolloutview.Version{Namespace: "default", Name: "cfg-b"}
+	g := placement("global-placement", "Progressing", "Upgrading", "default/canary-placement")
+	g.Progress = rolloutview.Progress{Total: 8, Done: 2, InProgress: 2, Failed: 1, Source: "controller"}
+	g.Configs = []rolloutview.Configs{{Resource: "addondeploymentconfigs.addon.open-cluster-management.io", Desired: v2, LastApplied: v1}}
+	g.Canary.State = "canary default/canary-placement passed the desired configs"
+	c := placement("canary-placement", "Healthy", "UpgradeSucceed", "")
+	c.Progress = rolloutview.Progress{Total: 2, Done: 2, Source: "controller"}
+	c.Configs = []rolloutview.Configs{{Resource: "addondeploymentconfigs.addon.open-cluster-management.io", Desired: v2, LastApplied: v2}}
+	label := func(v *rolloutview.Version) string { return map[string]string{"cfg-a": "v1", "cfg-b": "v2"}[v.Name] }
+	rs := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{g, c}}}}, label)
+	want := []string{
+		"default/global-placement [######!!!~~~~~~.........] 2/8 done, 2 in progress, 1 failed  Upgrading  v1 -> v2",
+		"default/canary-placement [########################] 2/2 done, 0 in progress, 0 failed  UpgradeSucceed  v2",
+	}
+	if len(rs) != 2 || rs[0].Line != want[0] || rs[1].Line != want[1] {
+		t.Fatalf("rows:\n%q\n%q\nwant\n%q", rs[0].Line, rs[1].Line, want)
+	}
+	if rs[0].Canary != "canary: canary default/canary-placement passed the desired configs" {
+		t.Errorf("canary line %q", rs[0].Canary)
+	}
+	// Right after an apply the progression still shows the last step's reason.
+	stale := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{c}}, Stale: map[string]bool{c.Key(): true}}}, label)
+	if stale[0].Line != "default/canary-placement [........................]  waiting for the controller to pick up the new configs" || stale[0].Canary != "" {
+		t.Errorf("stale placement shown as %q, want it waiting for the controller", stale[0].Line)
+	}
+
+	// Plain output prints a placement's line when it changed, at most once per interval.
+	var out bytes.Buffer
+	d := newDisplay(&out, false, 0, time.Second)
+	t0 := time.Now()
+	d.update("s", time.Second, rs, t0)
+	d.update("s", 2*time.Second, rs, t0.Add(2*time.Second)) // unchanged: nothing
+	rs2 := slices.Clone(rs)
+	rs2[1].Line = "changed"
+	d.update("s", 2*time.Second, rs2, t0.Add(2500*time.Millisecond)) // within the interval: nothing yet
+	d.finish("s", 3*time.Second, rs2)                                // the change, once
+	got := out.String()
+	if strings.Count(got, want[0]) != 1 || strings.Count(got, want[1]) != 1 || strings.Count(got, "changed") != 1 || strings.Count(got, "\n") != 4 {
+		t.Errorf("plain output:\n%s", got)
+	}
+
+	// A terminal gets the frame redrawn in place.
+	out.Reset()
+	d = newDisplay(&out, true, 40, time.Second)
+	d.update("s", time.Second, rs, t0)
+	d.update("s", 2*time.Second, rs, t0)
+	if !strings.Contains(out.String(), "\033[4F\033[J") {
+		t.Errorf("terminal output does not redraw the 4-line frame: %q", out.String())
+	}
+	for _, l := range strings.Split(strings.ReplaceAll(out.String(), "\033[4F\033[J", ""), "\n") {
+		if len(l) >= 40 {
+			t.Errorf("line of %d columns on a 40-column terminal: %q", len(l), l)
+		}
+	}
+}
+
+func TestOptionsComplete(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Clusters: -1}, "--clusters -1"},
+		{Options{Clusters: 5, Canaries: 6}, "--canaries 6"},
+		{Options{FailRate: 1.5}, "--fail-rate 1.5"},
+		{Options{Speed: -2}, "--speed -2"},
+		{Options{StepTimeout: -time.Second}, "--step-timeout"},
+		{Options{Steps: []string{"99-nope"}}, `step "99-nope"`},
+	} {
+		if err := tc.o.complete(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("complete(%+v) = %v, want an error containing %q", tc.o, err, tc.want)
+		}
+	}
+	var o Options
+	if err := o.complete(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Clusters != 20 || o.Canaries != 2 || o.Speed != 1 || o.StepTimeout != 10*time.Minute ||
+		!slices.Equal(o.Steps, []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback"}) {
+		t.Errorf("defaults: %+v", o)
+	}
+}
+
+func mca(cluster, desired, applied string) *addonv1alpha1.ManagedClusterAddOn {
+	m := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: "helloworld"}}
+	ref := addonv1alpha1.ConfigReference{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}}
+	if desired != "" {
+		ref.DesiredConfig = &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: desired}, SpecHash: "h-" + desired}
+	}
+	if applied != "" {
+		ref.LastAppliedConfig = &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: applied}, SpecHash: "h-" + applied}
+	}
+	m.Status.ConfigReferences = []addonv1alpha1.ConfigReference{ref}
+	return m
+}
+
+func TestStepClusters(t *testing.T) {
+	snaps := []snapshot{{
+		Clusters: map[string][]string{"default/global": {"c1", "c2", "c3", "c4", "c5"}, "default/canary": {"c1"}},
+		MCAs: []*addonv1alpha1.ManagedClusterAddOn{
+			mca("c1", "v2", "v2"), // the canary, done
+			mca("c2", "v2", "v1"), // in progress
+			mca("c3", "v1", "v1"), // held at the old version
+			mca("c4", "v2", "v2"), // done
+			mca("c5", "v2", "v2"), // reported failed (a later work generation failed)
+			mca("c9", "v2", "v2"), // not decided by the step's placements
+		},
+	}}
+	total, running := stepClusters(snaps, []string{"v2"}, []string{"c5"})
+	if total != 5 || running != 2 {
+		t.Errorf("stepClusters = %d total, %d running; want 5 (the canary counted once), 2", total, running)
+	}
+	// A rollback: clusters still at the old version run it at once.
+	if _, running := stepClusters(snaps, []string{"v1"}, nil); running != 1 {
+		t.Errorf("running v1 = %d, want 1 (c3)", running)
+	}
+}
+
+func TestChooseDeployer(t *testing.T) {
+	if templates, short, _ := chooseDeployer(true, true); !templates || !strings.Contains(short, "--deploy-templates") {
+		t.Errorf("both switches: templates %v, %q", templates, short)
+	}
+	for _, tc := range []struct {
+		ctrl, agent bool
+		why         string
+	}{
+		{false, false, "controller.Options.DeployTemplates"},
+		{false, true, "controller.Options.DeployTemplates"},
+		{true, false, "simagent.Options.WorkAgentOnly"},
+	} {
+		templates, short, detail := chooseDeployer(tc.ctrl, tc.agent)
+		if templates || !strings.Contains(short, "simulated add-on manager") || !strings.Contains(detail, tc.why) {
+			t.Errorf("chooseDeployer(%v, %v) = %v, %q, %q; want the simulated add-on manager, naming %s", tc.ctrl, tc.agent, templates, short, detail, tc.why)
+		}
+	}
+
+	// The switches are found and set by name, so the demo picks them up as soon as they exist.
+	var opts struct {
+		DeployTemplates bool
+		Workers         int
+	}
+	if !hasBoolField(&opts, "DeployTemplates") || hasBoolField(&opts, "Workers") || hasBoolField(&opts, "Missing") {
+		t.Fatal("hasBoolField does not tell bool fields from others")
+	}
+	setBoolField(&opts, "DeployTemplates")
+	if !opts.DeployTemplates {
+		t.Error("setBoolField did not set the field")
+	}
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Result is how a step ended.
+type Result string
+
+const (
+	Succeeded Result = "Succeeded"
+	// Failed: a placement's rollout failed (clusters failed, maxFailures breached) or is held by a
+	// failed canary. The demo moves on to the next step, as a GitOps user pushes the next commit.
+	Failed Result = "Failed"
+	// TimedOut: the step did not end within --step-timeout.
+	TimedOut Result = "TimedOut"
+	// Interrupted: Ctrl-C (or SIGTERM) while the step ran.
+	Interrupted Result = "Interrupted"
+	// Error: the step's objects could not be applied or its placements decided.
+	Error Result = "Error"
+)
+
+// PlacementResult is one placement at the end of a step.
+type PlacementResult struct {
+	Key    string
+	Reason string
+	// Counts as rolloutview reads them from the install progression.
+	Total, Done, InProgress, Failed int
+	// Desired is the AddOnDeploymentConfig the placement rolls out, DesiredVersion its agent
+	// version when the config names one.
+	Desired, DesiredVersion string
+	// Canary is the canary state, for placements in a canary rollout.
+	Canary string
+}
+
+// StepResult is one step of the demo.
+type StepResult struct {
+	Step     string
+	Result   Result
+	Expected bool
+	// Why explains an unexpected result, or an error.
+	Why      string
+	Duration time.Duration
+	// Clusters counts the clusters of the step's placements; Done those that run the step's
+	// config.
+	Clusters, Done int
+	// Failed are the clusters reported failed or timed out.
+	Failed []string
+	// Reasons are the first failure messages.
+	Reasons []string
+	// Config is the AddOnDeploymentConfig the step rolls out (from the install progressions'
+	// desired configs; several are joined with ","), Version its AGENT_VERSION.
+	Config, Version string
+	Notes           []string
+	Placements      []PlacementResult
+}
+
+// Summary is the demo's outcome.
+type Summary struct {
+	Clusters, Canaries int
+	Failing            []string
+	Deployer           string
+	Speed              float64
+	HubStart, Register time.Duration
+	Total              time.Duration
+	Steps              []StepResult
+	Interrupted        bool
+	// Leftovers are processes still running after the shutdown (there must be none).
+	Leftovers []string
+}
+
+// Exit codes of the demo.
+const (
+	exitOK          = 0
+	exitUnexpected  = 1 // a step did not end as expected, or something was left running
+	exitError       = 2 // the demo could not run (bad flags, missing binaries, hub did not start)
+	exitInterrupted = 130
+)
+
+// ExitCode is 0 when every step ended as expected and nothing was left running.
+func (s *Summary) ExitCode() int {
+	if s.Interrupted {
+		return exitInterrupted
+	}
+	if len(s.Leftovers) > 0 {
+		return exitUnexpected
+	}
+	for _, st := range s.Steps {
+		if !st.Expected {
+			return exitUnexpected
+		}
+	}
+	return exitOK
+}
+
+// expectation decides whether a step ended as it should have. Without injected failures every
+// step must succeed. With them, a step must fail, and only through injected clusters: every
+// cluster reported failed is one the simulated work agent was told to fail, and at least one is
+// (injected clusters fail every version, and every step reaches every cluster, so a step that
+// succeeds although failures were injected means a failure went unnoticed).
+func expectation(r Result, failed []string, injected map[string]bool) (bool, string) {
+	switch r {
+	case TimedOut:
+		return false, "did not end within --step-timeout"
+	case Interrupted:
+		return false, "interrupted"
+	case Error:
+		return false, "could not be applied"
+	}
+	var unexpected []string
+	for _, c := range failed {
+		if !injected[c] {
+			unexpected = append(unexpected, c)
+		}
+	}
+	switch {
+	case len(unexpected) > 0:
+		return false, fmt.Sprintf("clusters failed that should not have: %s", describe(unexpected, 5))
+	case len(injected) == 0 && r != Succeeded:
+		return false, "failed although no failure was injected"
+	case len(injected) > 0 && r == Succeeded:
+		return false, "succeeded although failures were injected: the failures went unnoticed"
+	case len(injected) > 0 && len(failed) == 0:
+		return false, "failed, but reported no failed cluster"
+	}
+	return true, ""
+}
+
+// printSummary writes the summary table.
+func printSummary(w io.Writer, s *Summary) {
+	fmt.Fprintf(w, "\nSUMMARY: %d simulated clusters (%d canary, %d failing), %s, speed %g\n",
+		s.Clusters, s.Canaries, len(s.Failing), s.Deployer, s.Speed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tRESULT\tCLUSTERS\tDONE\tFAILED\tTIME\tCONFIG")
+	for _, st := range s.Steps {
+		result := string(st.Result)
+		if !st.Expected && st.Result != Interrupted {
+			result += " (unexpected)"
+		}
+		cfg := st.Config
+		if st.Version != "" {
+			cfg += " (" + st.Version + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", st.Step, result, st.Clusters, st.Done, len(st.Failed), seconds(st.Duration), cfg)
+	}
+	tw.Flush()
+	for _, st := range s.Steps {
+		if len(st.Failed) > 0 {
+			fmt.Fprintf(w, "  %s: failed clusters %s\n", st.Step, describe(st.Failed, 8))
+		}
+		for _, n := range st.Notes {
+			fmt.Fprintf(w, "  %s: %s\n", st.Step, n)
+		}
+		if !st.Expected && st.Why != "" && st.Result != Interrupted {
+			fmt.Fprintf(w, "  %s: NOT AS EXPECTED: %s\n", st.Step, st.Why)
+		}
+	}
+	var steps time.Duration
+	for _, st := range s.Steps {
+		steps += st.Duration
+	}
+	fmt.Fprintf(w, "  hub start %s, cluster registration %s, rollouts %s, total %s\n",
+		seconds(s.HubStart), seconds(s.Register), seconds(steps), seconds(s.Total))
+}
+
+// joinNonEmpty joins the distinct non-empty values.
+func joinNonEmpty(values []string) string {
+	var out []string
+	for _, v := range values {
+		if v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, ",")
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# `make demo`: runs bin/addonops-demo (cmd/addonops-demo) on a local hub with simulated clusters.
+# Flags go through DEMO_FLAGS, e.g.
+#   make demo DEMO_FLAGS="--clusters 200 --fail-rate 0.1 --speed 2"
+#   bash hack/demo.sh                      # after `make build`
+# See `bin/addonops-demo --help`.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+# The examples run the config-hash KRM function by name: kustomize finds it on PATH.
+export PATH="$root/bin:$PATH"
+
+# What the hub runs (internal/localhub): `make demo` builds it first; when this script runs on its
+# own, build or install what is missing.
+etcd="${ADDONOPS_ETCD:-/usr/bin/etcd}"
+apiserver="${ADDONOPS_KUBE_APISERVER:-$root/bin/kube-apiserver}"
+if [[ ! -x "$etcd" || ! -x "$apiserver" ]]; then
+  echo "demo: hub binaries missing ($etcd, $apiserver); running make hub-binaries" >&2
+  make --no-print-directory hub-binaries
+fi
+for bin in addonops-demo config-hash; do
+  if [[ ! -x "$root/bin/$bin" ]]; then
+    echo "demo: bin/$bin missing; running make build" >&2
+    make --no-print-directory build
+    break
+  fi
+done
+
+# exec: Ctrl-C reaches the demo directly, which stops everything it started.
+# shellcheck disable=SC2086 # DEMO_FLAGS is a list of flags
+exec "$root/bin/addonops-demo" ${DEMO_FLAGS:-}
