@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/controller/deploytemplates"
 )
 
 func main() {
@@ -37,6 +39,7 @@ func run() error {
 	fs.IntVar(&opts.WriteParallelism, "write-parallelism", 16, "concurrent status writes of one rollout decision")
 	fs.DurationVar(&opts.Resync, "resync", 0, "informer resync period: everything is reconciled again this often (default 10m)")
 	fs.DurationVar(&opts.Coalesce, "coalesce", 0, "delay that merges bursts of events into one rollout decision (default 250ms)")
+	deployTemplates := fs.Bool("deploy-templates", false, "deploy template add-ons (AddOnTemplate) of the managed CMAs ourselves: ManifestWorks paced by the rollout, agent registration (CSR approval and signing, hub RoleBindings) and the Available condition; for hubs without OCM's addon-manager (leave off where it runs: it deploys them)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -83,5 +86,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	return c.Run(ctx)
+	if !*deployTemplates {
+		return c.Run(ctx)
+	}
+	templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: opts.Addons, Workers: opts.Workers, Resync: opts.Resync})
+	if err != nil {
+		return err
+	}
+	// Both run until the signal; if one stops early (caches that never sync), so does the other.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- c.Run(ctx) }()
+	go func() { errs <- templates.Run(ctx) }()
+	first := <-errs
+	cancel()
+	return errors.Join(first, <-errs)
 }

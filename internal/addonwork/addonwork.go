@@ -66,6 +66,21 @@ func DeployWorkName(addonName string, index int) string {
 
 func deployWorkPrefix(addonName string) string { return "addon-" + addonName + "-deploy-" }
 
+// DeployWorkIndex reports whether name is one of the add-on's deploy work names
+// ("addon-<addon>-deploy-<index>", index written without leading zeros) and its index. Hosting
+// works ("-deploy-hosting-...") and the pre-delete work are not deploy works.
+func DeployWorkIndex(addonName, name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, deployWorkPrefix(addonName))
+	if !ok {
+		return 0, false
+	}
+	idx, err := strconv.Atoi(rest)
+	if err != nil || idx < 0 || strconv.Itoa(idx) != rest {
+		return 0, false
+	}
+	return idx, true
+}
+
 // PreDeleteWorkName is the name of an add-on's pre-delete hook work.
 func PreDeleteWorkName(addonName string) string { return "addon-" + addonName + "-pre-delete" }
 
@@ -394,7 +409,6 @@ func split(entries []entry, opts Options, limit int, newWork func(string) *workv
 	for _, e := range entries {
 		required[e.splitKey] = e
 	}
-	prefix := deployWorkPrefix(opts.AddonName)
 	type existingWork struct {
 		index int
 		work  *workv1.ManifestWork
@@ -405,8 +419,8 @@ func split(entries []entry, opts Options, limit int, newWork func(string) *workv
 		if w.Namespace != "" && w.Namespace != opts.ClusterName {
 			continue
 		}
-		idx, err := strconv.Atoi(strings.TrimPrefix(w.Name, prefix))
-		if !strings.HasPrefix(w.Name, prefix) || err != nil || idx < 0 || strconv.Itoa(idx) != strings.TrimPrefix(w.Name, prefix) {
+		idx, ok := DeployWorkIndex(opts.AddonName, w.Name)
+		if !ok {
 			continue // not one of this add-on's deploy works (e.g. a hosting or pre-delete work)
 		}
 		existing = append(existing, existingWork{idx, w})

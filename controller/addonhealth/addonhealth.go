@@ -1,0 +1,190 @@
+// Package addonhealth reports a template add-on's health: the ManagedClusterAddOn condition
+// Available from its ManifestWorks' status feedback, as addon-framework's WorkloadAvailability
+// health prober does (reference §7), and status.healthCheck.mode Customized, which tells the spoke's
+// lease controller to leave Available alone. Available is the pure decision; the Reconciler
+// writes it.
+//
+// Deliberate differences from OCM, tested:
+//
+//  1. A workload without status feedback makes the add-on Unknown (NoProbeResult, naming it); OCM
+//     skips it as long as another workload reported, so an add-on can be Available while one of its
+//     Deployments was never seen.
+//  2. A Deployment whose feedback has no ReadyReplicas (the API omits zero) has no ready replica;
+//     OCM fails with "readyReplica is not probed".
+//  3. When the cluster's own Available condition is Unknown the add-on's is Unknown with the
+//     cluster's reason and message; OCM leaves that to its registration hub controller, which a hub
+//     without OCM does not run.
+package addonhealth
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+// Condition strings (addon-framework healthCheckSyncer).
+const (
+	ConditionAvailable      = addonv1alpha1.ManagedClusterAddOnConditionAvailable
+	ReasonWorkNotFound      = addonv1alpha1.AddonAvailableReasonWorkNotFound
+	ReasonWorkNotApplied    = addonv1alpha1.AddonAvailableReasonWorkNotApply
+	ReasonNoProbeResult     = addonv1alpha1.AddonAvailableReasonNoProbeResult
+	ReasonProbeUnavailable  = addonv1alpha1.AddonAvailableReasonProbeUnavailable
+	ReasonProbeAvailable    = addonv1alpha1.AddonAvailableReasonProbeAvailable
+	MessageWorkNotFound     = "Addon manifestWork is not found"
+	MessageWorkNotApplied   = "Addon manifestWork is not applied yet"
+	MessageNoProbeResult    = "Probe results are not returned"
+	messageProbeUnavailable = "Probe addon unavailable with err "
+)
+
+// Probe is a workload whose health counts.
+type Probe struct {
+	// Resource is "deployments" or "daemonsets" (group apps).
+	Resource  string
+	Namespace string
+	Name      string
+}
+
+func (p Probe) String() string {
+	kind := "Deployment"
+	if p.Resource == "daemonsets" {
+		kind = "DaemonSet"
+	}
+	return kind + " " + p.Namespace + "/" + p.Name
+}
+
+// Probes lists the workloads of the works' manifests: every DaemonSet and every Deployment whose
+// spec.replicas is not 0 (unset counts as 1), in work and manifest order.
+func Probes(works []*workv1.ManifestWork) []Probe {
+	var out []Probe
+	for _, w := range works {
+		for _, m := range w.Spec.Workload.Manifests {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(m.Raw); err != nil {
+				continue
+			}
+			gvk := u.GroupVersionKind()
+			if gvk.Group != appsv1.GroupName {
+				continue
+			}
+			switch gvk.Kind {
+			case "Deployment":
+				if r, found, err := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); err == nil && found && isZero(r) {
+					continue
+				}
+				out = append(out, Probe{Resource: "deployments", Namespace: u.GetNamespace(), Name: u.GetName()})
+			case "DaemonSet":
+				out = append(out, Probe{Resource: "daemonsets", Namespace: u.GetNamespace(), Name: u.GetName()})
+			}
+		}
+	}
+	return out
+}
+
+func isZero(v any) bool {
+	switch n := v.(type) {
+	case int64:
+		return n == 0
+	case float64:
+		return n == 0
+	case json.Number:
+		return n.String() == "0"
+	}
+	return false
+}
+
+// Available is the Available condition of an add-on from its deploy works, or nil to leave the
+// condition as it is (the works were not written yet: no ManifestApplied condition).
+func Available(mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.ManagedCluster, deploy []*workv1.ManifestWork) *metav1.Condition {
+	if meta.FindStatusCondition(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnManifestApplied) == nil {
+		return nil
+	}
+	cond := func(s metav1.ConditionStatus, reason, msg string) *metav1.Condition {
+		return &metav1.Condition{Type: ConditionAvailable, Status: s, Reason: reason, Message: msg}
+	}
+	if cluster != nil {
+		if c := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); c != nil && c.Status == metav1.ConditionUnknown {
+			return cond(metav1.ConditionUnknown, c.Reason, c.Message)
+		}
+	}
+	if len(deploy) == 0 {
+		return cond(metav1.ConditionUnknown, ReasonWorkNotFound, MessageWorkNotFound)
+	}
+	for _, w := range deploy {
+		c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable)
+		switch {
+		case c == nil:
+			return cond(metav1.ConditionUnknown, ReasonWorkNotApplied, MessageWorkNotApplied)
+		case c.Status == metav1.ConditionFalse:
+			return cond(metav1.ConditionFalse, ReasonWorkNotApplied, c.Message)
+		}
+	}
+	probes := Probes(deploy)
+	var missing, problems []string
+	for _, p := range probes {
+		values, ok := feedback(deploy, p)
+		if !ok {
+			missing = append(missing, p.String())
+			continue
+		}
+		if err := check(p, values); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	switch {
+	case len(problems) > 0:
+		return cond(metav1.ConditionFalse, ReasonProbeUnavailable, messageProbeUnavailable+strings.Join(problems, "; "))
+	case len(missing) > 0:
+		return cond(metav1.ConditionUnknown, ReasonNoProbeResult, MessageNoProbeResult+" for "+strings.Join(missing, ", "))
+	}
+	return cond(metav1.ConditionTrue, ReasonProbeAvailable, fmt.Sprintf("%s add-on is available.", mca.Name))
+}
+
+// feedback collects the status feedback values of a workload; ok is false when there are none.
+func feedback(works []*workv1.ManifestWork, p Probe) (map[string]int64, bool) {
+	out := map[string]int64{}
+	found := false
+	for _, w := range works {
+		for _, m := range w.Status.ResourceStatus.Manifests {
+			rm := m.ResourceMeta
+			if rm.Group != appsv1.GroupName || rm.Resource != p.Resource || rm.Namespace != p.Namespace || rm.Name != p.Name {
+				continue
+			}
+			for _, v := range m.StatusFeedbacks.Values {
+				found = true
+				if v.Value.Integer != nil {
+					out[v.Name] = *v.Value.Integer
+				}
+			}
+		}
+	}
+	return out, found
+}
+
+// check is the WorkloadAvailability rule: a Deployment needs one ready replica, a DaemonSet all
+// its scheduled pods ready.
+func check(p Probe, v map[string]int64) error {
+	switch p.Resource {
+	case "deployments":
+		if ready := v["ReadyReplicas"]; ready < 1 {
+			return fmt.Errorf("%s has no ready replica (%d of %d ready)", p, ready, v["Replicas"])
+		}
+	case "daemonsets":
+		ready, okR := v["NumberReady"]
+		desired, okD := v["DesiredNumberScheduled"]
+		if !okR || !okD {
+			return fmt.Errorf("%s reports no NumberReady or DesiredNumberScheduled", p)
+		}
+		if ready != desired {
+			return fmt.Errorf("%s has %d of %d scheduled pods ready", p, ready, desired)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package addonhealth
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcawrite"
+	"github.com/addonops/addonops/internal/addonwork"
+)
+
+// Reconciler writes the Available condition of template add-ons. Key: MCA "<namespace>/<name>".
+type Reconciler struct {
+	hub   *hubcache.Cache
+	queue workqueue.TypedRateLimitingInterface[string]
+}
+
+// New builds the reconciler on a shared cache and registers its event handlers.
+func New(hub *hubcache.Cache) (*Reconciler, error) {
+	r := &Reconciler{hub: hub, queue: hubcache.NewQueue("addonhealth")}
+	handlers := []struct {
+		inf  cache.SharedIndexInformer
+		keys func(any) []string
+	}{
+		{hub.MCAInformer, func(obj any) []string {
+			if m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn); ok {
+				return []string{m.Namespace + "/" + m.Name}
+			}
+			return nil
+		}},
+		{hub.WorkInformer, func(obj any) []string {
+			if w, ok := obj.(*workv1.ManifestWork); ok {
+				return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}
+			}
+			return nil
+		}},
+		{hub.ClusterInformer, func(obj any) []string {
+			if c, ok := obj.(*clusterv1.ManagedCluster); ok {
+				keys, _ := hub.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, c.Name)
+				return keys
+			}
+			return nil
+		}},
+		{hub.CMAInformer, func(obj any) []string {
+			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
+				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
+			}
+			return nil
+		}},
+	}
+	for _, h := range handlers {
+		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {
+			return nil, fmt.Errorf("registering event handlers: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// Run runs workers until ctx is done. The cache must have been started.
+func (r *Reconciler) Run(ctx context.Context, workers int) {
+	hubcache.RunWorkers(ctx, r.queue, workers, "addonhealth", r.sync)
+}
+
+func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil || name == "" || !r.hub.Managed(name) {
+		return 0, nil
+	}
+	mca, err := r.hub.MCAs.ManagedClusterAddOns(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if mca.DeletionTimestamp != nil || r.hub.DesiredOf(mca).Template == nil {
+		return 0, nil
+	}
+	cluster, err := r.hub.Clusters.Get(ns)
+	if err != nil {
+		cluster = nil
+	}
+	cond := Available(mca, cluster, DeployWorks(name, r.hub.AddonWorks(ns, name)))
+	_, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
+		if cond != nil {
+			meta.SetStatusCondition(&m.Status.Conditions, *cond)
+		}
+	})
+	return 0, err
+}
+
+// DeployWorks picks the add-on's deploy works ("addon-<name>-deploy-<i>") from works.
+func DeployWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWork {
+	var out []*workv1.ManifestWork
+	for _, w := range works {
+		if _, hosted := w.Labels[addonv1alpha1.AddonNamespaceLabelKey]; hosted {
+			continue
+		}
+		if _, ok := addonwork.DeployWorkIndex(addon, w.Name); ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}

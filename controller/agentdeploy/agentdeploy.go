@@ -1,0 +1,296 @@
+// Package agentdeploy deploys template add-ons: for every ManagedClusterAddOn of a managed add-on
+// whose desired configs include an AddOnTemplate, it renders the template for the cluster
+// (internal/render) and keeps the add-on's ManifestWorks (internal/addonwork) in line with it,
+// paced by the rollout: a cluster is only touched while its MCA is Configured=True. It also runs
+// the template's pre-delete hooks when the MCA is deleted. Decide is the pure decision; the
+// Reconciler reads the hub and writes the plan.
+//
+// It replaces, for hubs without OCM's addon-manager (controller flag --deploy-templates),
+// addon-framework's agentdeploy controller running inside OCM's per-template manager.
+package agentdeploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcawrite"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// Options configure the deployer.
+type Options struct {
+	// ManifestLimit is the manifests size limit per work before addonwork.Threshold; 0 means
+	// addonwork.DefaultManifestLimit (OCM's 500 KiB).
+	ManifestLimit int
+}
+
+// Reconciler deploys template add-ons. Key: MCA "<namespace>/<name>".
+type Reconciler struct {
+	opts     Options
+	hub      *hubcache.Cache
+	queue    workqueue.TypedRateLimitingInterface[string]
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+}
+
+// New builds the deployer on a shared cache and registers its event handlers; start the cache and
+// then Run.
+func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
+	r := &Reconciler{opts: opts, hub: hub, queue: hubcache.NewQueue("agentdeploy")}
+	scheme := runtime.NewScheme()
+	utilruntime.Must(addonv1alpha1.Install(scheme))
+	r.events = record.NewBroadcaster()
+	r.recorder = r.events.NewRecorder(scheme, corev1.EventSource{Component: "addonops-agentdeploy"})
+
+	mcaKey := func(obj any) []string {
+		if m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn); ok {
+			return []string{m.Namespace + "/" + m.Name}
+		}
+		return nil
+	}
+	handlers := []struct {
+		inf  cache.SharedIndexInformer
+		keys func(any) []string
+	}{
+		{hub.MCAInformer, mcaKey},
+		// A work event looks at its add-on's MCA (status for ManifestApplied, hook completion,
+		// and a work changed or deleted by someone else is put back).
+		{hub.WorkInformer, func(obj any) []string {
+			if w, ok := obj.(*workv1.ManifestWork); ok {
+				return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}
+			}
+			return nil
+		}},
+		{hub.TemplateInformer, r.configKeys(configref.AddOnTemplates)},
+		{hub.ADCInformer, r.configKeys(configref.AddOnDeploymentConfigs)},
+		// The cluster's image-registries annotation is rendered in.
+		{hub.ClusterInformer, func(obj any) []string {
+			if c, ok := obj.(*clusterv1.ManagedCluster); ok {
+				keys, _ := hub.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, c.Name)
+				return keys
+			}
+			return nil
+		}},
+		// A CMA that becomes managed (or stops being so) changes what is done for its MCAs.
+		{hub.CMAInformer, func(obj any) []string {
+			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
+				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
+			}
+			return nil
+		}},
+	}
+	for _, h := range handlers {
+		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {
+			return nil, fmt.Errorf("registering event handlers: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// configKeys maps a config event to the MCAs told to run that config.
+func (r *Reconciler) configKeys(gr configref.GroupResource) func(any) []string {
+	return func(obj any) []string {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return nil
+		}
+		return r.hub.MCAsByIndex(hubcache.IndexMCAsByConfig, hubcache.ConfigKey(gr, m.GetNamespace(), m.GetName()))
+	}
+}
+
+// Run runs workers until ctx is done. The cache must have been started.
+func (r *Reconciler) Run(ctx context.Context, workers int) {
+	r.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.hub.Clients.Kube.CoreV1().Events("")})
+	defer r.events.Shutdown()
+	hubcache.RunWorkers(ctx, r.queue, workers, "agentdeploy", r.sync)
+}
+
+func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil || name == "" {
+		return 0, nil
+	}
+	if !r.hub.Managed(name) {
+		return 0, nil
+	}
+	works := r.hub.AddonWorks(ns, name)
+	mca, err := r.hub.MCAs.ManagedClusterAddOns(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return 0, r.deleteWorks(ctx, Orphans(name, works))
+	}
+	if err != nil {
+		return 0, err
+	}
+	cluster, err := r.hub.Clusters.Get(ns)
+	if err != nil {
+		cluster = nil
+	}
+	plan := Decide(Input{MCA: mca, Cluster: cluster, Desired: r.hub.DesiredOf(mca), Works: works, ManifestLimit: r.opts.ManifestLimit})
+	if plan.writesWorks() {
+		// Informer caches lag behind writes: a plan built on a cache that misses a work just
+		// written would move manifests between works (and a manifest stays where it is put) or
+		// render an older desired config. Writes are rare, so before writing, decide again on
+		// the live MCA and works.
+		live, err := r.hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return 0, nil // the delete event brings us back
+		}
+		if err != nil {
+			return 0, fmt.Errorf("reading ManagedClusterAddOn %s: %w", key, err)
+		}
+		list, err := r.hub.Clients.Work.WorkV1().ManifestWorks(ns).List(ctx, metav1.ListOptions{LabelSelector: addonv1alpha1.AddonLabelKey + "=" + name})
+		if err != nil {
+			return 0, fmt.Errorf("listing the ManifestWorks of %s: %w", key, err)
+		}
+		mca, works = live, make([]*workv1.ManifestWork, 0, len(list.Items))
+		for i := range list.Items {
+			works = append(works, &list.Items[i])
+		}
+		plan = Decide(Input{MCA: mca, Cluster: cluster, Desired: r.hub.DesiredOf(mca), Works: works, ManifestLimit: r.opts.ManifestLimit})
+	}
+	if plan.Skip != "" {
+		logger.V(4).Info("Not deploying", "why", plan.Skip)
+	}
+	if plan.writesWorks() || len(plan.RemoveFinalizers) > 0 {
+		// Warnings go with a change only: every resync would repeat them otherwise.
+		for _, w := range plan.Warnings {
+			r.recorder.Event(mca, corev1.EventTypeWarning, "AddOnTemplateWarning", w)
+		}
+	}
+
+	// Finalizer first: it must be there before anything could need a hook at deletion; removing it
+	// is the last step of a deletion.
+	if len(plan.AddFinalizers) > 0 {
+		if mca, err = mcawrite.Finalizers(ctx, r.hub.Clients.Addon, mca, plan.AddFinalizers, plan.RemoveFinalizers); err != nil || mca == nil {
+			return 0, err
+		}
+	}
+
+	written, writeErr := r.writeWorks(ctx, plan)
+	if err := r.deleteWorks(ctx, plan.Delete); err != nil {
+		writeErr = errors.Join(writeErr, err)
+	}
+
+	conds := plan.Conditions
+	if len(conds) > 0 || plan.TrackApplied || writeErr != nil {
+		deploy := DeployWorks(name, mergeWorks(works, written, plan.Delete))
+		if mca, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+			for _, c := range conds {
+				meta.SetStatusCondition(&m.Status.Conditions, c)
+			}
+			switch {
+			case writeErr != nil:
+				meta.SetStatusCondition(&m.Status.Conditions, ApplyFailed(writeErr))
+			case plan.TrackApplied:
+				SetManifestApplied(&m.Status.Conditions, deploy)
+			}
+		}); err != nil || mca == nil {
+			return 0, errors.Join(writeErr, err)
+		}
+	}
+	if writeErr != nil {
+		return 0, writeErr
+	}
+	if len(plan.RemoveFinalizers) > 0 && len(plan.AddFinalizers) == 0 {
+		if _, err := mcawrite.Finalizers(ctx, r.hub.Clients.Addon, mca, nil, plan.RemoveFinalizers); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+func (p Plan) writesWorks() bool { return len(p.Create)+len(p.Update)+len(p.Delete) > 0 }
+
+// writeWorks creates and updates works and returns them as the API server returned them.
+func (r *Reconciler) writeWorks(ctx context.Context, plan Plan) ([]*workv1.ManifestWork, error) {
+	logger := klog.FromContext(ctx)
+	var out []*workv1.ManifestWork
+	var errs []error
+	for _, w := range plan.Create {
+		res, err := r.hub.Clients.Work.WorkV1().ManifestWorks(w.Namespace).Create(ctx, w, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// Our cache lags: the informer will show it and requeue.
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("creating ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+			continue
+		}
+		logger.V(2).Info("Created ManifestWork", "work", w.Name, "manifests", len(w.Spec.Workload.Manifests), "configs", w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey])
+		out = append(out, res)
+	}
+	for _, w := range plan.Update {
+		res, err := r.hub.Clients.Work.WorkV1().ManifestWorks(w.Namespace).Update(ctx, w, metav1.UpdateOptions{})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("updating ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+			continue
+		}
+		logger.V(2).Info("Updated ManifestWork", "work", w.Name, "generation", res.Generation, "manifests", len(w.Spec.Workload.Manifests), "configs", w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey])
+		out = append(out, res)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWork) error {
+	var errs []error
+	for _, w := range works {
+		if w.DeletionTimestamp != nil {
+			continue // the work agent is removing it
+		}
+		uid := w.UID
+		err := r.hub.Clients.Work.WorkV1().ManifestWorks(w.Namespace).Delete(ctx, w.Name,
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("deleting ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
+			continue
+		}
+		klog.FromContext(ctx).V(2).Info("Deleted ManifestWork", "work", w.Namespace+"/"+w.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// mergeWorks is the cached works with the written ones replacing them and the deleted ones left
+// out.
+func mergeWorks(cached, written, deleted []*workv1.ManifestWork) []*workv1.ManifestWork {
+	byName := map[string]*workv1.ManifestWork{}
+	var names []string
+	for _, w := range cached {
+		byName[w.Name] = w
+		names = append(names, w.Name)
+	}
+	for _, w := range written {
+		if _, ok := byName[w.Name]; !ok {
+			names = append(names, w.Name)
+		}
+		byName[w.Name] = w
+	}
+	for _, w := range deleted {
+		delete(byName, w.Name)
+	}
+	var out []*workv1.ManifestWork
+	for _, n := range names {
+		if w, ok := byName[n]; ok {
+			out = append(out, w)
+		}
+	}
+	return out
+}

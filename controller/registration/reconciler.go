@@ -1,0 +1,390 @@
+package registration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcawrite"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// Options configure registration.
+type Options struct {
+	// SigningCANamespace is where a CustomSigner signingCA without a namespace is looked for.
+	// Default DefaultSigningCANamespace (OCM: the addon-manager's namespace).
+	SigningCANamespace string
+	// CARecheck is how often a missing or malformed signing CA is looked at again (secrets are not
+	// watched). Default 30s.
+	CARecheck time.Duration
+}
+
+// Reconciler registers template add-on agents. It has two queues: MCAs ("<namespace>/<name>":
+// status, RoleBindings) and CSRs (name: approval and signing).
+type Reconciler struct {
+	opts     Options
+	hub      *hubcache.Cache
+	mcaQ     workqueue.TypedRateLimitingInterface[string]
+	csrQ     workqueue.TypedRateLimitingInterface[string]
+	events   record.EventBroadcaster
+	recorder record.EventRecorder
+
+	mu      sync.Mutex
+	refused map[string]string // last refusal reported per CSR name, so an event is raised once
+}
+
+// New builds the reconciler on a shared cache and registers its event handlers.
+func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
+	if opts.SigningCANamespace == "" {
+		opts.SigningCANamespace = DefaultSigningCANamespace
+	}
+	if opts.CARecheck <= 0 {
+		opts.CARecheck = 30 * time.Second
+	}
+	r := &Reconciler{opts: opts, hub: hub, mcaQ: hubcache.NewQueue("registration"), csrQ: hubcache.NewQueue("csr"), refused: map[string]string{}}
+	sch := runtime.NewScheme()
+	utilruntime.Must(addonv1alpha1.Install(sch))
+	utilruntime.Must(scheme.AddToScheme(sch))
+	r.events = record.NewBroadcaster()
+	r.recorder = r.events.NewRecorder(sch, corev1.EventSource{Component: "addonops-registration"})
+
+	labelled := func(obj any) (cluster, addon string) {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return "", ""
+		}
+		return m.GetLabels()[hubcache.ClusterNameLabel], m.GetLabels()[addonv1alpha1.AddonLabelKey]
+	}
+	mcaHandlers := []struct {
+		inf  cache.SharedIndexInformer
+		keys func(any) []string
+	}{
+		{hub.MCAInformer, func(obj any) []string {
+			if m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn); ok {
+				r.enqueueCSRs(m.Namespace, m.Name)
+				return []string{m.Namespace + "/" + m.Name}
+			}
+			return nil
+		}},
+		{hub.TemplateInformer, r.configKeys(configref.AddOnTemplates)},
+		{hub.ADCInformer, r.configKeys(configref.AddOnDeploymentConfigs)},
+		// A binding changed or deleted by someone else is put back.
+		{hub.RoleBindingInformer, func(obj any) []string {
+			if c, a := labelled(obj); c != "" && a != "" {
+				return []string{c + "/" + a}
+			}
+			return nil
+		}},
+		{hub.CMAInformer, func(obj any) []string {
+			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
+				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
+			}
+			return nil
+		}},
+	}
+	for _, h := range mcaHandlers {
+		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.mcaQ, h.keys)); err != nil {
+			return nil, fmt.Errorf("registering event handlers: %w", err)
+		}
+	}
+	if _, err := hub.CSRInformer.AddEventHandler(hubcache.MCAHandlers(r.csrQ, func(obj any) []string {
+		if c, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
+			return []string{c.Name}
+		}
+		return nil
+	})); err != nil {
+		return nil, fmt.Errorf("registering event handlers: %w", err)
+	}
+	return r, nil
+}
+
+func (r *Reconciler) configKeys(gr configref.GroupResource) func(any) []string {
+	return func(obj any) []string {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return nil
+		}
+		keys := r.hub.MCAsByIndex(hubcache.IndexMCAsByConfig, hubcache.ConfigKey(gr, m.GetNamespace(), m.GetName()))
+		for _, k := range keys {
+			if ns, name, err := cache.SplitMetaNamespaceKey(k); err == nil {
+				r.enqueueCSRs(ns, name)
+			}
+		}
+		return keys
+	}
+}
+
+// enqueueCSRs looks again at the requests of an MCA that are not decided yet.
+func (r *Reconciler) enqueueCSRs(cluster, addon string) {
+	for _, obj := range hubcache.ByAddonCluster(r.hub.CSRInformer, cluster, addon) {
+		if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
+			if _, denied, issued := Decided(csr); !denied && !issued {
+				r.csrQ.Add(csr.Name)
+			}
+		}
+	}
+}
+
+// Run runs workers on both queues until ctx is done. The cache must have been started.
+func (r *Reconciler) Run(ctx context.Context, workers int) {
+	r.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.hub.Clients.Kube.CoreV1().Events("")})
+	defer r.events.Shutdown()
+	var wg sync.WaitGroup
+	wg.Go(func() { hubcache.RunWorkers(ctx, r.mcaQ, workers, "registration", r.syncMCA) })
+	wg.Go(func() { hubcache.RunWorkers(ctx, r.csrQ, max(1, workers/2), "csr", r.syncCSR) })
+	wg.Wait()
+}
+
+// syncMCA writes an MCA's registration status and its RoleBindings.
+func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, error) {
+	cluster, addon, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil || addon == "" || !r.hub.Managed(addon) {
+		return 0, nil
+	}
+	ours := r.ourBindings(cluster, addon)
+	mca, err := r.hub.MCAs.ManagedClusterAddOns(cluster).Get(addon)
+	if apierrors.IsNotFound(err) {
+		// The MCA is gone: so are its permissions (OCM leaves SingleNamespace bindings behind).
+		return 0, r.applyBindings(ctx, DiffBindings(nil, ours, r.lookupBinding))
+	}
+	if err != nil {
+		return 0, err
+	}
+	desired := r.hub.DesiredOf(mca)
+	if desired.Template == nil || !desired.Current() {
+		// Not a template add-on, or its configs changed and its rollout turn has not come: the
+		// registration of the version it runs stays.
+		return 0, nil
+	}
+	t, adcs, err := desired.Typed()
+	if err != nil {
+		return 0, err
+	}
+	regs := Registrations(t, mca)
+	bindings, pending, bindErr := RoleBindings(t, mca, regs)
+	if bindErr == nil && !pending {
+		bindErr = r.applyBindings(ctx, DiffBindings(bindings, ours, r.lookupBinding))
+	}
+	var caProblems []string
+	for signer, ref := range SigningCAs(t, r.opts.SigningCANamespace) {
+		if _, err := r.loadCA(ctx, ref); err != nil {
+			caProblems = append(caProblems, fmt.Sprintf("signing CA of signer %s: %v", signer, err))
+		}
+	}
+	slices.Sort(caProblems) // map order must not make the condition flap
+	st := Status{Registrations: regs, Namespace: InstallNamespace(t, adcs), Condition: Condition(regs, pending, bindErr, caProblems)}
+	if _, err := mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		st.Apply(&m.Status, func(c *[]metav1.Condition, cond metav1.Condition) { meta.SetStatusCondition(c, cond) })
+	}); err != nil {
+		return 0, errors.Join(bindErr, err)
+	}
+	if bindErr != nil {
+		return 0, bindErr
+	}
+	if len(caProblems) > 0 {
+		return r.opts.CARecheck, nil
+	}
+	return 0, nil
+}
+
+func (r *Reconciler) ourBindings(cluster, addon string) []*rbacv1.RoleBinding {
+	var out []*rbacv1.RoleBinding
+	for _, obj := range hubcache.ByAddonCluster(r.hub.RoleBindingInformer, cluster, addon) {
+		if rb, ok := obj.(*rbacv1.RoleBinding); ok {
+			out = append(out, rb)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) lookupBinding(namespace, name string) *rbacv1.RoleBinding {
+	obj, ok, err := r.hub.RoleBindingInformer.GetIndexer().GetByKey(namespace + "/" + name)
+	if err != nil || !ok {
+		return nil
+	}
+	return obj.(*rbacv1.RoleBinding)
+}
+
+// applyBindings writes binding changes. A binding that exists unlabelled (not cached) is taken
+// over, as OCM's applier would.
+func (r *Reconciler) applyBindings(ctx context.Context, ch BindingChanges) error {
+	logger := klog.FromContext(ctx)
+	api := r.hub.Clients.Kube.RbacV1()
+	var errs []error
+	create := func(rb *rbacv1.RoleBinding) {
+		_, err := api.RoleBindings(rb.Namespace).Create(ctx, rb, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			cur, getErr := api.RoleBindings(rb.Namespace).Get(ctx, rb.Name, metav1.GetOptions{})
+			if getErr != nil {
+				errs = append(errs, fmt.Errorf("reading RoleBinding %s/%s: %w", rb.Namespace, rb.Name, getErr))
+				return
+			}
+			sub := DiffBindings([]*rbacv1.RoleBinding{rb}, nil, func(string, string) *rbacv1.RoleBinding { return cur })
+			if len(sub.Replace) > 0 {
+				errs = append(errs, fmt.Errorf("RoleBinding %s/%s exists with roleRef %s %s; it will be replaced", rb.Namespace, rb.Name, cur.RoleRef.Kind, cur.RoleRef.Name))
+				_ = api.RoleBindings(rb.Namespace).Delete(ctx, rb.Name, metav1.DeleteOptions{})
+				return
+			}
+			for _, u := range sub.Update {
+				if _, err := api.RoleBindings(u.Namespace).Update(ctx, u, metav1.UpdateOptions{}); err != nil {
+					errs = append(errs, fmt.Errorf("updating RoleBinding %s/%s: %w", u.Namespace, u.Name, err))
+				}
+			}
+			return
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("creating RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err))
+			return
+		}
+		logger.V(2).Info("Created RoleBinding", "binding", rb.Namespace+"/"+rb.Name)
+	}
+	for _, rb := range ch.Create {
+		create(rb)
+	}
+	for _, rb := range ch.Update {
+		if _, err := api.RoleBindings(rb.Namespace).Update(ctx, rb, metav1.UpdateOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("updating RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err))
+		}
+	}
+	for _, rb := range ch.Replace {
+		if err := api.RoleBindings(rb.Namespace).Delete(ctx, rb.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting RoleBinding %s/%s to change its roleRef: %w", rb.Namespace, rb.Name, err))
+			continue
+		}
+		create(rb)
+	}
+	for _, rb := range ch.Delete {
+		uid := rb.UID
+		err := api.RoleBindings(rb.Namespace).Delete(ctx, rb.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("deleting RoleBinding %s/%s: %w", rb.Namespace, rb.Name, err))
+			continue
+		}
+		logger.V(2).Info("Deleted RoleBinding", "binding", rb.Namespace+"/"+rb.Name)
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) loadCA(ctx context.Context, ref addonv1alpha1.SigningCARef) (*CA, error) {
+	s, err := r.hub.Clients.Kube.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("secret %s/%s not found", ref.Namespace, ref.Name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading secret %s/%s: %w", ref.Namespace, ref.Name, err)
+	}
+	return ParseCA(s, time.Now())
+}
+
+// syncCSR approves (and, for CustomSigner, signs) one certificate signing request.
+func (r *Reconciler) syncCSR(ctx context.Context, name string) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	obj, ok, err := r.hub.CSRInformer.GetIndexer().GetByKey(name)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		r.mu.Lock()
+		delete(r.refused, name)
+		r.mu.Unlock()
+		return 0, nil
+	}
+	csr := obj.(*certificatesv1.CertificateSigningRequest)
+	cluster, addon := csr.Labels[hubcache.ClusterNameLabel], csr.Labels[addonv1alpha1.AddonLabelKey]
+	if cluster == "" || addon == "" || !r.hub.Managed(addon) {
+		return 0, nil
+	}
+	approved, denied, issued := Decided(csr)
+	if denied || issued || approved && csr.Spec.SignerName == certificatesv1.KubeAPIServerClientSignerName {
+		return 0, nil // decided; kube-apiserver-client certificates are issued by kube-controller-manager
+	}
+	mca, err := r.hub.MCAs.ManagedClusterAddOns(cluster).Get(addon)
+	if apierrors.IsNotFound(err) {
+		r.refuse(csr, fmt.Sprintf("no ManagedClusterAddOn %s/%s", cluster, addon))
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	desired := r.hub.DesiredOf(mca)
+	if desired.Template == nil || !desired.Template.Current() {
+		return 0, nil // looked at again when the MCA or its template changes
+	}
+	t, _, err := desired.Typed()
+	if err != nil {
+		return 0, err
+	}
+	v := Review(csr, cluster, addon, t, r.opts.SigningCANamespace)
+	if !v.Approve {
+		r.refuse(csr, v.Reason)
+		return 0, nil
+	}
+	var ca *CA
+	if v.Sign {
+		if ca, err = r.loadCA(ctx, v.SigningCA); err != nil {
+			// The MCA's RegistrationApplied condition says so; the request waits.
+			logger.Info("Not approving: signing CA unusable", "csr", name, "err", err.Error())
+			return r.opts.CARecheck, nil
+		}
+	}
+	api := r.hub.Clients.Kube.CertificatesV1().CertificateSigningRequests()
+	if !approved {
+		next := csr.DeepCopy()
+		next.Status.Conditions = append(next.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
+			Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue,
+			Reason: "AutoApprovedByAddonops", Message: fmt.Sprintf("add-on %s agent of cluster %s, identity checked against AddOnTemplate %s", addon, cluster, t.Name),
+		})
+		res, err := api.UpdateApproval(ctx, name, next, metav1.UpdateOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("approving CertificateSigningRequest %s: %w", name, err)
+		}
+		logger.Info("Approved", "csr", name, "signer", csr.Spec.SignerName, "cluster", cluster, "addon", addon)
+		csr = res
+	}
+	if ca == nil {
+		return 0, nil
+	}
+	pemCert, err := Sign(csr, ca, time.Now(), CertValidity)
+	if err != nil {
+		return 0, fmt.Errorf("signing CertificateSigningRequest %s: %w", name, err)
+	}
+	next := csr.DeepCopy()
+	next.Status.Certificate = pemCert
+	if _, err := api.UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil {
+		return 0, fmt.Errorf("writing the certificate of CertificateSigningRequest %s: %w", name, err)
+	}
+	logger.Info("Signed", "csr", name, "signer", csr.Spec.SignerName)
+	return 0, nil
+}
+
+// refuse reports a refused request once per reason: a Warning event on the request.
+func (r *Reconciler) refuse(csr *certificatesv1.CertificateSigningRequest, reason string) {
+	r.mu.Lock()
+	same := r.refused[csr.Name] == reason
+	r.refused[csr.Name] = reason
+	r.mu.Unlock()
+	if same {
+		return
+	}
+	r.recorder.Eventf(csr, corev1.EventTypeWarning, "CertificateNotApproved", "not approved: %s", reason)
+}

@@ -1,0 +1,329 @@
+// Package registration registers template add-on agents with the hub (reference §6.7): it writes
+// a ManagedClusterAddOn's status.registrations, status.namespace and RegistrationApplied condition,
+// keeps the RoleBindings of the template's hubPermissions, approves the agents' certificate signing
+// requests for exactly the expected identity and signs CustomSigner requests with the template's CA.
+//
+// Deliberate differences from OCM, each tested:
+//
+//  1. CustomSigner CSRs are approved only when their subject is the template's (or the default)
+//     subject for that cluster and add-on, and their requester is that cluster's agent; OCM approves
+//     them unchecked.
+//  2. KubeClient CSRs must come from exactly "system:open-cluster-management:<cluster>:<agent>" in
+//     group "system:open-cluster-management:<cluster>"; OCM checks a prefix without the final colon,
+//     which also accepts cluster "<cluster>x". Their organizations must be exactly the default
+//     groups; subject alternative names are refused.
+//  3. The expected identity comes from the AddOnTemplate, never from the MCA status a managed
+//     cluster's agent can write.
+//  4. SingleNamespace RoleBindings are named per cluster and deleted when the MCA goes or the
+//     template stops asking for them; OCM gives every cluster the same binding (each cluster
+//     overwrites the subjects of the others) and never deletes it. Two hubPermissions that would
+//     share one RoleBinding are an error (OCM keeps the last).
+//  5. A missing or malformed signing CA is a RegistrationApplied=False condition and the CSRs of
+//     that signer wait; OCM approves them and fails to sign.
+package registration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/render"
+)
+
+// Condition strings (addon-framework's registration controller, plus the CA problem).
+const (
+	ConditionRegistrationApplied = addonv1alpha1.ManagedClusterAddOnRegistrationApplied
+	ReasonPermissionApplied      = addonv1alpha1.RegistrationAppliedSetPermissionApplied // SetPermissionApplied
+	ReasonNilRegistration        = addonv1alpha1.RegistrationAppliedNilRegistration      // NilRegistration
+	ReasonPermissionFailed       = addonv1alpha1.RegistrationAppliedSetPermissionFailed  // SetPermissionFailed
+	ReasonPermissionPending      = "PermissionConfigPending"
+	ReasonSigningCAInvalid       = "SigningCAInvalid"
+	MessageConfigured            = "Registration of the addon agent is configured"
+
+	// AddonTemplateLabel marks hub resources made for a template add-on (OCM templateagent).
+	AddonTemplateLabel = "open-cluster-management.io/addon-template-name"
+
+	// DefaultSigningCANamespace is where a signingCA without a namespace is looked for: OCM's
+	// addon-manager namespace default.
+	DefaultSigningCANamespace = "open-cluster-management-hub"
+
+	kubeClientDriverToken = "token"
+	authenticatedGroup    = "system:authenticated"
+)
+
+// AgentName is the agent name OCM gives a template add-on.
+func AgentName(addon string) string { return addon + "-agent" }
+
+// DefaultUser is the user OCM registers an add-on agent as (addon-framework agent.DefaultUser).
+func DefaultUser(cluster, addon string) string {
+	return fmt.Sprintf("system:open-cluster-management:cluster:%s:addon:%s:agent:%s", cluster, addon, AgentName(addon))
+}
+
+// DefaultGroups are the groups OCM registers an add-on agent in (agent.DefaultGroups).
+func DefaultGroups(cluster, addon string) []string {
+	return []string{
+		fmt.Sprintf("system:open-cluster-management:cluster:%s:addon:%s", cluster, addon),
+		fmt.Sprintf("system:open-cluster-management:addon:%s", addon),
+		authenticatedGroup,
+	}
+}
+
+// Registrations returns the status.registrations of a template add-on on a cluster (OCM
+// TemplateCSRConfigurationsFunc): one KubeClient entry (signer kubernetes.io/kube-apiserver-client,
+// default subject) and one entry per CustomSigner signer (its subject or the default), in template
+// order, first of each signer wins. With the token driver (status.kubeClientDriver, set by the
+// agent) an existing KubeClient subject is kept.
+func Registrations(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClusterAddOn) []addonv1alpha1.RegistrationConfig {
+	cluster, addon := mca.Namespace, mca.Name
+	var out []addonv1alpha1.RegistrationConfig
+	has := func(signer string) bool {
+		return slices.ContainsFunc(out, func(r addonv1alpha1.RegistrationConfig) bool { return r.SignerName == signer })
+	}
+	for _, reg := range t.Spec.Registration {
+		switch reg.Type {
+		case addonv1alpha1.RegistrationTypeKubeClient:
+			if has(certificatesv1.KubeAPIServerClientSignerName) {
+				continue
+			}
+			rc := addonv1alpha1.RegistrationConfig{SignerName: certificatesv1.KubeAPIServerClientSignerName,
+				Subject: addonv1alpha1.Subject{User: DefaultUser(cluster, addon), Groups: DefaultGroups(cluster, addon)}}
+			if mca.Status.KubeClientDriver == kubeClientDriverToken {
+				rc.Subject = addonv1alpha1.Subject{}
+				for _, old := range mca.Status.Registrations {
+					if old.SignerName == certificatesv1.KubeAPIServerClientSignerName {
+						rc.Subject = old.Subject
+					}
+				}
+			}
+			out = append(out, rc)
+		case addonv1alpha1.RegistrationTypeCustomSigner:
+			if reg.CustomSigner == nil || has(reg.CustomSigner.SignerName) {
+				continue
+			}
+			out = append(out, addonv1alpha1.RegistrationConfig{SignerName: reg.CustomSigner.SignerName, Subject: customSubject(reg.CustomSigner, cluster, addon)})
+		}
+	}
+	return out
+}
+
+// customSubject is a CustomSigner's subject: the template's, else the default one.
+func customSubject(cs *addonv1alpha1.CustomSignerRegistrationConfig, cluster, addon string) addonv1alpha1.Subject {
+	if cs.Subject != nil {
+		return *cs.Subject.DeepCopy()
+	}
+	return addonv1alpha1.Subject{User: DefaultUser(cluster, addon), Groups: DefaultGroups(cluster, addon)}
+}
+
+// CurrentClusterBindingName is OCM's name for a hubPermission's RoleBinding in the cluster namespace.
+func CurrentClusterBindingName(addon string) string {
+	return fmt.Sprintf("open-cluster-management:%s:clusterrole:agent", addon)
+}
+
+// SingleNamespaceBindingName names a SingleNamespace RoleBinding: per cluster, because every
+// cluster's agent is bound in the same namespace.
+func SingleNamespaceBindingName(addon, cluster string, ref rbacv1.RoleRef) string {
+	return fmt.Sprintf("open-cluster-management:%s:%s:%s:agent", addon, cluster, strings.ToLower(ref.Kind))
+}
+
+// BindingLabels are the labels of an add-on's RoleBindings: OCM's two plus the cluster, which lets
+// a binding outside the cluster namespace be found and cleaned up.
+func BindingLabels(cluster, addon string) map[string]string {
+	return map[string]string{addonv1alpha1.AddonLabelKey: addon, AddonTemplateLabel: "", hubcache.ClusterNameLabel: cluster}
+}
+
+// RoleBindings returns the RoleBindings the template's KubeClient hubPermissions ask for on a
+// cluster, bound to the KubeClient subject of regs (user and groups, without
+// system:authenticated). An empty subject (token driver before the agent reported one) gives
+// pending=true and no bindings.
+func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClusterAddOn, regs []addonv1alpha1.RegistrationConfig) (bindings []*rbacv1.RoleBinding, pending bool, err error) {
+	cluster, addon := mca.Namespace, mca.Name
+	var perms []addonv1alpha1.HubPermissionConfig
+	for _, reg := range t.Spec.Registration {
+		if reg.Type == addonv1alpha1.RegistrationTypeKubeClient && reg.KubeClient != nil {
+			perms = append(perms, reg.KubeClient.HubPermissions...)
+		}
+	}
+	if len(perms) == 0 {
+		return nil, false, nil
+	}
+	var subjects []rbacv1.Subject
+	for _, r := range regs {
+		if r.SignerName != certificatesv1.KubeAPIServerClientSignerName {
+			continue
+		}
+		if r.Subject.User != "" {
+			subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: r.Subject.User})
+		}
+		for _, g := range r.Subject.Groups {
+			if g != authenticatedGroup {
+				subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: g})
+			}
+		}
+	}
+	if len(subjects) == 0 {
+		return nil, true, nil
+	}
+	owner := metav1.OwnerReference{APIVersion: addonv1alpha1.SchemeGroupVersion.String(), Kind: "ManagedClusterAddOn", Name: addon, UID: mca.UID}
+	where := map[string]int{}
+	for i, p := range perms {
+		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Labels: BindingLabels(cluster, addon)}, Subjects: slices.Clone(subjects)}
+		switch p.Type {
+		case addonv1alpha1.HubPermissionsBindingCurrentCluster:
+			if p.CurrentCluster == nil || p.CurrentCluster.ClusterRoleName == "" {
+				return nil, false, fmt.Errorf("hubPermissions[%d]: type CurrentCluster needs currentCluster.clusterRoleName", i)
+			}
+			rb.Namespace, rb.Name = cluster, CurrentClusterBindingName(addon)
+			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: p.CurrentCluster.ClusterRoleName}
+			// Garbage collection removes it with the MCA; the reconciler does too, for hubs without.
+			rb.OwnerReferences = []metav1.OwnerReference{owner}
+		case addonv1alpha1.HubPermissionsBindingSingleNamespace:
+			if p.SingleNamespace == nil || p.SingleNamespace.Namespace == "" || p.SingleNamespace.RoleRef.Name == "" {
+				return nil, false, fmt.Errorf("hubPermissions[%d]: type SingleNamespace needs singleNamespace.namespace and singleNamespace.roleRef", i)
+			}
+			rb.Namespace, rb.Name = p.SingleNamespace.Namespace, SingleNamespaceBindingName(addon, cluster, p.SingleNamespace.RoleRef)
+			rb.RoleRef = p.SingleNamespace.RoleRef
+		default:
+			return nil, false, fmt.Errorf("hubPermissions[%d]: unknown type %q (want CurrentCluster or SingleNamespace)", i, p.Type)
+		}
+		key := rb.Namespace + "/" + rb.Name
+		if j, dup := where[key]; dup {
+			return nil, false, fmt.Errorf("hubPermissions[%d] and hubPermissions[%d] both need RoleBinding %s (one binding per namespace and role kind); merge them into one role", j, i, key)
+		}
+		where[key] = i
+		bindings = append(bindings, rb)
+	}
+	return bindings, false, nil
+}
+
+// BindingChanges is how to get from the existing RoleBindings to the desired ones.
+type BindingChanges struct {
+	Create []*rbacv1.RoleBinding
+	// Update carries the existing resourceVersion.
+	Update []*rbacv1.RoleBinding
+	// Replace are bindings whose roleRef changed: the API server does not allow changing it, so
+	// they are deleted and created again.
+	Replace []*rbacv1.RoleBinding
+	Delete  []*rbacv1.RoleBinding
+}
+
+// Empty reports whether there is nothing to do.
+func (b BindingChanges) Empty() bool {
+	return len(b.Create)+len(b.Update)+len(b.Replace)+len(b.Delete) == 0
+}
+
+// DiffBindings compares desired with what exists. ours are the existing bindings labelled for the
+// cluster and add-on (deleted when not desired); lookup finds any existing binding by namespace
+// and name (one created by OCM is taken over).
+func DiffBindings(desired, ours []*rbacv1.RoleBinding, lookup func(namespace, name string) *rbacv1.RoleBinding) BindingChanges {
+	var ch BindingChanges
+	want := map[string]bool{}
+	for _, d := range desired {
+		want[d.Namespace+"/"+d.Name] = true
+		cur := lookup(d.Namespace, d.Name)
+		switch {
+		case cur == nil:
+			ch.Create = append(ch.Create, d)
+		case cur.RoleRef != d.RoleRef:
+			ch.Replace = append(ch.Replace, d)
+		case !bindingEqual(cur, d):
+			u := cur.DeepCopy()
+			if u.Labels == nil {
+				u.Labels = map[string]string{}
+			}
+			for k, v := range d.Labels {
+				u.Labels[k] = v
+			}
+			u.Subjects = d.Subjects
+			u.OwnerReferences = d.OwnerReferences
+			ch.Update = append(ch.Update, u)
+		}
+	}
+	for _, o := range ours {
+		if !want[o.Namespace+"/"+o.Name] {
+			ch.Delete = append(ch.Delete, o)
+		}
+	}
+	return ch
+}
+
+func bindingEqual(cur, want *rbacv1.RoleBinding) bool {
+	for k, v := range want.Labels {
+		if got, ok := cur.Labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return equality.Semantic.DeepEqual(cur.Subjects, want.Subjects) &&
+		equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences)
+}
+
+// Status is what the registration reconciler writes into an MCA status.
+type Status struct {
+	Registrations []addonv1alpha1.RegistrationConfig
+	Namespace     string
+	Condition     metav1.Condition
+}
+
+// Apply writes s into st.
+func (s Status) Apply(st *addonv1alpha1.ManagedClusterAddOnStatus, set func(*[]metav1.Condition, metav1.Condition)) {
+	st.Registrations = s.Registrations
+	st.Namespace = s.Namespace
+	set(&st.Conditions, s.Condition)
+}
+
+// Condition is the RegistrationApplied condition: nil error and no CA problems ⇒ True
+// (NilRegistration when the template registers nothing); a binding error ⇒ SetPermissionFailed;
+// an empty subject ⇒ PermissionConfigPending; a CA problem ⇒ SigningCAInvalid.
+func Condition(regs []addonv1alpha1.RegistrationConfig, pending bool, bindErr error, caProblems []string) metav1.Condition {
+	c := metav1.Condition{Type: ConditionRegistrationApplied}
+	switch {
+	case bindErr != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPermissionFailed, "Failed to set permission for hub agent: "+bindErr.Error()
+	case len(caProblems) > 0:
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonSigningCAInvalid
+		c.Message = strings.Join(caProblems, "; ") + "; certificate requests of that signer are not approved until it is fixed"
+	case pending:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPermissionPending, "registration subject not ready"
+	case len(regs) == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonNilRegistration, MessageConfigured
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonPermissionApplied, MessageConfigured
+	}
+	return c
+}
+
+// InstallNamespace is status.namespace for a template add-on: where the agent runs (first
+// Deployment's or DaemonSet's namespace, overridden by the first ADC's agentInstallNamespace).
+func InstallNamespace(t *addonv1alpha1.AddOnTemplate, adcs []*addonv1alpha1.AddOnDeploymentConfig) string {
+	var adc *addonv1alpha1.AddOnDeploymentConfig
+	if len(adcs) > 0 {
+		adc = adcs[0]
+	}
+	return render.AgentInstallNamespace(t, adc)
+}
+
+// SigningCAs lists the signing CA secrets of the template's CustomSigner registrations by signer
+// name, with the default namespace filled in.
+func SigningCAs(t *addonv1alpha1.AddOnTemplate, defaultNamespace string) map[string]addonv1alpha1.SigningCARef {
+	out := map[string]addonv1alpha1.SigningCARef{}
+	for _, reg := range t.Spec.Registration {
+		if reg.Type != addonv1alpha1.RegistrationTypeCustomSigner || reg.CustomSigner == nil {
+			continue
+		}
+		if _, ok := out[reg.CustomSigner.SignerName]; ok {
+			continue
+		}
+		ref := reg.CustomSigner.SigningCA
+		if ref.Namespace == "" {
+			ref.Namespace = defaultNamespace
+		}
+		out[reg.CustomSigner.SignerName] = ref
+	}
+	return out
+}
