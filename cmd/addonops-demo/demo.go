@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/simagent"
@@ -41,6 +41,9 @@ type Options struct {
 	Speed float64
 	// StepTimeout bounds each step's rollout (default 10m).
 	StepTimeout time.Duration
+	// SimulatedManager makes simagent write the works (a simulated add-on manager) instead of the
+	// controller's template deployment (--deploy-templates).
+	SimulatedManager bool
 	// Steps are the folders of Examples applied in turn (default every NN-* folder, in order).
 	Steps []string
 	// Examples is the rollout examples' folder (default <repo>/kustomize-rollout-examples).
@@ -70,10 +73,7 @@ type Options struct {
 const agentDelay = 1500 * time.Millisecond
 
 // The optional controller and simulation switches the demo looks for (see deployer).
-const (
-	deployTemplatesField = "DeployTemplates" // controller.Options: the controller renders AddOnTemplates into works (--deploy-templates)
-	workAgentOnlyField   = "WorkAgentOnly"   // simagent.Options: simulate the work agent only, no add-on manager
-)
+const ()
 
 func (o *Options) complete() error {
 	if o.Clusters == 0 {
@@ -352,19 +352,33 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			return simagent.Succeed
 		},
 	}
-	templates, deployerShort, deployer := chooseDeployer(hasBoolField(&copts, deployTemplatesField), hasBoolField(&aopts, workAgentOnlyField))
-	if templates {
-		setBoolField(&copts, deployTemplatesField)
-		setBoolField(&aopts, workAgentOnlyField)
-	}
+	aopts.WorkAgentOnly = !o.SimulatedManager
+	deployerShort, deployer := describeDeployer(o.SimulatedManager)
 	sum.Deployer = deployerShort
 
 	ctrl, err := controller.New(cfg, copts)
 	if err != nil {
 		return nil, fmt.Errorf("building the controller: %w", err)
 	}
+	var templates *deploytemplates.Runner
+	if !o.SimulatedManager {
+		// What addonops-controller --deploy-templates runs next to the rollout controller.
+		templates, err = deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, Workers: copts.Workers})
+		if err != nil {
+			return nil, fmt.Errorf("building the template reconcilers: %w", err)
+		}
+	}
 	ctrlDone = make(chan error, 1)
-	go func() { ctrlDone <- ctrl.Run(compCtx) }()
+	go func() {
+		if templates == nil {
+			ctrlDone <- ctrl.Run(compCtx)
+			return
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- ctrl.Run(compCtx) }()
+		go func() { errs <- templates.Run(compCtx) }()
+		ctrlDone <- errors.Join(<-errs, <-errs)
+	}()
 	agent, err := simagent.New(cfg, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("building the simulated agent: %w", err)
@@ -650,34 +664,17 @@ func configLabel(res StepResult) string {
 	return res.Config + " (" + res.Version + ")"
 }
 
-// chooseDeployer decides who writes the clusters' ManifestWorks. The controller does when it can
-// render AddOnTemplates itself (controller.Options.DeployTemplates, the controller's
-// --deploy-templates) and the simulation can play the work agent alone
-// (simagent.Options.WorkAgentOnly): that is the product as a hub without OCM's addon-manager runs
-// it. Otherwise simagent's simulated add-on manager writes them, and the demo says why.
-func chooseDeployer(controllerCan, agentCan bool) (templates bool, short, detail string) {
-	if controllerCan && agentCan {
-		return true, "works rendered by the controller (--deploy-templates)",
+// describeDeployer says who writes the clusters' ManifestWorks: the controller with
+// --deploy-templates (the product on a hub without OCM's addon-manager), or, with
+// --simulated-manager, simagent's simulated add-on manager.
+func describeDeployer(simulated bool) (short, detail string) {
+	if !simulated {
+		return "works rendered by the controller (--deploy-templates)",
 			"the addonops controller with --deploy-templates renders the AddOnTemplate into each cluster's ManifestWorks"
 	}
-	why := "this build's controller has no --deploy-templates (controller.Options." + deployTemplatesField + ")"
-	if controllerCan {
-		why = "internal/simagent cannot yet play the work agent alone (simagent.Options." + workAgentOnlyField + ")"
-	}
-	return false, "works written by a simulated add-on manager",
-		"SIMULATED (internal/simagent writes one ManifestWork per cluster when its rollout turn comes, so the AddOnTemplate " +
-			"is not rendered): " + why
-}
-
-// hasBoolField reports whether the struct ptr points at has a bool field name: optional switches
-// of the controller and the simulation that other work adds (see deployer).
-func hasBoolField(ptr any, name string) bool {
-	f := reflect.ValueOf(ptr).Elem().FieldByName(name)
-	return f.IsValid() && f.Kind() == reflect.Bool && f.CanSet()
-}
-
-func setBoolField(ptr any, name string) {
-	reflect.ValueOf(ptr).Elem().FieldByName(name).SetBool(true)
+	return "works written by a simulated add-on manager",
+		"SIMULATED (--simulated-manager: internal/simagent writes one ManifestWork per cluster when its rollout turn comes, " +
+			"so the AddOnTemplate is not rendered)"
 }
 
 // logSink is the log file of the controller and the simulation, behind klog (their logger). klog's

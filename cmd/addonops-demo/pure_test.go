@@ -448,34 +448,11 @@ func TestStepClusters(t *testing.T) {
 	}
 }
 
-func TestChooseDeployer(t *testing.T) {
-	if templates, short, _ := chooseDeployer(true, true); !templates || !strings.Contains(short, "--deploy-templates") {
-		t.Errorf("both switches: templates %v, %q", templates, short)
+func TestDescribeDeployer(t *testing.T) {
+	if short, detail := describeDeployer(false); !strings.Contains(short, "--deploy-templates") || strings.Contains(detail, "SIMULATED") {
+		t.Errorf("controller deploys: %q, %q", short, detail)
 	}
-	for _, tc := range []struct {
-		ctrl, agent bool
-		why         string
-	}{
-		{false, false, "controller.Options.DeployTemplates"},
-		{false, true, "controller.Options.DeployTemplates"},
-		{true, false, "simagent.Options.WorkAgentOnly"},
-	} {
-		templates, short, detail := chooseDeployer(tc.ctrl, tc.agent)
-		if templates || !strings.Contains(short, "simulated add-on manager") || !strings.Contains(detail, tc.why) {
-			t.Errorf("chooseDeployer(%v, %v) = %v, %q, %q; want the simulated add-on manager, naming %s", tc.ctrl, tc.agent, templates, short, detail, tc.why)
-		}
-	}
-
-	// The switches are found and set by name, so the demo picks them up as soon as they exist.
-	var opts struct {
-		DeployTemplates bool
-		Workers         int
-	}
-	if !hasBoolField(&opts, "DeployTemplates") || hasBoolField(&opts, "Workers") || hasBoolField(&opts, "Missing") {
-		t.Fatal("hasBoolField does not tell bool fields from others")
-	}
-	setBoolField(&opts, "DeployTemplates")
-	if !opts.DeployTemplates {
-		t.Error("setBoolField did not set the field")
+	if short, detail := describeDeployer(true); !strings.Contains(short, "simulated add-on manager") || !strings.Contains(detail, "SIMULATED") {
+		t.Errorf("simulated manager: %q, %q", short, detail)
 	}
 }

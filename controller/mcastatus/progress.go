@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/internal/addonwork"
 )
 
 // ConfigSpecHashAnnotation is the ManifestWork annotation that says which config versions a work
@@ -18,29 +20,10 @@ import (
 const ConfigSpecHashAnnotation = workv1.ManifestConfigSpecHashAnnotationKey
 
 // ConfigSpecHashes returns the map an add-on deployer writes, JSON-encoded, into a work's
-// config-spec-hash annotation for the MCA's desired configs: key "<resource>[.<group>]/<namespace>/
-// <name>" (empty namespace segment for cluster-scoped configs), value the spec hash (addon-framework
-// agentdeploy, reference §5.2). It is nil when the MCA has no desired config: the work then carries
-// no annotation at all.
+// config-spec-hash annotation for the MCA's desired configs (reference §5.2); nil when the MCA has
+// no desired config, and the work then carries no annotation at all.
 func ConfigSpecHashes(refs []addonv1alpha1.ConfigReference) map[string]string {
-	var m map[string]string
-	for _, r := range refs {
-		if r.DesiredConfig == nil {
-			continue
-		}
-		if m == nil {
-			m = map[string]string{}
-		}
-		m[configKey(r.Resource, r.Group, r.DesiredConfig.Namespace, r.DesiredConfig.Name)] = r.DesiredConfig.SpecHash
-	}
-	return m
-}
-
-func configKey(resource, group, namespace, name string) string {
-	if group != "" {
-		resource += "." + group
-	}
-	return resource + "/" + namespace + "/" + name
+	return addonwork.ConfigSpecHashes(addonwork.ConfigReferencesFromV1alpha1(refs))
 }
 
 // workMatches reports whether work was rendered from exactly the MCA's desired configs (OCM

@@ -118,18 +118,33 @@ func ConfigSpecHash(refs []ConfigReference) (value string, ok bool, err error) {
 	if len(refs) == 0 {
 		return "", false, nil
 	}
-	m := make(map[string]string, len(refs))
-	for _, r := range refs {
-		if r.Desired == nil {
-			continue
-		}
-		m[r.GroupResource.String()+"/"+r.Desired.Namespace+"/"+r.Desired.Name] = r.Desired.SpecHash
+	m := ConfigSpecHashes(refs)
+	if m == nil {
+		m = map[string]string{}
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return "", false, fmt.Errorf("encoding the config-spec-hash annotation: %w", err)
 	}
 	return string(b), true, nil
+}
+
+// ConfigSpecHashes is the map the config-spec-hash annotation holds for refs: key
+// "<resource>[.<group>]/<namespace>/<name>" (empty namespace segment for cluster-scoped configs),
+// value the desired spec hash. It is nil when no ref has a desired config. Every writer and reader
+// of the annotation (the deployer, the progress tracker, the simulated add-on manager) uses it.
+func ConfigSpecHashes(refs []ConfigReference) map[string]string {
+	var m map[string]string
+	for _, r := range refs {
+		if r.Desired == nil {
+			continue
+		}
+		if m == nil {
+			m = make(map[string]string, len(refs))
+		}
+		m[r.GroupResource.String()+"/"+r.Desired.Namespace+"/"+r.Desired.Name] = r.Desired.SpecHash
+	}
+	return m
 }
 
 // Options are the add-on and cluster facts a build needs besides the rendered objects.

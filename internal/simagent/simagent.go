@@ -42,6 +42,8 @@ import (
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/internal/addonwork"
 )
 
 // Outcome is what the simulated work agent reports for a work.
@@ -73,6 +75,9 @@ type Options struct {
 	Delay time.Duration
 	// Workers is the number of concurrent workers of each simulated component. Default 8.
 	Workers int
+	// WorkAgentOnly simulates only the work agent: someone else (the controller with
+	// --deploy-templates) writes the works, and the simulation only reports on them.
+	WorkAgentOnly bool
 }
 
 // Stats count the simulation's writes.
@@ -260,10 +265,13 @@ func (a *Agent) simulates(addon string) bool {
 }
 
 // workName is addon-framework's name for an add-on's first deploy work.
-func workName(addon string) string { return "addon-" + addon + "-deploy-0" }
+func workName(addon string) string { return addonwork.DeployWorkName(addon, 0) }
 
 // deploy is the add-on manager: it keeps the MCA's work in line with the MCA's desired configs.
 func (a *Agent) deploy(ctx context.Context, key string) error {
+	if a.opts.WorkAgentOnly {
+		return nil
+	}
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil || !a.simulates(name) {
 		return nil
@@ -319,27 +327,10 @@ func (a *Agent) deploy(ctx context.Context, key string) error {
 	return nil
 }
 
-// ConfigSpecHashes builds the config-spec-hash map exactly as addon-framework does from an MCA's
-// desired configs: key "<resource>[.<group>]/<namespace>/<name>", value the spec hash.
-func ConfigSpecHashes(refs []addonv1alpha1.ConfigReference) map[string]string {
-	m := map[string]string{}
-	for _, r := range refs {
-		if r.DesiredConfig == nil {
-			continue
-		}
-		res := r.Resource
-		if r.Group != "" {
-			res += "." + r.Group
-		}
-		m[res+"/"+r.DesiredConfig.Namespace+"/"+r.DesiredConfig.Name] = r.DesiredConfig.SpecHash
-	}
-	return m
-}
-
 // renderWork is the work the add-on manager wants for mca: a ConfigMap that names the config
 // versions, so a new version changes the spec and the work's generation.
 func renderWork(mca *addonv1alpha1.ManagedClusterAddOn) (*workv1.ManifestWork, error) {
-	hashes := ConfigSpecHashes(mca.Status.ConfigReferences)
+	hashes := addonwork.ConfigSpecHashes(addonwork.ConfigReferencesFromV1alpha1(mca.Status.ConfigReferences))
 	var annotations map[string]string
 	data := map[string]string{"addon": mca.Name}
 	if len(hashes) > 0 {
