@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/addonops/addonops/internal/configref"
 )
 
 // FieldManager is the demo's server-side apply field manager, in the role of Argo CD's or Flux's.
@@ -35,7 +37,7 @@ var (
 	adcGK                 = schema.GroupKind{Group: "addon.open-cluster-management.io", Kind: "AddOnDeploymentConfig"}
 	placementGK           = schema.GroupKind{Group: "cluster.open-cluster-management.io", Kind: "Placement"}
 	namespaceGK           = schema.GroupKind{Kind: "Namespace"}
-	contentHashAnnotation = "addonops.io/content-hash" // set by config-hash on every config it hashed
+	contentHashAnnotation = configref.ContentHashAnnotation // set by config-hash on every config it hashed
 )
 
 // step is one rollout example, rendered.

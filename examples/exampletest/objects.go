@@ -168,8 +168,8 @@ func CheckTyped(t testing.TB, objs []Object) {
 
 // Annotations config-hash stamps on the configs it names.
 const (
-	BaseNameAnnotation    = "addonops.io/base-name"
-	ContentHashAnnotation = "addonops.io/content-hash"
+	BaseNameAnnotation    = configref.BaseNameAnnotation
+	ContentHashAnnotation = configref.ContentHashAnnotation
 )
 
 // CheckHashedConfigs asserts that every AddOnDeploymentConfig and AddOnTemplate went through

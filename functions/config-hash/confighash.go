@@ -17,12 +17,12 @@ import (
 // Annotations config-hash reads and writes.
 const (
 	// AnnotationHashSuffix opts an object in ("true") or out ("false").
-	AnnotationHashSuffix = "addonops.io/hash-suffix"
+	AnnotationHashSuffix = configref.HashSuffixAnnotation
 	// AnnotationBaseName holds the name before suffixing; with it, re-runs recognise a hashed
 	// object and derive a new name from the same base when the content changed in place.
-	AnnotationBaseName = "addonops.io/base-name"
+	AnnotationBaseName = configref.BaseNameAnnotation
 	// AnnotationContentHash holds the full content hash (OCM's spec hash of the object).
-	AnnotationContentHash = "addonops.io/content-hash"
+	AnnotationContentHash = configref.ContentHashAnnotation
 
 	AnnotationArgoSyncOptions = "argocd.argoproj.io/sync-options"
 	AnnotationFluxPrune       = "kustomize.toolkit.fluxcd.io/prune"

@@ -143,3 +143,14 @@ func nested(obj map[string]any, fields ...string) any {
 	}
 	return cur
 }
+
+// Annotations that identify a config version. config-hash stamps them on every config it renames;
+// the controller, the status command and the demo read them to link the versions of one config.
+const (
+	// HashSuffixAnnotation opts an object in ("true") or out ("false") of content-hash naming.
+	HashSuffixAnnotation = "addonops.io/hash-suffix"
+	// BaseNameAnnotation holds the name before the content-hash suffix.
+	BaseNameAnnotation = "addonops.io/base-name"
+	// ContentHashAnnotation holds the full content hash (internal/spechash) the suffix came from.
+	ContentHashAnnotation = "addonops.io/content-hash"
+)

@@ -32,7 +32,7 @@ import (
 
 // BaseNameAnnotation holds a hashed config's name before config-hash suffixed it. It mirrors
 // functions/config-hash AnnotationBaseName, which lives in a main package and cannot be imported.
-const BaseNameAnnotation = "addonops.io/base-name"
+const BaseNameAnnotation = configref.BaseNameAnnotation
 
 // Phase is where the whole rollout stands.
 type Phase string
