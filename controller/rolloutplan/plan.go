@@ -442,7 +442,7 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 		if !ok {
 			return
 		}
-		install := p.installing(p.target)
+		install := d.installing(p, p.target)
 		if r.complete {
 			p.applied, p.lkg = p.target, p.target
 		}
@@ -491,7 +491,7 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 		p.cond = waitingForCanary(fmt.Sprintf("waiting for canary placement %s to apply %s on every cluster; no version was proven yet", canary.key, describe(p.desired)))
 		return
 	}
-	install := p.installing(target)
+	install := d.installing(p, target)
 	if r.complete {
 		p.applied = target
 	}
@@ -507,11 +507,29 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 	p.cond = r.condition(install, note)
 }
 
-// installing tells an install from an upgrade of placement p to target: nothing was ever applied,
-// or target is what was applied and the placement reported an install so far (an installed
-// placement keeps saying InstallSucceed until its configs change).
-func (p *placementState) installing(target []mcastatus.Config) bool {
+// installing tells an install from an upgrade of placement p to target: none of its clusters ever
+// applied anything, or target is what was applied and the placement reported an install so far (an
+// installed placement keeps saying InstallSucceed until its configs change). A placement without
+// applied history of its own (a canary placement added next to a running add-on) upgrades clusters
+// that already run the add-on, as seed 000's canary example shows; so without its own history it
+// asks its clusters.
+func (d *decider) installing(p *placementState, target []mcastatus.Config) bool {
 	if len(p.applied) == 0 {
+		if p.oldCond != nil {
+			switch p.oldCond.Reason {
+			case mcastatus.ReasonUpgrading, mcastatus.ReasonUpgradeFailed:
+				return false // an upgrade stays one until it completes
+			}
+		}
+		for _, c := range p.owned {
+			mca := d.mcas[c]
+			if mca == nil || len(mcastatus.LastApplied(mca)) == 0 {
+				continue
+			}
+			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !mcastatus.Applied(mca) {
+				return false // it ran another version before
+			}
+		}
 		return true
 	}
 	if !mcastatus.Equal(p.applied, target) || p.oldCond == nil {
