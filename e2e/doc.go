@@ -1,0 +1,22 @@
+// Package e2e is the end-to-end suite: the repository's examples run against parts addonops did
+// not write. On the test hub (internal/localhub: a real kube-apiserver and etcd with OCM's CRDs) it
+// runs OCM v1.2.1's own placement controller and one OCM work agent per simulated cluster
+// (internal/ocmhub), and the addonops controller with template deployment in-process (controller
+// and controller/deploytemplates, as `addonops-controller --deploy-templates` runs them). The
+// examples are built with the go.mod's kustomize and freshly built functions and server-side
+// applied as a GitOps tool would; the tests then follow what the hub and the clusters do.
+//
+// Scenarios (all in TestEndToEnd, sharing one hub, OCM and controller):
+//
+//   - rollout-examples: kustomize-rollout-examples 01 → 02 → 03 → 04 in order, then an e2e-only
+//     step 05 that rolls 02's version out over OCM decision groups (ProgressivePerGroup).
+//   - hello-template: examples/hello-template, then its upgrade/ overlay.
+//
+// Hub and managed clusters are one API server here, so every cluster's agent applies into the same
+// namespaces. The examples' agent Deployments differ per cluster (--cluster-name, and the image tag
+// while a rollout is half done), so the suite applies them through overlays in testdata/ that name
+// each cluster's Deployment after the cluster; testdata/README.md explains. No kubelet runs: the
+// tests set Deployment status themselves where readiness matters, and say so.
+//
+// The tests live in _test.go files; `make test` runs them (`make ocm-binaries` first).
+package e2e

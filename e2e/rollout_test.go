@@ -1,0 +1,439 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
+)
+
+const (
+	rolloutAddon = "helloworld"
+	globalPl     = "default/global-placement"
+	canaryPl     = "default/canary-placement"
+	agentImage   = "quay.io/open-cluster-management/addon-examples:"
+)
+
+// Progressing reasons of the seed (000): the addonops controller writes these on MCAs and on the
+// ClusterManagementAddOn's install progressions.
+const (
+	installing       = "Installing"
+	installSucceed   = "InstallSucceed"
+	upgrading        = "Upgrading"
+	upgradeSucceed   = "UpgradeSucceed"
+	waitingForCanary = "WaitingForCanary"
+)
+
+var seedReasons = []string{installing, installSucceed, "InstallFailed", upgrading, upgradeSucceed, "UpgradeFailed", waitingForCanary}
+
+// rolloutStep is one of kustomize-rollout-examples, as its README describes it, applied through its
+// e2e overlay (testdata/rollout-examples/<name>).
+type rolloutStep struct {
+	name    string // folder under e2e/testdata/rollout-examples
+	example string // the folder of kustomize-rollout-examples it applies
+	version string // AGENT_VERSION of its AddOnDeploymentConfig: the agent image's tag
+	// concurrency is the rollout's maxConcurrency as a share of a placement's clusters (0: All).
+	concurrency float64
+	canary      bool // canary-placement gates global-placement
+	// perGroup: global-placement has OCM decision groups (canaries first) and rolls out
+	// ProgressivePerGroup (the e2e-only step 05).
+	perGroup bool
+}
+
+var rolloutSteps = []rolloutStep{
+	{name: "01-fresh-install", example: "01-fresh-install", version: "v0.10.0"},
+	{name: "02-rolling-update", example: "02-rolling-update", version: "v0.11.0", concurrency: 0.25},
+	{name: "03-rolling-update-with-canary", example: "03-rolling-update-with-canary", version: "v0.12.0", concurrency: 0.25, canary: true},
+	{name: "04-rollback", example: "04-rollback", version: "v0.10.0", concurrency: 0.25, canary: true},
+	{name: "05-decision-groups", example: "02-rolling-update", version: "v0.11.0", perGroup: true},
+}
+
+// agentName is the helloworld agent Deployment of cluster (the e2e overlays name the agent's
+// objects after the cluster; see testdata/README.md).
+func agentName(cluster string) string { return "helloworld-agent-" + cluster }
+
+// testRolloutExamples applies the four rollout examples in order and follows each rollout.
+func testRolloutExamples(t *testing.T, s *suite) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	mcas := s.recordMCAs(ctx, t, rolloutAddon)
+	cma := s.recordCMA(ctx, t, rolloutAddon)
+	nonCanaries := slices.DeleteFunc(slices.Clone(clusters), func(c string) bool { return slices.Contains(canaries, c) })
+
+	var first struct {
+		adc         string
+		deployments map[string]any // cluster -> Deployment spec after 01
+		works       map[string]any // cluster -> ManifestWork spec after 01
+	}
+	for i, step := range rolloutSteps {
+		completed := false // the step's rollout reached its end state, whatever the checks found
+		t.Run(step.name, func(t *testing.T) {
+			started := time.Now()
+			objs, _ := s.build(t, "e2e/testdata/rollout-examples/"+step.name)
+			expected := readYAML(t, "kustomize-rollout-examples/"+step.example+"/expected/hub.yaml")
+			adc := only(t, objs, "AddOnDeploymentConfig")
+			tpl := only(t, objs, "AddOnTemplate")
+			// The overlay changes the template only: the config is the example's, byte for byte, so
+			// its name is the one the example's README and committed output give.
+			if d := sameObject(adc, only(t, expected, "AddOnDeploymentConfig")); d != "" {
+				t.Fatalf("the overlay's AddOnDeploymentConfig differs from the example's expected output:%s", d)
+			}
+			checkOverlayTemplate(t, tpl, only(t, expected, "AddOnTemplate"))
+			if v := customizedVariable(adc, "AGENT_VERSION"); v != step.version {
+				t.Fatalf("AddOnDeploymentConfig %s sets AGENT_VERSION=%q, want %q (README)", adc.GetName(), v, step.version)
+			}
+			if i == 0 {
+				first.adc = adc.GetName()
+			}
+			if step.name == "04-rollback" && adc.GetName() != first.adc {
+				t.Errorf("rollback config %s, want step 01's name %s: same content, same name", adc.GetName(), first.adc)
+			}
+
+			if step.perGroup {
+				// The Placement goes first, as an Argo CD sync wave or a Flux dependsOn would order
+				// it: applied together with the ClusterManagementAddOn, the rollout could start from
+				// the decisions OCM wrote before the Placement had groups.
+				s.apply(t, objectsOf(objs, "Placement"))
+				s.placementDecisions(t, "default", "global-placement", decisionGroup{"canary", canaries}, decisionGroup{"", nonCanaries})
+			}
+			mcaMark, cmaMark := mcas.mark(), cma.mark()
+			s.apply(t, objs)
+			t.Logf("applied %d objects: config %s (AGENT_VERSION=%s), template %s", len(objs), adc.GetName(), step.version, tpl.GetName())
+
+			// OCM's placement controller decides the examples' Placements through their own
+			// ManagedClusterSetBinding.
+			if step.perGroup {
+				s.placementDecisions(t, "default", "global-placement", decisionGroup{"canary", canaries}, decisionGroup{"", nonCanaries})
+			} else {
+				s.placementDecisions(t, "default", "global-placement", decisionGroup{"", clusters})
+			}
+			if step.canary {
+				s.placementDecisions(t, "default", "canary-placement", decisionGroup{"", canaries})
+			}
+
+			placements := []string{globalPl}
+			if step.canary {
+				placements = append(placements, canaryPl)
+			}
+			// The reason every cluster and placement had before the step, and the one it ends with.
+			prevReason, successReason := upgradeSucceed, upgradeSucceed
+			switch i {
+			case 0:
+				prevReason, successReason = "", installSucceed
+			case 1:
+				prevReason = installSucceed
+			}
+			mcas.waitFor(t, s, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
+				for _, c := range clusters {
+					got := m[c]
+					if got.AppliedADC != adc.GetName() || got.DesiredADC != adc.GetName() || got.AppliedTpl != tpl.GetName() || got.Progressing != successReason {
+						return fmt.Sprintf("%s (want adc %s, template %s, %s)", got, adc.GetName(), tpl.GetName(), successReason)
+					}
+				}
+				return ""
+			})
+			// Either success reason ends the wait; checkProgressions then says which one is right.
+			cma.waitFor(t, s, "the install progressions complete", func(m map[string]progSnap) string {
+				for _, pl := range placements {
+					got := m[pl]
+					want := progSnap{Placement: pl, Reason: got.Reason, DesiredADC: adc.GetName(), AppliedADC: adc.GetName(), GoodADC: adc.GetName(),
+						DesiredTpl: tpl.GetName(), AppliedTpl: tpl.GetName(), GoodTpl: tpl.GetName()}
+					if got != want || (got.Reason != installSucceed && got.Reason != upgradeSucceed) {
+						return fmt.Sprintf("%s, want %s with InstallSucceed or UpgradeSucceed", got, want)
+					}
+				}
+				return ""
+			})
+			t.Logf("rollout of %s complete after %s", step.name, time.Since(started).Round(100*time.Millisecond))
+			completed = true
+
+			start, events := mcas.since(mcaMark)
+			cstart, cevents := cma.since(cmaMark)
+			t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
+			t.Logf("install progression changes:%s", eventLog(cevents))
+			checkMCASequences(t, prevReason, successReason, start, events, adc.GetName())
+			checkPacing(t, step, start, events, adc.GetName(), nonCanaries)
+			checkProgressions(t, step, prevReason, successReason, cstart, cevents, adc.GetName())
+
+			// What the work agents applied: each cluster's Deployment, at this step's version.
+			deployments, works := s.checkAgents(t, step, adc.GetName())
+			switch step.name {
+			case "01-fresh-install":
+				first.deployments, first.works = deployments, works
+				s.checkAvailability(t, mcas)
+			case "04-rollback":
+				for _, c := range clusters {
+					if !reflect.DeepEqual(deployments[c], first.deployments[c]) {
+						t.Errorf("%s: after the rollback the Deployment spec differs from step 01's:\n%s\nvs\n%s", c, jsonOf(deployments[c]), jsonOf(first.deployments[c]))
+					}
+					if !reflect.DeepEqual(works[c], first.works[c]) {
+						t.Errorf("%s: after the rollback the ManifestWork spec differs from step 01's:\n%s\nvs\n%s", c, jsonOf(works[c]), jsonOf(first.works[c]))
+					}
+				}
+			}
+			// Readiness set after step 01 stays: the agents' updates leave Deployment status alone.
+			if i > 0 {
+				for c, m := range mcas.latestCopy() {
+					if m.Available != "True/ProbeAvailable" {
+						t.Errorf("%s: Available %s after %s, want True/ProbeAvailable", c, m.Available, step.name)
+					}
+				}
+			}
+		})
+		if !completed {
+			t.Fatalf("the rollout of %s did not complete; the later steps build on it", step.name)
+		}
+	}
+}
+
+// checkMCASequences: each cluster's Progressing reasons over the step, as seed 000 describes them:
+// from the previous step's success through Installing or Upgrading to success, nothing else.
+func checkMCASequences(t *testing.T, prevReason, successReason string, start map[string]mcaSnap, events []mcaSnap, adc string) {
+	t.Helper()
+	want := []string{installing, installSucceed}
+	if prevReason != "" {
+		want = []string{prevReason, upgrading, upgradeSucceed}
+	}
+	for _, c := range clusters {
+		got := reasonsOf(start, events, c, func(m mcaSnap) string { return m.Progressing })
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Progressing reasons %v, want %v", c, got, want)
+		}
+		// A cluster moves once: told adc, then applied it; never told something else in between.
+		told := reasonsOf(start, events, c, func(m mcaSnap) string { return m.DesiredADC })
+		if len(told) == 0 || told[len(told)-1] != adc || slices.Index(told, adc) != len(told)-1 {
+			t.Errorf("%s: desired configs over the step %v, want the previous one then %s", c, told, adc)
+		}
+	}
+}
+
+// checkPacing checks the rollout strategy and the canary gate from the order of MCA changes.
+func checkPacing(t *testing.T, step rolloutStep, start map[string]mcaSnap, events []mcaSnap, adc string, nonCanaries []string) {
+	t.Helper()
+	// first, second: two sets of clusters of which the first must have applied adc before any of the
+	// second is told to run it (the canary gate, or decision group 0 before group 1).
+	gate := func(first, second []string, what string) {
+		done := firstWhen(start, events, allApplied(first, adc))
+		told := firstWhen(start, events, anyTold(second, adc))
+		switch {
+		case done >= len(events):
+			t.Errorf("%v never all applied %s", first, adc)
+		case told <= done:
+			t.Errorf("%s: one of %v was told to run %s at change %d, before all of %v applied it (change %d)", what, second, adc, told, first, done)
+		}
+	}
+	// together: a set of clusters nothing paces (All, or one decision group of ProgressivePerGroup)
+	// is told all at once, before any of them applied.
+	together := func(set []string, what string) {
+		if n, at := inFlight(start, events, set, adc); n != len(set) {
+			t.Errorf("%s: at most %d of %v (%v) were moving at once, want all told before any applied", what, n, set, at)
+		}
+	}
+	switch {
+	case step.perGroup:
+		gate(canaries, nonCanaries, "ProgressivePerGroup: decision group 0 (canary) before group 1")
+		together(canaries, "decision group 0")
+		together(nonCanaries, "decision group 1")
+		return
+	case step.concurrency == 0:
+		together(clusters, "rollout All")
+		return
+	}
+	// Progressive maxConcurrency: a share of the placement's clusters, rounded up (sdk-go).
+	limit := func(n int) int { return int(math.Ceil(step.concurrency * float64(n))) }
+	if !step.canary {
+		if n, at := inFlight(start, events, clusters, adc); n > limit(len(clusters)) || n == 0 {
+			t.Errorf("global-placement: %d clusters %v moving at once, want 1..%d (maxConcurrency %g%%)", n, at, limit(len(clusters)), step.concurrency*100)
+		}
+		return
+	}
+	if n, at := inFlight(start, events, canaries, adc); n > limit(len(canaries)) || n == 0 {
+		t.Errorf("canary-placement: %d clusters %v moving at once, want 1..%d", n, at, limit(len(canaries)))
+	}
+	// global-placement decides every cluster; the canaries belong to canary-placement (listed last).
+	if n, at := inFlight(start, events, nonCanaries, adc); n > limit(len(clusters)) || n == 0 {
+		t.Errorf("global-placement: %d clusters %v moving at once, want 1..%d", n, at, limit(len(clusters)))
+	}
+	gate(canaries, nonCanaries, "canary gate")
+}
+
+// checkProgressions checks the ClusterManagementAddOn's install progressions over the step.
+func checkProgressions(t *testing.T, step rolloutStep, prevReason, successReason string, start map[string]progSnap, events []progSnap, adc string) {
+	t.Helper()
+	reasons := func(pl string) []string {
+		return onlyValues(reasonsOf(start, events, pl, func(p progSnap) string { return p.Reason }), seedReasons...)
+	}
+	if !step.canary {
+		want := []string{installing, installSucceed}
+		if prevReason != "" {
+			want = []string{prevReason, upgrading, successReason}
+		}
+		if got := reasons(globalPl); !slices.Equal(got, want) {
+			t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
+		}
+		return
+	}
+	// Seed 000: the gated placement waits for the canary, then upgrades to the config the canary
+	// proved (its lastKnownGoodConfig); the canary placement upgrades first.
+	if got, want := reasons(globalPl), []string{upgradeSucceed, waitingForCanary, upgrading, upgradeSucceed}; !slices.Equal(got, want) {
+		t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
+	}
+	got := reasons(canaryPl)
+	if _, existed := start[canaryPl]; existed && len(got) > 0 { // step 04: it exists since step 03
+		got = got[1:]
+	}
+	if want := []string{upgrading, upgradeSucceed}; !slices.Equal(got, want) {
+		t.Errorf("%s: Progressing reasons %v, want %v (its clusters already run the add-on: an upgrade, as in seed 000's example)", canaryPl, got, want)
+	}
+	for i, e := range events {
+		if e.Placement == globalPl && e.Reason == upgrading && e.GoodADC != adc {
+			t.Errorf("change %d: %s upgrading with lastKnownGoodConfig %q, want %s (what the canary proved)", i, globalPl, e.GoodADC, adc)
+		}
+	}
+}
+
+// checkAgents checks what each cluster's work agent applied: the agent Deployment at the step's
+// version, owned by that cluster's agent, and the add-on's ManifestWork, Applied and Available,
+// built from the step's config. It returns the Deployments' and works' specs by cluster.
+func (s *suite) checkAgents(t *testing.T, step rolloutStep, adc string) (deployments, works map[string]any) {
+	t.Helper()
+	deployments, works = map[string]any{}, map[string]any{}
+	for _, c := range clusters {
+		d, err := s.c.Kube.AppsV1().Deployments(installNamespace).Get(s.ctx, agentName(c), metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("%s: the agent Deployment: %v", c, err)
+			continue
+		}
+		if msg := s.appliedBy(d, c); msg != "" {
+			t.Errorf("%s: %s", c, msg)
+		}
+		if n := len(d.Spec.Template.Spec.Containers); n != 1 {
+			t.Errorf("%s: Deployment %s has %d containers, want 1", c, d.Name, n)
+			continue
+		}
+		ctr := d.Spec.Template.Spec.Containers[0]
+		if want := agentImage + step.version; ctr.Image != want {
+			t.Errorf("%s: agent image %s, want %s", c, ctr.Image, want)
+		}
+		if !slices.Contains(ctr.Args, "--cluster-name="+c) {
+			t.Errorf("%s: agent args %v lack --cluster-name=%s", c, ctr.Args, c)
+		}
+		if !hasEnv(ctr.Env, "CLUSTER_NAME", c) || !hasEnv(ctr.Env, "INSTALL_NAMESPACE", installNamespace) {
+			t.Errorf("%s: agent env %v, want CLUSTER_NAME=%s and INSTALL_NAMESPACE=%s", c, ctr.Env, c, installNamespace)
+		}
+		deployments[c] = toMap(t, d.Spec)
+
+		sa, err := s.c.Kube.CoreV1().ServiceAccounts(installNamespace).Get(s.ctx, "helloworld-agent-sa-"+c, metav1.GetOptions{})
+		if err != nil {
+			t.Errorf("%s: the agent ServiceAccount: %v", c, err)
+		} else if msg := s.appliedBy(sa, c); msg != "" {
+			t.Errorf("%s: ServiceAccount %s", c, msg)
+		}
+
+		w := s.deployWork(t, c, rolloutAddon)
+		if w == nil {
+			continue
+		}
+		if h := w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey]; !strings.Contains(h, "/default/"+adc+`"`) {
+			t.Errorf("%s: ManifestWork %s built from %s, want %s", c, w.Name, h, adc)
+		}
+		works[c] = toMap(t, w.Spec)
+	}
+	return deployments, works
+}
+
+// deployWork returns the add-on's one deploy ManifestWork in the cluster namespace, checking that
+// the agent reports it Applied and Available at its generation.
+func (s *suite) deployWork(t *testing.T, cluster, addon string) *workv1.ManifestWork {
+	t.Helper()
+	list, err := s.c.Work.WorkV1().ManifestWorks(cluster).List(s.ctx, metav1.ListOptions{LabelSelector: addonv1alpha1.AddonLabelKey + "=" + addon})
+	if err != nil {
+		t.Errorf("%s: listing ManifestWorks: %v", cluster, err)
+		return nil
+	}
+	if len(list.Items) != 1 {
+		t.Errorf("%s: %d ManifestWorks of %s, want 1", cluster, len(list.Items), addon)
+		return nil
+	}
+	w := &list.Items[0]
+	for _, typ := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+		c := meta.FindStatusCondition(w.Status.Conditions, typ)
+		if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != w.Generation {
+			t.Errorf("%s: ManifestWork %s %s condition %+v, want True at generation %d", cluster, w.Name, typ, c, w.Generation)
+		}
+	}
+	return w
+}
+
+// checkAvailability: without ready Deployments the add-on is not Available; once the test sets the
+// Deployments' status (no kubelet runs), the agents report it and every add-on becomes Available.
+func (s *suite) checkAvailability(t *testing.T, mcas *recorder[mcaSnap]) {
+	t.Helper()
+	names := map[string]string{}
+	for c, m := range mcas.latestCopy() {
+		if strings.HasPrefix(m.Available, "True") {
+			t.Errorf("%s: Available %s before any Deployment is ready", c, m.Available)
+		}
+		names[c] = agentName(c)
+	}
+	s.setDeploymentsReady(t, names)
+	mcas.waitFor(t, s, "every add-on Available", func(m map[string]mcaSnap) string {
+		for _, c := range clusters {
+			if m[c].Available != "True/ProbeAvailable" {
+				return m[c].String()
+			}
+		}
+		return ""
+	})
+}
+
+// latestCopy returns the latest state of every key.
+func (r *recorder[T]) latestCopy() map[string]T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]T, len(r.latest))
+	for k, v := range r.latest {
+		out[k] = v
+	}
+	return out
+}
+
+func customizedVariable(adc *unstructured.Unstructured, name string) string {
+	vars, _, _ := unstructured.NestedSlice(adc.Object, "spec", "customizedVariables")
+	for _, v := range vars {
+		if m, ok := v.(map[string]any); ok && m["name"] == name {
+			s, _ := m["value"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func toMap(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
