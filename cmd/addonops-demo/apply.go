@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,18 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/ssapply"
 )
 
 // FieldManager is the demo's server-side apply field manager, in the role of Argo CD's or Flux's.
@@ -73,7 +63,7 @@ func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unst
 		}
 		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), repoRoot, err, strings.TrimSpace(stderr.String()))
 	}
-	objs, err := parseObjects(&stdout)
+	objs, err := ssapply.Decode(&stdout)
 	if err != nil {
 		return nil, fmt.Errorf("reading the output of go %s: %w", strings.Join(args, " "), err)
 	}
@@ -87,29 +77,6 @@ func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unst
 		}
 	}
 	return objs, nil
-}
-
-// parseObjects reads a multi-document YAML stream.
-func parseObjects(r io.Reader) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	var out []*unstructured.Unstructured
-	for i := 1; ; i++ {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
-			return nil, fmt.Errorf("document %d: not a Kubernetes object (apiVersion, kind and metadata.name are required)", i)
-		}
-		out = append(out, u)
-	}
 }
 
 // applyPhases splits a step's objects in the order the demo applies them: first everything but
@@ -182,54 +149,8 @@ func scaleRollouts(objs []*unstructured.Unstructured, speed float64) ([]string, 
 	return notes, nil
 }
 
-// applier server-side applies objects with the demo's field manager, as Argo CD (ServerSideApply=true)
-// and Flux's kustomize-controller do.
-type applier struct {
-	dyn    dynamic.Interface
-	mapper meta.ResettableRESTMapper
-}
-
-func newApplier(dyn dynamic.Interface, disc discovery.DiscoveryInterface) *applier {
-	return &applier{dyn: dyn, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))}
-}
-
-// apply applies one object and returns what the server holds afterwards.
-func (a *applier) apply(ctx context.Context, o *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	gvk := o.GroupVersionKind()
-	mapping, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if meta.IsNoMatchError(err) {
-		a.mapper.Reset() // a CRD installed since the last discovery
-		mapping, err = a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: the hub does not serve %s: %w", gvk.Kind, name(o), gvk, err)
-	}
-	data, err := json.Marshal(o.Object)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: encoding: %w", gvk.Kind, name(o), err)
-	}
-	force := true // take over fields another manager set, as a GitOps controller does
-	opts := metav1.PatchOptions{FieldManager: FieldManager, Force: &force}
-	var res dynamic.ResourceInterface = a.dyn.Resource(mapping.Resource)
-	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
-		if o.GetNamespace() == "" {
-			return nil, fmt.Errorf("%s %s: namespaced, but has no metadata.namespace", gvk.Kind, o.GetName())
-		}
-		res = a.dyn.Resource(mapping.Resource).Namespace(o.GetNamespace())
-	}
-	out, err := res.Patch(ctx, o.GetName(), types.ApplyPatchType, data, opts)
-	if err != nil {
-		return nil, fmt.Errorf("server-side apply of %s %s: %w", gvk.Kind, name(o), err)
-	}
-	return out, nil
-}
-
-func name(o *unstructured.Unstructured) string {
-	if o.GetNamespace() == "" {
-		return o.GetName()
-	}
-	return o.GetNamespace() + "/" + o.GetName()
-}
+// name is "namespace/name", or "name" for a cluster-scoped object.
+func name(o *unstructured.Unstructured) string { return ssapply.Name(o) }
 
 // toolEnv is the environment for kustomize: ours with dirs first on PATH, where config-hash is.
 func toolEnv(dirs []string) []string {

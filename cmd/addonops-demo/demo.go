@@ -25,6 +25,7 @@ import (
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/ssapply"
 )
 
 // Options configure one run of the demo. Zero values get the defaults of the command's flags.
@@ -195,7 +196,7 @@ type demoRun struct {
 	fleet    fleet
 	clusters []clusterInfo
 	hub      *localhub.Hub
-	apply    *applier
+	apply    *ssapply.Applier
 	view     *hubView
 	disp     *display
 	versions map[string]string // "<namespace>/<name>" of an AddOnDeploymentConfig -> AGENT_VERSION
@@ -334,7 +335,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
-	r.apply = newApplier(clients.Dynamic, clients.Kube.Discovery())
+	if r.apply, err = ssapply.New(clients.Dynamic, clients.Kube.Discovery(), FieldManager); err != nil {
+		return nil, err
+	}
 
 	copts := controller.Options{
 		Workers:          min(16, 4+o.Clusters/200),
@@ -508,7 +511,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 
 	first, last := applyPhases(st.Objects)
 	for _, o := range first {
-		if _, err := r.apply.apply(ctx, o); err != nil {
+		if _, err := r.apply.Apply(ctx, o); err != nil {
 			return fail(err)
 		}
 	}
@@ -525,7 +528,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	gens := map[string]int64{}
 	var addons []string
 	for _, o := range last {
-		applied, err := r.apply.apply(ctx, o)
+		applied, err := r.apply.Apply(ctx, o)
 		if err != nil {
 			return fail(err)
 		}

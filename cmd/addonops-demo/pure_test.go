@@ -16,6 +16,7 @@ import (
 
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/ssapply"
 )
 
 func TestPickFailing(t *testing.T) {
@@ -299,7 +300,7 @@ func equalObjects(a, b *unstructured.Unstructured) bool {
 }
 
 func TestParseAndApplyPhases(t *testing.T) {
-	objs, err := parseObjects(strings.NewReader(`
+	objs, err := ssapply.Decode(strings.NewReader(`
 apiVersion: addon.open-cluster-management.io/v1alpha1
 kind: ClusterManagementAddOn
 metadata: {name: a}
@@ -325,7 +326,7 @@ metadata: {name: ns}
 	if want := []string{"Namespace", "Placement", "ClusterManagementAddOn"}; !slices.Equal(order, want) {
 		t.Errorf("apply order %v, want %v", order, want)
 	}
-	if _, err := parseObjects(strings.NewReader("kind: Foo\n")); err == nil || !strings.Contains(err.Error(), "document 1") {
+	if _, err := ssapply.Decode(strings.NewReader("kind: Foo\n")); err == nil || !strings.Contains(err.Error(), "document 1") {
 		t.Errorf("an object without apiVersion: err = %v", err)
 	}
 }
