@@ -45,6 +45,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/rolloutplan"
 )
 
@@ -54,9 +55,9 @@ const (
 	// but "addon-manager": exactly the CMAs OCM's addon-manager leaves alone (it manages those without
 	// the annotation or with "addon-manager"). addon-framework v1.3.0 rewrites "self" to "", which
 	// OCM v1.3.0 still treats as self-managed, so "" is ours too.
-	AddonsSelf = "self"
+	AddonsSelf = hubcache.AddonsSelf
 	// AddonsAll manages every CMA: a hub without OCM's addon-manager.
-	AddonsAll = "all"
+	AddonsAll = hubcache.AddonsAll
 )
 
 // Options configure the controller. Zero values get defaults.
@@ -340,11 +341,7 @@ func (c *Controller) managed(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 	if c.only != nil && !c.only[cma.Name] {
 		return false
 	}
-	if c.opts.Addons == AddonsAll {
-		return true
-	}
-	v, ok := cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey]
-	return ok && v != addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue
+	return hubcache.Selects(c.opts.Addons, cma)
 }
 
 // managedCMA returns the CMA of that name if this controller manages it.

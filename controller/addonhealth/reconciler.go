@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
@@ -43,19 +42,8 @@ func New(hub *hubcache.Cache) (*Reconciler, error) {
 			}
 			return nil
 		}},
-		{hub.ClusterInformer, func(obj any) []string {
-			if c, ok := obj.(*clusterv1.ManagedCluster); ok {
-				keys, _ := hub.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, c.Name)
-				return keys
-			}
-			return nil
-		}},
-		{hub.CMAInformer, func(obj any) []string {
-			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
-				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
-			}
-			return nil
-		}},
+		{hub.ClusterInformer, hub.MCAsOfCluster},
+		{hub.CMAInformer, hub.MCAsOfCMA},
 	}
 	for _, h := range handlers {
 		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {

@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
@@ -79,23 +78,12 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 			}
 			return nil
 		}},
-		{hub.TemplateInformer, r.configKeys(configref.AddOnTemplates)},
-		{hub.ADCInformer, r.configKeys(configref.AddOnDeploymentConfigs)},
+		{hub.TemplateInformer, hub.MCAsOfConfig(configref.AddOnTemplates)},
+		{hub.ADCInformer, hub.MCAsOfConfig(configref.AddOnDeploymentConfigs)},
 		// The cluster's image-registries annotation is rendered in.
-		{hub.ClusterInformer, func(obj any) []string {
-			if c, ok := obj.(*clusterv1.ManagedCluster); ok {
-				keys, _ := hub.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, c.Name)
-				return keys
-			}
-			return nil
-		}},
+		{hub.ClusterInformer, hub.MCAsOfCluster},
 		// A CMA that becomes managed (or stops being so) changes what is done for its MCAs.
-		{hub.CMAInformer, func(obj any) []string {
-			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
-				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
-			}
-			return nil
-		}},
+		{hub.CMAInformer, hub.MCAsOfCMA},
 	}
 	for _, h := range handlers {
 		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {
@@ -103,17 +91,6 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 		}
 	}
 	return r, nil
-}
-
-// configKeys maps a config event to the MCAs told to run that config.
-func (r *Reconciler) configKeys(gr configref.GroupResource) func(any) []string {
-	return func(obj any) []string {
-		m, ok := obj.(metav1.Object)
-		if !ok {
-			return nil
-		}
-		return r.hub.MCAsByIndex(hubcache.IndexMCAsByConfig, hubcache.ConfigKey(gr, m.GetNamespace(), m.GetName()))
-	}
 }
 
 // Run runs workers until ctx is done. The cache must have been started.

@@ -318,8 +318,8 @@ func (c *Cache) Managed(addon string) bool {
 	return Selects(c.opts.Addons, cma)
 }
 
-// Selects is the rollout controller's add-on selection rule (controller.Controller.managed, which
-// is not exported): AddonsAll takes every CMA, AddonsSelf those annotated
+// Selects is the one add-on selection rule, used by the rollout controller and the template
+// reconcilers alike: AddonsAll takes every CMA, AddonsSelf those annotated
 // addon.open-cluster-management.io/lifecycle with any value but "addon-manager".
 func Selects(addons string, cma *addonv1alpha1.ClusterManagementAddOn) bool {
 	if addons == AddonsAll {
@@ -584,4 +584,38 @@ func RunWorkers(ctx context.Context, q workqueue.TypedRateLimitingInterface[stri
 func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
+}
+
+// Event-to-MCA mappings every reconciler on the cache needs, for MCAHandlers.
+
+// MCAsOfCluster maps a ManagedCluster event to the MCAs in its namespace (its annotations and
+// availability feed rendering and health).
+func (c *Cache) MCAsOfCluster(obj any) []string {
+	mc, ok := obj.(*clusterv1.ManagedCluster)
+	if !ok {
+		return nil
+	}
+	keys, _ := c.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, mc.Name)
+	return keys
+}
+
+// MCAsOfCMA maps a ClusterManagementAddOn event to its MCAs: a CMA that becomes managed (or
+// stops being so) changes what is done for them.
+func (c *Cache) MCAsOfCMA(obj any) []string {
+	if cma, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
+		return c.MCAsByIndex(IndexMCAsByAddon, cma.Name)
+	}
+	return nil
+}
+
+// MCAsOfConfig returns a mapping from an event of a config of group/resource gr to the MCAs told
+// to run that config.
+func (c *Cache) MCAsOfConfig(gr configref.GroupResource) func(any) []string {
+	return func(obj any) []string {
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return nil
+		}
+		return c.MCAsByIndex(IndexMCAsByConfig, ConfigKey(gr, m.GetNamespace(), m.GetName()))
+	}
 }

@@ -88,7 +88,7 @@ func stateOf(work *workv1.ManifestWork, refs []addonv1alpha1.ConfigReference) (w
 // with its name, not a hosted work of another namespace, not its pre-delete hook (OCM
 // addonprogressing).
 func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWork {
-	hook := "addon-" + addon + "-pre-delete"
+	hook := addonwork.PreDeleteWorkName(addon)
 	var out []*workv1.ManifestWork
 	for _, w := range works {
 		if w.Labels[addonv1alpha1.AddonLabelKey] != addon {

@@ -95,12 +95,7 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 			}
 			return nil
 		}},
-		{hub.CMAInformer, func(obj any) []string {
-			if c, ok := obj.(*addonv1alpha1.ClusterManagementAddOn); ok {
-				return hub.MCAsByIndex(hubcache.IndexMCAsByAddon, c.Name)
-			}
-			return nil
-		}},
+		{hub.CMAInformer, hub.MCAsOfCMA},
 	}
 	for _, h := range mcaHandlers {
 		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.mcaQ, h.keys)); err != nil {
@@ -118,13 +113,12 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 	return r, nil
 }
 
+// configKeys maps a config event to the MCAs told to run it, and looks again at their pending
+// CSRs (a template change can change the expected identity).
 func (r *Reconciler) configKeys(gr configref.GroupResource) func(any) []string {
+	mcas := r.hub.MCAsOfConfig(gr)
 	return func(obj any) []string {
-		m, ok := obj.(metav1.Object)
-		if !ok {
-			return nil
-		}
-		keys := r.hub.MCAsByIndex(hubcache.IndexMCAsByConfig, hubcache.ConfigKey(gr, m.GetNamespace(), m.GetName()))
+		keys := mcas(obj)
 		for _, k := range keys {
 			if ns, name, err := cache.SplitMetaNamespaceKey(k); err == nil {
 				r.enqueueCSRs(ns, name)

@@ -31,6 +31,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/internal/addonwork"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/simagent"
@@ -226,7 +227,7 @@ func (s *Scenario) Outcome(cluster, config string, o simagent.Outcome) {
 func (s *Scenario) Poke(cluster string) {
 	s.t.Helper()
 	api := s.Hub.Clients.Work.WorkV1().ManifestWorks(cluster)
-	name := "addon-" + s.Addon + "-deploy-0"
+	name := addonwork.DeployWorkName(s.Addon, 0)
 	for range 10 {
 		w, err := api.Get(s.Ctx, name, metav1.GetOptions{})
 		if err != nil {
