@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/addonops/addonops/internal/version"
 )
 
 func main() { os.Exit(runCommand(os.Args[1:])) }
@@ -46,6 +48,7 @@ func runCommand(args []string) int {
 	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: addonops-demo [flags]\n\n"+
@@ -59,6 +62,10 @@ func runCommand(args []string) int {
 			return exitOK
 		}
 		return exitError
+	}
+	if *showVersion {
+		fmt.Println(version.String("addonops-demo"))
+		return exitOK
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())

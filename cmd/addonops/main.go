@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/addonops/addonops/internal/version"
 )
 
 // Exit codes.
@@ -57,6 +59,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runStatus(prog, args[2:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout, prog)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintln(stdout, version.String(prog))
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "%s: unknown command %q\n\n", prog, args[1])

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/version"
 )
 
 const name = "addon-template"
@@ -31,6 +32,10 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "--version" {
+		fmt.Fprintln(stdout, version.String(name))
+		return 0
+	}
 	if len(args) > 0 && args[0] == "render" {
 		return renderCommand(args[1:], stdin, stdout, stderr)
 	}

@@ -3,12 +3,22 @@
 // See README.md.
 package main
 
-import "github.com/addonops/addonops/internal/krmfn"
+import (
+	"fmt"
+	"os"
+
+	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/version"
+)
 
 const usage = `config-hash: give add-on configs (AddOnDeploymentConfig, AddOnTemplate, ...) a name suffix
 derived from their content, and rewrite the ClusterManagementAddOn / ManagedClusterAddOn references
 to them. Reads a ResourceList (kustomize, kpt) or plain YAML on stdin, or the FILEs given.`
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--version" {
+		fmt.Println(version.String("config-hash"))
+		return
+	}
 	krmfn.Main("config-hash", usage, process)
 }
