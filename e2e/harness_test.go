@@ -23,13 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/internal/childproc"
@@ -51,6 +51,9 @@ const (
 	statusSync = time.Second
 	// timeout bounds each wait: two cores are shared by parallel test packages.
 	timeout = 2 * time.Minute
+	// deployment is how the suite deploys the controller: config/default, the deploy-templates
+	// component and the grants hello-template needs.
+	deployment = "e2e/testdata/hub-deploy"
 )
 
 // clusters are the simulated managed clusters; the first two are canaries.
@@ -115,11 +118,27 @@ func newSuite(t *testing.T) *suite {
 	return s
 }
 
-// startController runs the rollout controller and the template reconcilers in-process, as
-// `addonops-controller --addons=self --deploy-templates` does, logging to a file whose last lines
-// are printed when the test failed.
+// startController deploys the controller as a user does (kustomize build of config/default with
+// the deploy-templates component, server-side applied), then runs the rollout controller and the
+// template reconcilers in-process, as `addonops-controller --addons=self --deploy-templates` does,
+// with nothing but a token of the deployment's ServiceAccount: every request is authorized by the
+// RBAC of config/ and nothing else. It logs to a file whose last lines are printed when the test
+// failed.
 func (s *suite) startController(t *testing.T) {
 	t.Helper()
+	objs, err := configtest.Build(s.ctx, tools.Kustomize, tools.Root, deployment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := configtest.Apply(s.ctx, s.hub, objs); err != nil {
+		t.Fatalf("deploying %s: %v", deployment, err)
+	}
+	t.Logf("no kube-controller-manager runs: the test aggregates the ClusterRoles of %s itself", deployment)
+	cfg, err := configtest.ServiceAccountConfig(s.ctx, s.hub, configtest.Namespace, configtest.ServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = s.hub.Config.QPS, s.hub.Config.Burst
 	logDir, err := os.MkdirTemp("", "addonops-e2e-controller-")
 	if err != nil {
 		t.Fatal(err)
@@ -132,12 +151,11 @@ func (s *suite) startController(t *testing.T) {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(logFile)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
 
-	cfg := rest.CopyConfig(s.hub.Config)
 	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf})
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}
-	deployer, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf})
+	deployer, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, SigningCANamespace: configtest.Namespace})
 	if err != nil {
 		t.Fatalf("template reconcilers: %v", err)
 	}
@@ -162,6 +180,12 @@ func (s *suite) startController(t *testing.T) {
 			t.Errorf("the controller did not stop within 30s")
 		}
 		_ = logFile.Close()
+		// A Forbidden anywhere is a rule config/ lacks, even when the scenarios got through.
+		if log, err := os.ReadFile(logPath); err != nil {
+			t.Errorf("reading the controller's log: %v", err)
+		} else if n := bytes.Count(log, []byte("forbidden")); n > 0 {
+			t.Errorf("the controller was refused %d times with the RBAC of %s (grep forbidden %s)", n, deployment, logPath)
+		}
 		if t.Failed() {
 			t.Logf("last lines of the controller's log %s:\n%s", logPath, childproc.Tail(logPath, 60))
 			return
