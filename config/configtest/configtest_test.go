@@ -154,8 +154,19 @@ func hubWith(t *testing.T, dir string) (*localhub.Hub, kubernetes.Interface) {
 	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := configtest.Apply(ctx, hub, build(t, dir)); err != nil {
+	objs := build(t, dir)
+	if err := configtest.Apply(ctx, hub, objs); err != nil {
 		t.Fatalf("server-side applying %s: %v", dir, err)
+	}
+	// The tests share one hub: remove what another test's deployment added (a GitOps tool prunes).
+	for _, other := range []string{base, deployTemplates} {
+		for _, o := range build(t, other) {
+			if !slices.ContainsFunc(objs, func(x *unstructured.Unstructured) bool {
+				return x.GetKind() == o.GetKind() && x.GetNamespace() == o.GetNamespace() && x.GetName() == o.GetName()
+			}) {
+				prune(t, hub, o)
+			}
+		}
 	}
 	cfg, err := configtest.ServiceAccountConfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount)
 	if err != nil {
@@ -169,6 +180,28 @@ func hubWith(t *testing.T, dir string) (*localhub.Hub, kubernetes.Interface) {
 		t.Fatal(err)
 	}
 	return hub, sa
+}
+
+func prune(t *testing.T, hub *localhub.Hub, o *unstructured.Unstructured) {
+	t.Helper()
+	rbac := hub.Clients.Kube.RbacV1()
+	ctx, del := context.Background(), metav1.DeleteOptions{}
+	var err error
+	switch o.GetKind() {
+	case "ClusterRole":
+		err = rbac.ClusterRoles().Delete(ctx, o.GetName(), del)
+	case "ClusterRoleBinding":
+		err = rbac.ClusterRoleBindings().Delete(ctx, o.GetName(), del)
+	case "Role":
+		err = rbac.Roles(o.GetNamespace()).Delete(ctx, o.GetName(), del)
+	case "RoleBinding":
+		err = rbac.RoleBindings(o.GetNamespace()).Delete(ctx, o.GetName(), del)
+	default:
+		t.Fatalf("pruning %s %s: only RBAC objects are expected to differ between the deployments", o.GetKind(), o.GetName())
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("pruning %s %s: %v", o.GetKind(), o.GetName(), err)
+	}
 }
 
 type access struct {

@@ -1,0 +1,162 @@
+package configtest_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"github.com/addonops/addonops/config/configtest"
+	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/internal/localhub"
+)
+
+// syncBuffer is a log sink the controller's goroutines write to concurrently.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestRolloutControllerWithBaseRBAC runs the rollout controller alone (no --deploy-templates) with
+// nothing but a token of config/default's ServiceAccount: it installs an add-on's MCAs from a
+// placement, writes their desired configs and the CMA's progress, removes the MCA of a cluster
+// the placement drops, and is never refused.
+func TestRolloutControllerWithBaseRBAC(t *testing.T) {
+	hub, _ := hubWith(t, base)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := hub.Clients
+	const ns, addon = "rbac-rollout", "rbac-rollout"
+	clusters := []string{"rbac-c1", "rbac-c2"}
+	for _, cl := range clusters {
+		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := localhub.SetPlacementDecisions(ctx, c, ns, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(ns).Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"},
+		Spec:       addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{{Name: "v", Value: "1"}}},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	adcs := addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
+	if _, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, &addonv1alpha1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcs}},
+			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{
+				PlacementRef:    addonv1alpha1.PlacementRef{Namespace: ns, Name: "all"},
+				Configs:         []addonv1alpha1.AddOnConfig{{ConfigGroupResource: adcs, ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: ns, Name: "cfg"}}},
+				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All},
+			}}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg, err := configtest.ServiceAccountConfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	runCtx := klog.NewContext(ctx, textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(&log))))
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(runCtx) }()
+	defer func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && ctx.Err() == nil {
+				t.Errorf("controller: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the controller did not stop within 30s")
+		}
+		if t.Failed() {
+			t.Logf("controller log:\n%s", log.String())
+		}
+	}()
+
+	waitFor := func(what string, check func() string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for {
+			msg := check()
+			if msg == "" {
+				return
+			}
+			if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
+				t.Fatalf("%s: the controller was refused by the RBAC of %s", what, base)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within a minute: %s", what, msg)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("MCAs installed with their desired config", func() string {
+		for _, cl := range clusters {
+			m, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(cl).Get(ctx, addon, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			if len(m.Status.ConfigReferences) == 0 || m.Status.ConfigReferences[0].DesiredConfig == nil || m.Status.ConfigReferences[0].DesiredConfig.SpecHash == "" {
+				return fmt.Sprintf("MCA %s/%s has no desired config yet: %+v", cl, addon, m.Status.ConfigReferences)
+			}
+		}
+		cma, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if len(cma.Status.InstallProgressions) == 0 {
+			return "the CMA has no install progression yet"
+		}
+		return ""
+	})
+	if err := localhub.SetPlacementDecisions(ctx, c, ns, "all", []localhub.DecisionGroup{{Clusters: clusters[:1]}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the MCA of the dropped cluster removed", func() string {
+		if _, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(clusters[1]).Get(ctx, addon, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("MCA %s/%s: %v", clusters[1], addon, err)
+		}
+		return ""
+	})
+	// Everything done settles; a refusal in the last writes would show now.
+	time.Sleep(time.Second)
+	if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
+		t.Fatalf("the controller was refused by the RBAC of %s", base)
+	}
+}
