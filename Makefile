@@ -7,6 +7,10 @@ GO ?= go
 BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 
+# The version stamped into every binary (internal/version); `--version` prints it.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+GO_LDFLAGS := -X github.com/addonops/addonops/internal/version.Version=$(VERSION)
+
 # Binaries of the product; each is `go build`-able on its own.
 FUNCTIONS := config-hash addon-template
 COMMANDS := $(FUNCTIONS) $(notdir $(wildcard cmd/*))
@@ -20,7 +24,7 @@ build: $(addprefix $(BIN)/,$(COMMANDS)) ## Build every binary into bin/.
 
 $(BIN)/%: FORCE
 	@mkdir -p $(BIN)
-	@if [ -d functions/$* ]; then $(GO) build -o $@ ./functions/$*; else $(GO) build -o $@ ./cmd/$*; fi
+	@if [ -d functions/$* ]; then $(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./functions/$*; else $(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/$*; fi
 
 .PHONY: FORCE
 FORCE:
@@ -39,4 +43,4 @@ test: hub-binaries ocm-binaries build lint ## Run every test (unit, golden, inte
 demo: hub-binaries build ## The main job: see README.
 	@bash hack/demo.sh
 
-include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk)
+include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

@@ -150,6 +150,9 @@ func (s *suite) startController(t *testing.T) {
 	}
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(logFile)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
+	// client-go's event broadcasters report a refused event through the global logger: into the
+	// same file, where a Forbidden fails the suite.
+	klog.SetLogger(logger)
 
 	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf})
 	if err != nil {
@@ -179,6 +182,7 @@ func (s *suite) startController(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Errorf("the controller did not stop within 30s")
 		}
+		klog.ClearLogger()
 		_ = logFile.Close()
 		// A Forbidden anywhere is a rule config/ lacks, even when the scenarios got through.
 		if log, err := os.ReadFile(logPath); err != nil {

@@ -244,6 +244,8 @@ var common = []access{
 	{"update", addonGroup, "clustermanagementaddons", "status", "", "x", true},
 	{"list", "cluster.open-cluster-management.io", "placementdecisions", "", "", "", true},
 	{"list", "work.open-cluster-management.io", "manifestworks", "", "", "", true},
+	{"create", "", "events", "", metav1.NamespaceDefault, "", true},
+	{"update", "", "events", "", metav1.NamespaceDefault, "x", false},
 	{"update", "coordination.k8s.io", "leases", "", configtest.Namespace, "addonops-controller-leader", true},
 	{"update", "coordination.k8s.io", "leases", "", "kube-system", "addonops-controller-leader", false},
 	{"update", addonGroup, "clustermanagementaddons", "", "", "x", false},

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -87,7 +88,11 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log syncBuffer
-	runCtx := klog.NewContext(ctx, textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(&log))))
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(&log)))
+	runCtx := klog.NewContext(ctx, logger)
+	// client-go's event broadcaster reports a refused event through the global logger.
+	klog.SetLogger(logger)
+	defer klog.ClearLogger()
 	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +156,17 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	waitFor("the MCA of the dropped cluster removed", func() string {
 		if _, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(clusters[1]).Get(ctx, addon, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Sprintf("MCA %s/%s: %v", clusters[1], addon, err)
+		}
+		return ""
+	})
+	waitFor("the CMA's event ManagedClusterAddOnsCreated", func() string {
+		evs, err := c.Kube.CoreV1().Events(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.name": addon, "reason": "ManagedClusterAddOnsCreated"}.String()})
+		if err != nil {
+			return err.Error()
+		}
+		if len(evs.Items) == 0 {
+			return "no event yet"
 		}
 		return ""
 	})

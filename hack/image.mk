@@ -1,0 +1,24 @@
+# The controller's container image.
+#
+#   make image         bin/addonops-controller-image.tar, built here without a container engine or
+#                      registry (hack/imagebuild); load it with `docker load -i`, `podman load -i`, or
+#                      push it with `skopeo copy docker-archive:bin/addonops-controller-image.tar docker://...`
+#   make docker-build  the same image with a container engine, from the Dockerfile
+IMAGE ?= ghcr.io/addonops/addonops-controller:$(VERSION)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+IMAGE_ARCHIVE ?= $(BIN)/addonops-controller-image.tar
+IMAGE_BUILD_DIR ?= $(BIN)/linux_$(IMAGE_ARCH)
+CONTAINER_TOOL ?= docker
+
+.PHONY: image
+image: ## Build the controller image archive bin/addonops-controller-image.tar (no container engine needed).
+	@mkdir -p $(IMAGE_BUILD_DIR) $(dir $(IMAGE_ARCHIVE))
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags '-s -w $(GO_LDFLAGS)' \
+		-o $(IMAGE_BUILD_DIR)/addonops-controller ./cmd/addonops-controller
+	$(GO) run ./hack/imagebuild --binary $(IMAGE_BUILD_DIR)/addonops-controller --arch $(IMAGE_ARCH) \
+		--version $(VERSION) --tag $(IMAGE) --output $(IMAGE_ARCHIVE)
+	@echo "wrote $(IMAGE_ARCHIVE) ($(IMAGE), linux/$(IMAGE_ARCH))"
+
+.PHONY: docker-build
+docker-build: ## Build the controller image with $(CONTAINER_TOOL) from the Dockerfile.
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
