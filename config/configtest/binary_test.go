@@ -15,6 +15,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -118,12 +119,17 @@ func runAsDeployed(t *testing.T, bin, dir string) {
 			t.Fatalf("/readyz not ok within 90s (last: %v)", err)
 		}
 	}
-	lease, err := hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the leader election Lease: %v", err)
-	}
-	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
-		t.Fatalf("Lease %s/%s has no holder", lease.Namespace, lease.Name)
+	// A standby replica is ready too: leadership is the Lease, which may come a little later.
+	var lease *coordinationv1.Lease
+	for {
+		lease, err = hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
+		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller holds no Lease %s/addonops-controller-leader within 90s: %v", dep.Namespace, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
