@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -154,5 +155,45 @@ func TestBuildRefusesBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused build left %s: %v", out, err)
+	}
+}
+
+// TestReproducible: the same binary gives the same image, byte for byte (fixed file times and
+// creation date), so a rebuild of a release can be checked against the published digest.
+func TestReproducible(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var digests []string
+	for i := range 2 {
+		out := filepath.Join(dir, fmt.Sprintf("image-%d.tar", i))
+		if err := Build(Options{Binary: bin, Entrypoint: "/usr/bin/x", Tag: "example.com/addonops/x:v1", Version: "v1", OS: "linux", Arch: "amd64", Output: out}); err != nil {
+			t.Fatal(err)
+		}
+		img, err := tarball.ImageFromPath(out, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, d.String())
+		if i == 1 {
+			files := extract(t, img)
+			if f, ok := files["usr/bin/x"]; !ok || f.mode != 0o755 {
+				t.Errorf("/usr/bin/x in the image: %v %o", ok, f.mode)
+			}
+			for _, d := range []string{"usr", "usr/bin"} {
+				if _, ok := files[d]; !ok {
+					t.Errorf("no directory /%s for the entrypoint; files %v", d, keys(files))
+				}
+			}
+		}
+	}
+	if digests[0] != digests[1] {
+		t.Errorf("two builds of the same binary: digests %s and %s", digests[0], digests[1])
 	}
 }

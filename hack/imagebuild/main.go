@@ -148,7 +148,14 @@ func rootFS(entrypoint string, bin []byte) ([]byte, error) {
 		func() error { return dir("home/nonroot", 0o700, Nonroot) },
 		func() error { return dir("tmp", 0o1777, 0) },
 	}
-	if d := path.Dir(entrypoint[1:]); d != "." {
+	// Every parent of the entrypoint, outermost first (etc, home and tmp are made above).
+	var parents []string
+	for d := path.Dir(entrypoint[1:]); d != "."; d = path.Dir(d) {
+		if d != "etc" && d != "home" && d != "tmp" {
+			parents = append([]string{d}, parents...)
+		}
+	}
+	for _, d := range parents {
 		steps = append(steps, func() error { return dir(d, 0o755, 0) })
 	}
 	steps = append(steps, func() error { return file(entrypoint[1:], 0o755, bin) }, tw.Close)
