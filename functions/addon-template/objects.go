@@ -203,19 +203,24 @@ func findPlaceholder(n *yaml.Node, at string) (string, string) {
 }
 
 // placeholderText tells whether a mapping node is what YAML makes of an unquoted {{VAR}}: one
-// entry whose key is a mapping with one null-valued scalar key, and whose value is null.
+// entry whose key is a mapping with one null-valued scalar key, and whose value is null. kpt
+// passes the nulls on as empty strings ({? {VAR: ''} : ''}).
 func placeholderText(n *yaml.Node) string {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
 		return ""
 	}
 	key, value := n.Content[0], n.Content[1]
-	if key.Kind != yaml.MappingNode || len(key.Content) != 2 || value.Tag != yaml.NodeTagNull {
+	if key.Kind != yaml.MappingNode || len(key.Content) != 2 || !nullish(value) {
 		return ""
 	}
-	if key.Content[0].Kind != yaml.ScalarNode || key.Content[1].Tag != yaml.NodeTagNull {
+	if key.Content[0].Kind != yaml.ScalarNode || !nullish(key.Content[1]) {
 		return ""
 	}
 	return "{{" + key.Content[0].Value + "}}"
+}
+
+func nullish(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && (n.Tag == yaml.NodeTagNull || n.Value == "")
 }
 
 func orRoot(field string) string {
