@@ -204,7 +204,7 @@ func findPlaceholder(n *yaml.Node, at string) (string, string) {
 
 // placeholderText tells whether a mapping node is what YAML makes of an unquoted {{VAR}}: one
 // entry whose key is a mapping with one null-valued scalar key, and whose value is null. kpt
-// passes the nulls on as empty strings ({? {VAR: ”} : ”}).
+// passes the nulls on as empty quoted strings.
 func placeholderText(n *yaml.Node) string {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
 		return ""
