@@ -295,7 +295,7 @@ func (r *Renderer) checkUnique(objects []*unstructured.Unstructured, installName
 			other = firstDesc
 		}
 		msg := fmt.Sprintf("renders to %s, as %s does: a cluster holds an object only once (OCM would deploy one of them)", describe(o), other)
-		if installNamespace != "" && firstDesc != desc {
+		if installNamespace != "" && index >= 0 && firstIndex >= 0 && firstDesc != desc {
 			msg += fmt.Sprintf("; the AddOnDeploymentConfig's agentInstallNamespace %q moves every namespaced object into it", installNamespace)
 		}
 		if index < 0 {
