@@ -207,7 +207,7 @@ func TestRenderedTwice(t *testing.T) {
 		{name: "named alike by a variable", manifests: []string{cm("ns", "a-cluster1"), cm("ns", "a-{{CLUSTER_NAME}}")},
 			wantErr: "manifest 1 (ConfigMap ns/a-{{CLUSTER_NAME}}): renders to ConfigMap ns/a-cluster1, as manifest 0 (ConfigMap ns/a-cluster1) does"},
 		{name: "clash with the proxy CA ConfigMap", manifests: []string{cm(DefaultAgentInstallNamespace, "addon1-proxy-ca")},
-			adc: "proxyConfig: {httpsProxy: 'https://proxy:3128', caBundle: Y2E=}\n",
+			adc:     "proxyConfig: {httpsProxy: 'https://proxy:3128', caBundle: Y2E=}\n",
 			wantErr: "the proxy CA ConfigMap OCM injects renders to ConfigMap open-cluster-management-agent-addon/addon1-proxy-ca, as manifest 0 (ConfigMap open-cluster-management-agent-addon/addon1-proxy-ca) does"},
 	}
 	for _, tc := range cases {
