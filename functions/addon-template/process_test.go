@@ -218,8 +218,13 @@ func TestRenderCommandUsage(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("usage errors wrote %q", out.String())
 	}
+	// Cluster names are checked as ManagedCluster names, here as in the functionConfig.
+	stdout, stderr, code := runFn(t, "", hello, "render", "--cluster", "c1", "--cluster", "my_cluster")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `spec.clusters[1]: "my_cluster" is not a valid ManagedCluster name (a DNS-1123 label)`) {
+		t.Errorf("bad cluster name: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
 	// Only the preview objects are printed, not the input.
-	stdout, stderr, code := runFn(t, "", hello, "render", "--cluster", "c9", "--deployment-config", "b/cfg")
+	stdout, stderr, code = runFn(t, "", hello, "render", "--cluster", "c9", "--deployment-config", "b/cfg")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
