@@ -17,7 +17,9 @@ import (
 )
 
 // generate replaces the plain agent manifests of the input with one AddOnTemplate holding them.
-// Run again on its own output (no plain manifests left, the template present) it changes nothing.
+// Hub-side objects (see hubSide) stay out, Secrets going in get a warning, and an object in the
+// input twice is an error. Run again on its own output (no plain manifests left, the template
+// present, possibly renamed by config-hash) it changes nothing.
 func generate(req *krmfn.Request, s *settings) error {
 	roles, secrets := hubSideRefs(s.Registration)
 	inputRoles := map[objectID]bool{}
@@ -30,6 +32,11 @@ func generate(req *krmfn.Request, s *settings) error {
 	}
 	var selected, rest, earlier []*yaml.RNode
 	var positions []string
+	type hubNote struct {
+		obj *yaml.RNode
+		why string
+	}
+	var hubNotes []hubNote
 	firstSelected := -1
 	replaced := -1
 	for i, it := range req.Items {
@@ -37,15 +44,18 @@ func generate(req *krmfn.Request, s *settings) error {
 		if err != nil {
 			return err
 		}
+		why := ""
+		if choice == pickDefault {
+			why = hubSide(it, roles, secrets, inputRoles)
+		}
 		switch {
 		case earlierGeneration(it, s):
 			// An earlier generation: replaced when there are manifests, else kept as it is.
 			replaced = len(rest)
 			earlier = append(earlier, it)
 			rest = append(rest, it)
-		case choice == pickDefault && hubSide(it, roles, secrets, inputRoles) != "":
-			req.Infof(it, "", "%s stays out of AddOnTemplate %s, in the output for the hub: %s; annotate it %s: \"true\" to put it into the template",
-				krmfn.Describe(it), s.TemplateName, hubSide(it, roles, secrets, inputRoles), TemplateManifestAnnotation)
+		case why != "":
+			hubNotes = append(hubNotes, hubNote{it, why})
 			rest = append(rest, it)
 		case choice != pickNo:
 			if firstSelected < 0 {
@@ -63,10 +73,14 @@ func generate(req *krmfn.Request, s *settings) error {
 			rest = append(rest, it)
 		}
 	}
+	if len(selected) == 0 && replaced >= 0 {
+		return nil // its own output: nothing to do, nothing to say
+	}
+	for _, n := range hubNotes {
+		req.Infof(n.obj, "", "%s stays out of AddOnTemplate %s, in the output for the hub: %s; annotate it %s: \"true\" to put it into the template",
+			krmfn.Describe(n.obj), s.TemplateName, n.why, TemplateManifestAnnotation)
+	}
 	if len(selected) == 0 {
-		if replaced >= 0 {
-			return nil
-		}
 		what := "no agent manifests in the input (every object is an OCM object, local configuration or hub-side)"
 		if s.Selector != nil {
 			what = fmt.Sprintf("no object of the input matches the selector (labels %q, annotations %q)", s.Selector.Labels, s.Selector.Annotations)
