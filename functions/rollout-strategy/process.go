@@ -73,18 +73,10 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 		return
 	}
 
-	list, err := cma.Pipe(yaml.Lookup("spec", "installStrategy", "placements"))
-	if err != nil {
-		report(problemf("spec.installStrategy.placements", "%v", err))
+	entries, p := installPlacements(cma)
+	if p != nil {
+		report(*p)
 		return
-	}
-	var entries []*yaml.Node
-	if list != nil && list.YNode().Tag != yaml.NodeTagNull {
-		if list.YNode().Kind != yaml.SequenceNode {
-			report(problemf("spec.installStrategy.placements", "must be a list"))
-			return
-		}
-		entries = list.YNode().Content
 	}
 
 	var probs []problem
@@ -203,4 +195,28 @@ func checkCanaries(canaries map[canary.PlacementKey]canary.PlacementKey, addedAt
 			strings.Join(names, ", ")))
 	}
 	return probs
+}
+
+// installPlacements returns the entries of spec.installStrategy.placements; absent or null
+// anywhere on the way means none.
+func installPlacements(cma *yaml.RNode) ([]*yaml.Node, *problem) {
+	n := cma.YNode()
+	path := ""
+	for _, f := range []string{"spec", "installStrategy", "placements"} {
+		if n.Kind != yaml.MappingNode {
+			p := problemf(path, "must be a mapping")
+			return nil, &p
+		}
+		v := yaml.NewRNode(n).Field(f)
+		if v == nil || v.Value.YNode().Tag == yaml.NodeTagNull {
+			return nil, nil
+		}
+		n = v.Value.YNode()
+		path = strings.TrimPrefix(path+"."+f, ".")
+	}
+	if n.Kind != yaml.SequenceNode {
+		p := problemf(path, "must be a list")
+		return nil, &p
+	}
+	return n.Content, nil
 }
