@@ -260,3 +260,25 @@ func TestInstallPlacements(t *testing.T) {
 		})
 	}
 }
+
+// Regression (found by FuzzRolloutStrategy): kyaml writes a flow-style null installStrategy back
+// as '', which must be a clear error, not kyaml's "wrong node kind" message.
+func TestInstallStrategyNotAMapping(t *testing.T) {
+	for in, want := range map[string]string{
+		"spec: {installStrategy: ''}\n": "ClusterManagementAddOn x: spec.installStrategy: must be a mapping",
+		"spec: a\n":                     "ClusterManagementAddOn x: spec: must be a mapping",
+		"spec: {installStrategy}\n":     "", // null: no install placements
+	} {
+		doc := "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ClusterManagementAddOn\nmetadata:\n  name: x\n" + in
+		_, stderr, code := run(t, doc, nil)
+		if want == "" {
+			if code != 0 {
+				t.Errorf("%q: exit %d, stderr %s", in, code, stderr)
+			}
+			continue
+		}
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want %q", in, code, stderr, want)
+		}
+	}
+}
