@@ -262,7 +262,7 @@ func TestInstallPlacements(t *testing.T) {
 }
 
 // Regression (found by FuzzRolloutStrategy): kyaml writes a flow-style null installStrategy back
-// as '', which must be a clear error, not kyaml's "wrong node kind" message.
+// as ”, which must be a clear error, not kyaml's "wrong node kind" message.
 func TestInstallStrategyNotAMapping(t *testing.T) {
 	for in, want := range map[string]string{
 		"spec: {installStrategy: ''}\n": "ClusterManagementAddOn x: spec.installStrategy: must be a mapping",
