@@ -8,7 +8,7 @@ BIN := $(CURDIR)/bin
 export PATH := $(BIN):$(PATH)
 
 # Binaries of the product; each is `go build`-able on its own.
-FUNCTIONS := config-hash addon-template
+FUNCTIONS := config-hash addon-template rollout-strategy
 COMMANDS := $(FUNCTIONS) $(notdir $(wildcard cmd/*))
 
 .PHONY: help
