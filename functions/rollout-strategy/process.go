@@ -159,10 +159,9 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 //   - a canary gates only a placement of its own add-on (an install placement of the same
 //     ClusterManagementAddOn): the controller reads the annotation per add-on, so an entry for
 //     another add-on's placement would gate nothing;
-//   - the canary placement is an install placement of the same add-on too: the controller takes
-//     the canary's progress from this add-on's install progressions, and a gated placement whose
-//     canary is not among them waits forever. It may also be another add-on's placement: a
-//     Placement only selects clusters;
+//   - the canary placement may be any Placement (seed 000: "more like a reference"): the
+//     controller judges it by what its clusters' ManagedClusterAddOns run, whichever placement or
+//     MCA gave them the configs;
 //   - the canary Placement object is in the input, or listed in spec.externalPlacements;
 //   - no canary cycle (a placement gated, directly or not, by itself).
 //
@@ -176,10 +175,6 @@ func checkCanaries(canaries map[canary.PlacementKey]canary.PlacementKey, addedAt
 		if _, ok := install[gated]; !ok {
 			probs = append(probs, problemf(field, "gates placement %s, which is not an install placement of this add-on (spec.installStrategy.placements): a canary gates only its own add-on's placements; remove the entry or add the placement",
 				gated))
-		}
-		if _, ok := install[c]; !ok {
-			probs = append(probs, problemf(field, "canary placement %s of %s is not an install placement of this add-on: add it to spec.installStrategy.placements (with its own rollout strategy) so its clusters are rolled out and checked first; otherwise %s waits for it forever",
-				c, gated, gated))
 		}
 		if !placements[c] && !cfg.external[c] {
 			probs = append(probs, problemf(field, "canary placement %s is not in the input: add its Placement to the package, or list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere",
