@@ -54,6 +54,16 @@ type env struct {
 	outMu    sync.Mutex
 	outcomes map[string]simagent.Outcome // "<cluster>" or "<cluster>/<config name>"
 	agent    *simagent.Agent
+	stopLast func() // stops the controller startController started last
+}
+
+// stopController stops the controller started last, as a crash or a rolling update would.
+func (e *env) stopController() {
+	e.t.Helper()
+	if e.stopLast == nil {
+		e.t.Fatal("no controller running")
+	}
+	e.stopLast()
 }
 
 type envOptions struct {
@@ -160,6 +170,7 @@ func (e *env) startController(opts Options) (stop func()) {
 		})
 	}
 	e.t.Cleanup(stop)
+	e.stopLast = stop
 	return stop
 }
 

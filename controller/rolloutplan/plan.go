@@ -55,9 +55,11 @@
 //
 // # Manual, unplaced MCAs and config types
 //
-// MCAs no placement owns (all of them under Manual) keep the configs they run as long as their own
-// spec is unchanged (mcastatus.ConfiguredGeneration); a new MCA, or one whose spec changed, takes
-// the CMA's defaults and its own configs at once. Under Manual the install progressions are kept,
+// MCAs no placement owns (all of them under Manual) keep the configs a placement gave them (recorded
+// in an install progression) as long as their own spec is unchanged (mcastatus.ConfiguredGeneration):
+// switching to Manual or removing a placement re-targets nothing. The others (new MCAs, MCAs whose
+// spec changed, MCAs that followed the defaults) take the CMA's defaults and their own configs at
+// once, as OCM's defaults node does. Under Manual the install progressions are kept,
 // with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
 // Configured=False, reason ConfigurationUnsupported; one that cannot be read gets Configured=False,
 // reason ConfigurationNotFound, naming it; the placement names such clusters and never completes
@@ -394,9 +396,8 @@ func (d *decider) block(ns string, mca *addonv1alpha1.ManagedClusterAddOn, b *bl
 
 // rolloutUnplaced handles the MCAs no placement owns (every MCA under Manual), all at once: OCM's
 // "defaults" node, with one rule OCM lacks (seed 002: switching to Manual must not re-target
-// anything): an MCA that already runs configs this controller gave it keeps them as long as its
-// own spec is unchanged (mcastatus.ConfiguredGeneration); a new MCA, or one whose spec changed,
-// takes the defaults and its own configs. MCAs this controller created for a cluster that left the
+// anything): an MCA that runs configs a placement gave it keeps them as long as its own spec is
+// unchanged (keepsPlacementConfigs); the others take the defaults and their own configs. MCAs this controller created for a cluster that left the
 // placements are skipped: the install controller deletes them.
 func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placementState) {
 	owned := sets.New[string]()
@@ -408,7 +409,7 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 		if owned.Has(ns) || placements && mca.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue {
 			continue
 		}
-		if gen, ok := mcastatus.ConfiguredGeneration(mca); ok && gen == mca.Generation && len(mcastatus.Desired(mca)) > 0 {
+		if d.keepsPlacementConfigs(mca) {
 			if !mcastatus.IsConfigured(mca, true) {
 				d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
 			}
@@ -430,6 +431,29 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 			d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
 		}
 	}
+}
+
+// keepsPlacementConfigs reports whether an MCA no placement owns keeps the configs it runs: a
+// placement gave them to it (they are the desired, last known good or last applied configs of one
+// of the add-on's install progressions) and its own spec did not change since
+// (mcastatus.ConfiguredGeneration). Configs it got as an unplaced MCA follow the defaults.
+func (d *decider) keepsPlacementConfigs(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	desired := mcastatus.Desired(mca)
+	if gen, ok := mcastatus.ConfiguredGeneration(mca); !ok || gen != mca.Generation || len(desired) == 0 {
+		return false
+	}
+	for i := range d.in.CMA.Status.InstallProgressions {
+		lkg, applied, want := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
+		for _, v := range [][]mcastatus.Config{want, lkg, applied} {
+			if len(v) == 0 {
+				continue
+			}
+			if t, b := d.mcaTarget(v, mca); b == nil && mcastatus.Equal(t, desired) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *decider) works(ns string) []*workv1.ManifestWork {

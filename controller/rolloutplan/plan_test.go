@@ -429,6 +429,11 @@ func TestManualTakesDefaultsAtOnce(t *testing.T) {
 	if len(w.cma.Status.InstallProgressions) != 0 {
 		t.Fatalf("Manual has install progressions: %+v", w.cma.Status.InstallProgressions)
 	}
+	// MCAs that follow the defaults follow a new default at once (OCM's defaults node).
+	w.config("e")
+	w.cma.Spec.SupportedConfigs[0].DefaultConfig.Name = "e"
+	w.step()
+	w.expectStates("m1=e//T m2=e//T")
 }
 
 func TestUnplacedMCAs(t *testing.T) {
