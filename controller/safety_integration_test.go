@@ -104,7 +104,7 @@ func (e *env) cmaEvents() []string {
 func (e *env) waitCMAEvent(timeout time.Duration, prefix, contains string) {
 	e.t.Helper()
 	var seen []string
-	e.waitFor(timeout, fmt.Sprintf("event %q containing %q (seen %v)", prefix, contains, seen), func() bool {
+	e.waitFor(timeout, fmt.Sprintf("event %q containing %q", prefix, contains), func() bool {
 		seen = e.cmaEvents()
 		return slices.ContainsFunc(seen, func(s string) bool { return strings.HasPrefix(s, prefix) && strings.Contains(s, contains) })
 	})
@@ -146,7 +146,9 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	})
 	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
 	e.waitProgression(10*time.Second, "canary", mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.")
-	e.waitCMAEvent(10*time.Second, "RollbackStarted", "placement "+e.name+"/aws: rollback to")
+	if !killMidRollback { // events are best effort: a killed controller may not have sent its last ones
+		e.waitCMAEvent(10*time.Second, "RollbackStarted", "placement "+e.name+"/aws: rollback to")
+	}
 	e.waitCMAEvent(10*time.Second, "RollbackSucceeded", "placement "+e.name+"/aws")
 
 	// Nothing ever moved to cfg-b after the revert, never more than maxConcurrency (1) of aws in
@@ -159,8 +161,8 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	if n := e.rec.maxBusyAmong(e.clusters(awsShorts...), revert); n > 1 {
 		t.Errorf("%d aws clusters in flight during the rollback, maxConcurrency is 1", n)
 	}
-	if got := e.rec.reasons(e.cluster("c1"), revert); !slices.Equal(got, []string{mcastatus.ReasonUpgradeFailed, mcastatus.ReasonRollingBack, mcastatus.ReasonRollbackSucceeded}) {
-		t.Errorf("c1 reasons after the revert %v, want UpgradeFailed, RollingBack, RollbackSucceeded", got)
+	if got := e.rec.reasons(e.cluster("c1"), revert); !slices.Equal(got, []string{mcastatus.ReasonRollingBack, mcastatus.ReasonRollbackSucceeded}) {
+		t.Errorf("c1 reasons after the revert %v, want RollingBack, RollbackSucceeded", got)
 	}
 	for _, c := range []string{"c2", "c3", "c4"} {
 		if h := e.rec.history(e.cluster(c)); !slices.Equal(h, []string{"cfg-a"}) {
@@ -235,7 +237,10 @@ func TestRenderErrorFailsTheRollout(t *testing.T) {
 	e.outcome("c1", "cfg-b", simagent.RenderError)
 	e.setConfig("p", "cfg-b")
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-a/True/UpgradeFailed")
-	e.waitProgression(30*time.Second, "p", mcastatus.ReasonUpgradeFailed, "the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to get manifest from agent interface: render error (simulated))")
+	e.waitProgression(30*time.Second, "p", mcastatus.ReasonUpgradeFailed, "1 failed, 0 timed out; failed: "+e.cluster("c1")+" (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to get manifest")
+	if c := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, mcastatus.ConditionProgressing); !strings.HasSuffix(c.Message, "render error (simulated))") {
+		t.Fatalf("c1 Progressing message %q, want the deployer's words in full", c.Message)
+	}
 	e.quiet(time.Second)
 	for _, c := range []string{"c2", "c3"} {
 		if e.rec.desiredSince(e.cluster(c), "cfg-b", 0) {
@@ -278,8 +283,6 @@ func TestCanaryOutsideTheInstallPlacements(t *testing.T) {
 
 	// An empty canary: a clear condition and a Warning event, never a silent wait.
 	e.decide("canary", nil)
-	e.setConfig("aws", "cfg-a") // a rollback: does not wait for the canary
-	e.waitProgression(30*time.Second, "aws", mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed")
 	e.adc("cfg-c", "cfg-c")
 	e.setConfig("aws", "cfg-c")
 	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "canary placement "+e.name+"/canary selects no cluster")
