@@ -12,7 +12,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 GO_LDFLAGS := -X github.com/addonops/addonops/internal/version.Version=$(VERSION)
 
 # Binaries of the product; each is `go build`-able on its own.
-FUNCTIONS := config-hash addon-template
+FUNCTIONS := config-hash addon-template rollout-strategy
 COMMANDS := $(FUNCTIONS) $(notdir $(wildcard cmd/*))
 
 .PHONY: help

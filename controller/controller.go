@@ -8,6 +8,12 @@
 //   - progress (key: MCA namespace/name): lastAppliedConfig and Progressing from works (mcastatus).
 //
 // All state lives in status, so a restarted controller continues where the last one stopped.
+//
+// The safety rules — when a cluster is done (works applied with the desired configs, ManifestApplied,
+// healthy), what fails it and counts toward maxFailures, when a change is a rollback (which never
+// waits for a canary and is paced by maxConcurrency), how a canary placement is judged, and what
+// Manual leaves alone — are written down, with the design's corner cases, in package rolloutplan's
+// documentation and implemented there and in mcastatus.
 package controller
 
 import (

@@ -7,6 +7,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -53,6 +54,16 @@ type env struct {
 	outMu    sync.Mutex
 	outcomes map[string]simagent.Outcome // "<cluster>" or "<cluster>/<config name>"
 	agent    *simagent.Agent
+	stopLast func() // stops the controller startController started last
+}
+
+// stopController stops the controller started last, as a crash or a rolling update would.
+func (e *env) stopController() {
+	e.t.Helper()
+	if e.stopLast == nil {
+		e.t.Fatal("no controller running")
+	}
+	e.stopLast()
 }
 
 type envOptions struct {
@@ -159,6 +170,7 @@ func (e *env) startController(opts Options) (stop func()) {
 		})
 	}
 	e.t.Cleanup(stop)
+	e.stopLast = stop
 	return stop
 }
 
@@ -643,15 +655,35 @@ func (r *recorder) firstApplied(cluster, cfg string) (time.Time, int) {
 	return time.Time{}, -1
 }
 
-// writes counts the recorded modifications of cluster's MCA.
+// writes counts the recorded modifications of cluster's MCA that changed what the controller
+// writes (desired and applied configs, Configured, Progressing); the simulated deployer's
+// ManifestApplied and health prober's Available are other writers' budgets.
 func (r *recorder) writes(cluster string, from int) int {
 	n := 0
-	for _, ev := range r.events()[from:] {
-		if ev.cluster == cluster && ev.typ == watch.Modified {
+	prev := ""
+	for i, ev := range r.events() {
+		if ev.cluster != cluster {
+			continue
+		}
+		cur := controllerPart(ev.mca)
+		if i >= from && ev.typ == watch.Modified && cur != prev {
 			n++
 		}
+		prev = cur
 	}
 	return n
+}
+
+// controllerPart renders the part of an MCA's status the controller writes.
+func controllerPart(m *addonv1alpha1.ManagedClusterAddOn) string {
+	var conds []metav1.Condition
+	for _, c := range m.Status.Conditions {
+		if c.Type == mcastatus.ConditionConfigured || c.Type == mcastatus.ConditionProgressing {
+			conds = append(conds, c)
+		}
+	}
+	b, _ := json.Marshal([]any{m.Status.ConfigReferences, conds})
+	return string(b)
 }
 
 // reasonsSeen lists the distinct Progressing reasons the CMA's progression of placement had.

@@ -1,14 +1,11 @@
 package controller
 
 import (
-	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
@@ -20,20 +17,7 @@ import (
 // waitEvent waits for a warning event on the test's CMA with reason and a message containing msg.
 func (e *env) waitEvent(timeout time.Duration, reason, msg string) {
 	e.t.Helper()
-	e.waitFor(timeout, "event "+reason+" "+msg, func() bool {
-		evs, err := e.c.Kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{
-			FieldSelector: fields.Set{"involvedObject.name": e.name, "involvedObject.kind": "ClusterManagementAddOn"}.String(),
-		})
-		if err != nil {
-			return false
-		}
-		for _, ev := range evs.Items {
-			if ev.Type == corev1.EventTypeWarning && ev.Reason == reason && strings.Contains(ev.Message, msg) {
-				return true
-			}
-		}
-		return false
-	})
+	e.waitCMAEvent(timeout, "Warning "+reason+":", msg)
 }
 
 // userMCA creates an MCA as a user or GitOps would: no label, no owner.

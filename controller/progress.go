@@ -12,11 +12,13 @@ import (
 	"github.com/addonops/addonops/controller/mcastatus"
 )
 
-// syncProgress tracks one MCA's ManifestWorks: lastAppliedConfig and the Progressing condition
-// (mcastatus.Progress). It writes only when they change.
+// syncProgress tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
+// lastAppliedConfig and the Progressing condition (mcastatus.Progress). It writes only when they
+// change, and looks again when a deployer's grace runs out.
 func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duration, error) {
 	ns, name := splitKey(key)
-	if _, ok := c.managedCMA(name); !ok {
+	cma, ok := c.managedCMA(name)
+	if !ok {
 		return 0, nil
 	}
 	obj, exists, err := c.mcaIndex.GetByKey(key)
@@ -27,9 +29,9 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 	if mca.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	st := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.Now(time.Now()))
+	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.HealthChecked(cma), mcastatus.Now(time.Now()))
 	if equality.Semantic.DeepEqual(mca.Status, st) {
-		return 0, nil
+		return recheck, nil
 	}
 	updated := mca.DeepCopy()
 	updated.Status = st
@@ -38,5 +40,5 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
 	c.freshMCA.wrote(key, res)
-	return 0, nil
+	return recheck, nil
 }

@@ -68,7 +68,6 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 			return 0, fmt.Errorf("writing the status of ClusterManagementAddOn %s: %w", name, err)
 		}
 		c.freshCMA.wrote(name, res)
-		c.reportProblems(ctx, cma, plan.Status)
 	}
 
 	if len(plan.Updates) > 0 {
@@ -92,37 +91,24 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		return nil
 	})
 
+	// Events once the decision is written: a person reads them next to the status they describe.
+	if err == nil {
+		for _, ev := range plan.Events {
+			typ := corev1.EventTypeNormal
+			if ev.Warning {
+				typ = corev1.EventTypeWarning
+				logger.Info("Placement waits or failed", "reason", ev.Reason, "message", ev.Message)
+			}
+			c.recorder.Event(cma, typ, ev.Reason, ev.Message)
+		}
+	}
+
 	after := plan.RecheckAfter
 	if unserved && (after == 0 || after > rediscoverAfter) {
 		// A config kind may get its CRD later; look again.
 		after = rediscoverAfter
 	}
 	return after, err
-}
-
-// reportProblems raises a warning event on the CMA when a placement starts waiting for a problem a
-// person must fix (missing placement or config, invalid strategy or canary annotation), or the
-// problem changes.
-func (c *Controller) reportProblems(ctx context.Context, old *addonv1alpha1.ClusterManagementAddOn, status addonv1alpha1.ClusterManagementAddOnStatus) {
-	for i := range status.InstallProgressions {
-		ip := &status.InstallProgressions[i]
-		cond := rolloutplan.ProgressingOf(ip)
-		if cond == nil || !rolloutplan.WaitingReasons.Has(cond.Reason) {
-			continue
-		}
-		var prev *metav1.Condition
-		for j := range old.Status.InstallProgressions {
-			o := &old.Status.InstallProgressions[j]
-			if o.Namespace == ip.Namespace && o.Name == ip.Name {
-				prev = rolloutplan.ProgressingOf(o)
-			}
-		}
-		if prev != nil && prev.Reason == cond.Reason && prev.Message == cond.Message {
-			continue
-		}
-		klog.FromContext(ctx).Info("Placement waits", "placement", ip.Namespace+"/"+ip.Name, "reason", cond.Reason, "message", cond.Message)
-		c.recorder.Event(old, corev1.EventTypeWarning, cond.Reason, cond.Message)
-	}
 }
 
 // referencedResources lists the group/resources of every config the add-on references.

@@ -140,9 +140,9 @@ func TestMinSuccessTime(t *testing.T) {
 	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
 }
 
-// Seed story 4: rollback. The new version fails on the first cluster and the rollout stops; rolling
-// back is a config change like any other, and the clusters that still run the old version are done
-// at once.
+// Seed story 4: rollback. The new version fails on the first cluster and the rollout stops; the
+// revert is a rollback: the clusters that still run the old version are done at once, the failed
+// one rolls back (RollingBack, then RollbackSucceeded once its works run the old version again).
 func TestRollback(t *testing.T) {
 	t.Parallel()
 	e, _ := upgradeEnv(t, 200*time.Millisecond, progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}),
@@ -152,9 +152,9 @@ func TestRollback(t *testing.T) {
 	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "1 failed")
 
 	e.setConfig("p", "cfg-a")
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed with no errors.")
+	e.waitProgression(10*time.Second, "p", mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
 	e.waitStates(30*time.Second, map[string]string{
-		"c1": "cfg-a/cfg-a/True/UpgradeSucceed", "c2": "cfg-a/cfg-a/True/InstallSucceed",
+		"c1": "cfg-a/cfg-a/True/RollbackSucceeded", "c2": "cfg-a/cfg-a/True/InstallSucceed",
 		"c3": "cfg-a/cfg-a/True/InstallSucceed", "c4": "cfg-a/cfg-a/True/InstallSucceed",
 	})
 	if h := e.rec.history(e.cluster("c1")); !slices.Equal(h, []string{"cfg-a", "cfg-b", "cfg-a"}) {

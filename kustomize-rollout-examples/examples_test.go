@@ -16,6 +16,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/examples/exampletest"
@@ -38,6 +39,9 @@ var steps = []struct{ name, version string }{
 }
 
 func hubOutput(step string) string { return dir + "/" + step + "/expected/hub.yaml" }
+
+// seedVocabulary is step 3 written in the seed's rollout vocabulary, translated by rollout-strategy.
+const seedVocabulary = "seed-vocabulary"
 
 func TestREADMECommandsPrintTheCommittedOutput(t *testing.T) {
 	exampletest.CheckCommands(t, readme)
@@ -65,7 +69,7 @@ func TestREADMEBuildsEveryStep(t *testing.T) {
 			builds[d] = r.Output
 		}
 	}
-	for _, s := range steps {
+	for _, s := range append(steps, struct{ name, version string }{seedVocabulary, ""}) {
 		if got := builds[dir+"/"+s.name]; got != hubOutput(s.name) {
 			t.Errorf("%s: the build of %s must write %s, got %q", readme, s.name, hubOutput(s.name), got)
 		}
@@ -347,5 +351,53 @@ func TestAgentVersionPerStep(t *testing.T) {
 func TestStepsApplyInOrderToAHub(t *testing.T) {
 	for _, s := range steps {
 		exampletest.ApplyToHub(t, exampletest.Parse(t, exampletest.Output(t, readme, hubOutput(s.name))))
+	}
+}
+
+// TestSeedVocabularyIsStep3 checks what the README says of seed-vocabulary: step 3 written with
+// the seed's RollingUpdateWithCanary and RollingUpdate builds, through rollout-strategy, to exactly
+// step 3's output, and the README shows the annotation the function wrote.
+func TestSeedVocabularyIsStep3(t *testing.T) {
+	got := exampletest.Output(t, readme, hubOutput(seedVocabulary))
+	want := exampletest.Output(t, readme, hubOutput("03-rolling-update-with-canary"))
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from step 3's output:\n%s", seedVocabulary, exampletest.LineDiff(want, got))
+	}
+	tl := exampletest.Get(t)
+	src, err := os.ReadFile(filepath.Join(tl.RepoRoot, dir, seedVocabulary, "clustermanagementaddon.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The source is in the seed's vocabulary only: seed types on both placements, no annotation.
+	cma, err := kyaml.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cma.GetAnnotations()[rolloutplan.CanaryAnnotation]; ok {
+		t.Errorf("%s/clustermanagementaddon.yaml carries the annotation rollout-strategy is to write", seedVocabulary)
+	}
+	var types []string
+	placements, err := cma.Pipe(kyaml.Lookup("spec", "installStrategy", "placements"))
+	if err != nil || placements == nil {
+		t.Fatalf("no install placements: %v", err)
+	}
+	for _, p := range placements.YNode().Content {
+		typ, err := kyaml.NewRNode(p).Pipe(kyaml.Lookup("rolloutStrategy", "type"))
+		if err != nil || typ == nil {
+			t.Fatalf("placement without rolloutStrategy.type: %v", err)
+		}
+		types = append(types, kyaml.GetValue(typ))
+	}
+	if want := []string{"RollingUpdateWithCanary", "RollingUpdate"}; !slices.Equal(types, want) {
+		t.Errorf("%s/clustermanagementaddon.yaml rollout types %v, want the seed's %v", seedVocabulary, types, want)
+	}
+	doc, err := os.ReadFile(filepath.Join(tl.RepoRoot, readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := load(t, "03-rolling-update-with-canary")
+	line := rolloutplan.CanaryAnnotation + ": '" + s.cma.Annotations[rolloutplan.CanaryAnnotation] + "'"
+	if !bytes.Contains(doc, []byte(line)) {
+		t.Errorf("%s does not show the annotation rollout-strategy writes, %s", readme, line)
 	}
 }

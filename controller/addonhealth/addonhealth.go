@@ -11,7 +11,10 @@
 //     Deployments was never seen.
 //  2. A Deployment whose feedback has no ReadyReplicas (the API omits zero) has no ready replica;
 //     OCM fails with "readyReplica is not probed".
-//  3. When the cluster's own Available condition is Unknown the add-on's is Unknown with the
+//  3. A work whose Available condition is not at its current generation makes the add-on Unknown
+//     (WorkNotApplied): after a new version was written, the status feedback still describes the
+//     old one. OCM takes the old feedback, so a version can look healthy before it ran.
+//  4. When the cluster's own Available condition is Unknown the add-on's is Unknown with the
 //     cluster's reason and message; OCM leaves that to its registration hub controller, which a hub
 //     without OCM does not run.
 package addonhealth
@@ -120,7 +123,10 @@ func Available(mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.Manage
 	for _, w := range deploy {
 		c := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable)
 		switch {
-		case c == nil:
+		// A work not yet reported at its generation (a new version being applied) says nothing
+		// about the new version: its status feedback is the old version's. Health is unknown until
+		// the work agent reported, so a rollout never takes the old version's health for the new one.
+		case c == nil || c.ObservedGeneration != w.Generation:
 			return cond(metav1.ConditionUnknown, ReasonWorkNotApplied, MessageWorkNotApplied)
 		case c.Status == metav1.ConditionFalse:
 			return cond(metav1.ConditionFalse, ReasonWorkNotApplied, c.Message)

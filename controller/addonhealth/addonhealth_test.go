@@ -95,6 +95,12 @@ func TestAvailable(t *testing.T) {
 		{"cluster available: probes decide", mcaWith(true), cluster("True"), []*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, ready)}, "True", ReasonProbeAvailable, "a add-on is available."},
 		{"work not applied yet", mcaWith(true), nil, []*workv1.ManifestWork{work("", []workv1.Manifest{dep})}, "Unknown", ReasonWorkNotApplied, MessageWorkNotApplied},
 		{"work not available", mcaWith(true), nil, []*workv1.ManifestWork{work("False", []workv1.Manifest{dep})}, "False", ReasonWorkNotApplied, "work says False"},
+		{"new version not reported yet: the old feedback says nothing", mcaWith(true), nil, []*workv1.ManifestWork{func() *workv1.ManifestWork {
+			w := work("True", []workv1.Manifest{dep}, ready)
+			w.Generation = 2
+			w.Status.Conditions[0].ObservedGeneration = 1
+			return w
+		}()}, "Unknown", ReasonWorkNotApplied, MessageWorkNotApplied},
 		{"no feedback yet", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep, ds})}, "Unknown", ReasonNoProbeResult,
 			"Probe results are not returned for Deployment agent/agent, DaemonSet agent/node"},
 		{"one workload without feedback is not skipped", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep, ds}, ready)}, "Unknown", ReasonNoProbeResult,

@@ -30,21 +30,27 @@ import (
 
 	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/controller/deploytemplates"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
 
 type env struct {
-	t     *testing.T
-	ctx   context.Context
-	hub   *localhub.Hub
-	c     *localhub.Clients
-	addon string
+	healthGate bool
+	t          *testing.T
+	ctx        context.Context
+	hub        *localhub.Hub
+	c          *localhub.Clients
+	addon      string
 }
 
 type envOptions struct {
 	caRecheck time.Duration
+	// healthGate keeps the rollout's health gate on (mcastatus.HealthChecked): these tests run OCM's
+	// work agent without a kubelet, so an agent Deployment never becomes ready unless the test sets
+	// its status; tests about deployment mechanics annotate their CMA addonops.io/health-check: none.
+	healthGate bool
 }
 
 // newEnv starts the rollout controller and the template reconcilers for one test's add-on.
@@ -53,7 +59,7 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon}
+	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon, healthGate: o.healthGate}
 
 	cfg := rest.CopyConfig(hub.Config)
 	cfg.QPS, cfg.Burst = 500, 1000
@@ -211,6 +217,9 @@ func (e *env) cma(template, adc string, placements ...addonv1alpha1.PlacementStr
 	}
 	if len(placements) > 0 {
 		cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: placements}
+	}
+	if !e.healthGate {
+		cma.Annotations[mcastatus.HealthCheckAnnotation] = "none"
 	}
 	if _, err := e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(e.ctx, cma, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)

@@ -126,7 +126,7 @@ const daemonSet = `      - apiVersion: apps/v1
 // add-on's Deployment and DaemonSet, and the cluster's own availability.
 func TestHealthFromFeedback(t *testing.T) {
 	const addon, cluster = "health", "health1"
-	e := newEnv(t, addon, envOptions{})
+	e := newEnv(t, addon, envOptions{healthGate: true})
 	ocm := ocmhub.ForTest(t, e.hub, ocmhub.Options{StatusSyncInterval: time.Second})
 	if _, err := ocm.AddClusters(e.ctx, ocmhub.Cluster{Name: cluster}); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,9 @@ package mcastatus
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,32 +22,107 @@ import (
 )
 
 // Progressing reasons of an MCA and of a CMA install progression, in the words of the add-on
-// lifecycle design (seed 000). OCM's current code writes Progressing/Completed instead; the seed's
-// reasons tell install from upgrade and success from failure, which is what users asked for.
+// lifecycle design (seed 000, and seed 001 story 3 for rollbacks). OCM's current code writes
+// Progressing/Completed instead; the seed's reasons tell install from upgrade from rollback and
+// success from failure, which is what users asked for.
 const (
-	ReasonInstalling       = "Installing"
-	ReasonUpgrading        = "Upgrading"
-	ReasonInstallSucceed   = "InstallSucceed"
-	ReasonUpgradeSucceed   = "UpgradeSucceed"
-	ReasonInstallFailed    = "InstallFailed"
-	ReasonUpgradeFailed    = "UpgradeFailed"
-	ReasonWaitingForCanary = addonv1alpha1.ProgressingReasonWaitingForCanary
+	ReasonInstalling        = "Installing"
+	ReasonUpgrading         = "Upgrading"
+	ReasonRollingBack       = "RollingBack"
+	ReasonInstallSucceed    = "InstallSucceed"
+	ReasonUpgradeSucceed    = "UpgradeSucceed"
+	ReasonRollbackSucceeded = "RollbackSucceeded"
+	ReasonInstallFailed     = "InstallFailed"
+	ReasonUpgradeFailed     = "UpgradeFailed"
+	ReasonRollbackFailed    = "RollbackFailed"
+	ReasonWaitingForCanary  = addonv1alpha1.ProgressingReasonWaitingForCanary
 )
 
 // Configured condition strings, exactly as OCM's addon-configuration controller writes them
-// (reference §4.5): add-on deployers that honour Configured keep a waiting cluster frozen.
+// (reference §4.5): add-on deployers that honour Configured keep a waiting cluster frozen. The two
+// Configured=False reasons of an MCA that cannot be configured at all are this controller's
+// (OCM reports ConfigurationUnsupported on Progressing; a deployer only looks at Configured).
 const (
-	ConditionConfigured   = addonv1alpha1.ManagedClusterAddOnConditionConfigured
-	ConditionProgressing  = addonv1alpha1.ManagedClusterAddOnConditionProgressing
-	ReasonConfigured      = "ConfigurationsConfigured"
-	MessageConfigured     = "Configurations configured"
-	ReasonNotConfigured   = "ConfigurationsNotConfigured"
-	MessageNotConfigured  = "Configurations updated and not configured yet"
-	MessageInstallSucceed = "install completed with no errors."
-	MessageUpgradeSucceed = "upgrade completed with no errors."
-	MessageInstalling     = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-	MessageUpgrading      = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	ConditionConfigured            = addonv1alpha1.ManagedClusterAddOnConditionConfigured
+	ConditionProgressing           = addonv1alpha1.ManagedClusterAddOnConditionProgressing
+	ConditionAvailable             = addonv1alpha1.ManagedClusterAddOnConditionAvailable
+	ConditionManifestApplied       = addonv1alpha1.ManagedClusterAddOnManifestApplied
+	ReasonConfigured               = "ConfigurationsConfigured"
+	MessageConfigured              = "Configurations configured"
+	ReasonNotConfigured            = "ConfigurationsNotConfigured"
+	MessageNotConfigured           = "Configurations updated and not configured yet"
+	ReasonConfigurationUnsupported = addonv1alpha1.ProgressingReasonConfigurationUnsupported
+	ReasonConfigurationNotFound    = "ConfigurationNotFound"
+	MessageInstallSucceed          = "install completed with no errors."
+	MessageUpgradeSucceed          = "upgrade completed with no errors."
+	MessageRollbackSucceeded       = "rollback completed with no errors."
+	MessageInstalling              = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageUpgrading               = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageRollingBack             = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
 )
+
+// HealthCheckAnnotation on a ClusterManagementAddOn set to "none" turns the health gate off for
+// all its clusters: a cluster is then done once its works are applied (see Healthy).
+const HealthCheckAnnotation = "addonops.io/health-check"
+
+// DeployerGrace is how long a new attempt gives the add-on deployer to report on it: a
+// ManifestApplied=False written before the attempt began counts as this attempt's failure only
+// once the attempt is this old (the deployer had time to re-render and did not report success).
+const DeployerGrace = 15 * time.Second
+
+// Kind is what moving an MCA to new configs is: its first install, an upgrade to a version it
+// never ran, or a rollback to a version the add-on already ran successfully.
+type Kind int
+
+const (
+	Install Kind = iota
+	Upgrade
+	Rollback
+)
+
+var kindReasons = [...]struct{ busy, done, failed, busyMsg, doneMsg, noun string }{
+	Install:  {ReasonInstalling, ReasonInstallSucceed, ReasonInstallFailed, MessageInstalling, MessageInstallSucceed, "install"},
+	Upgrade:  {ReasonUpgrading, ReasonUpgradeSucceed, ReasonUpgradeFailed, MessageUpgrading, MessageUpgradeSucceed, "upgrade"},
+	Rollback: {ReasonRollingBack, ReasonRollbackSucceeded, ReasonRollbackFailed, MessageRollingBack, MessageRollbackSucceeded, "rollback"},
+}
+
+// BusyReason, DoneReason and FailedReason are the Progressing reasons of a change of kind k.
+func (k Kind) BusyReason() string   { return kindReasons[k].busy }
+func (k Kind) DoneReason() string   { return kindReasons[k].done }
+func (k Kind) FailedReason() string { return kindReasons[k].failed }
+
+// Noun names the change in messages: install, upgrade, rollback.
+func (k Kind) Noun() string { return kindReasons[k].noun }
+
+// KindOfReason tells the kind of change a Progressing reason belongs to.
+func KindOfReason(reason string) (Kind, bool) {
+	for k, r := range kindReasons {
+		if reason == r.busy || reason == r.done || reason == r.failed {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
+
+// IsBusyReason, IsDoneReason and IsFailedReason classify a Progressing reason.
+func IsBusyReason(reason string) bool {
+	return reasonIs(reason, func(k Kind) string { return k.BusyReason() })
+}
+func IsDoneReason(reason string) bool {
+	return reasonIs(reason, func(k Kind) string { return k.DoneReason() })
+}
+func IsFailedReason(reason string) bool {
+	return reasonIs(reason, func(k Kind) string { return k.FailedReason() })
+}
+
+func reasonIs(reason string, of func(Kind) string) bool {
+	for k := range kindReasons {
+		if of(Kind(k)) == reason {
+			return true
+		}
+	}
+	return false
+}
 
 // Config is a resolved config reference: the object and the spec hash of its current content.
 type Config struct {
@@ -137,13 +214,19 @@ func WithDesired(old []addonv1alpha1.ConfigReference, target []Config) []addonv1
 }
 
 // Applied reports whether the MCA runs what it was told to: every desired config is also its
-// lastAppliedConfig. An add-on without configs has nothing to compare, so for it the Progressing
-// condition (set from its ManifestWorks) decides.
+// lastAppliedConfig and no change is under way or failed (the Progressing reason is not a busy or
+// failed one). A change restarts Progressing before anything is checked, so a lastAppliedConfig
+// carried over to a new desired config (a rollback to the version a cluster last applied) never
+// counts until its works were checked again. An add-on without configs has nothing to compare, so
+// for it the Progressing condition alone decides.
 func Applied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
 	refs := mca.Status.ConfigReferences
 	if len(refs) == 0 {
-		c := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
-		return c != nil && (c.Reason == ReasonInstallSucceed || c.Reason == ReasonUpgradeSucceed)
+		return c != nil && IsDoneReason(c.Reason)
+	}
+	if c != nil && (IsBusyReason(c.Reason) || IsFailedReason(c.Reason)) {
+		return false
 	}
 	for _, r := range refs {
 		if r.DesiredConfig == nil || r.LastAppliedConfig == nil || *r.DesiredConfig != *r.LastAppliedConfig {
@@ -153,8 +236,12 @@ func Applied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 	return true
 }
 
-// neverApplied reports whether no config of the MCA was ever applied: the difference between an
+// NeverApplied reports whether no config of the MCA was ever applied: the difference between an
 // install and an upgrade.
+func NeverApplied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	return neverApplied(mca.Status.ConfigReferences, mca.Status.Conditions)
+}
+
 func neverApplied(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) bool {
 	if len(refs) == 0 {
 		c := meta.FindStatusCondition(conds, ConditionProgressing)
@@ -166,6 +253,52 @@ func neverApplied(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition
 		}
 	}
 	return true
+}
+
+// kindOf is the kind of change the MCA is going through, from its Progressing reason; without one
+// of ours, an MCA that never applied anything installs and any other upgrades.
+func kindOf(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) Kind {
+	if c := meta.FindStatusCondition(conds, ConditionProgressing); c != nil {
+		if k, ok := KindOfReason(c.Reason); ok {
+			return k
+		}
+	}
+	if neverApplied(refs, conds) {
+		return Install
+	}
+	return Upgrade
+}
+
+// HealthChecked reports whether the add-on's clusters must be healthy to count as done: always,
+// unless the CMA is annotated addonops.io/health-check: none.
+func HealthChecked(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	return !strings.EqualFold(strings.TrimSpace(cma.Annotations[HealthCheckAnnotation]), "none")
+}
+
+// Healthy reports whether the add-on on mca is healthy, and if not, why. The health is the MCA's
+// Available condition, written by the add-on's health prober (OCM's addon-manager, or addonhealth
+// under --deploy-templates). An add-on whose health prober type is None has no Available
+// condition at all and status.healthCheck.mode Customized (addon-framework sets that mode for the
+// prober types None and Work, and the Work prober writes Available, Unknown at least, as soon as it
+// looks at the add-on): such an MCA is healthy. checked false (HealthChecked) skips the check.
+func Healthy(mca *addonv1alpha1.ManagedClusterAddOn, checked bool) (bool, string) {
+	if !checked {
+		return true, ""
+	}
+	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionAvailable)
+	switch {
+	case c == nil && mca.Status.HealthCheck.Mode == addonv1alpha1.HealthCheckModeCustomized:
+		return true, ""
+	case c == nil:
+		return false, "no Available condition reported yet (is the add-on's health prober running?)"
+	case c.Status == metav1.ConditionTrue:
+		return true, ""
+	}
+	why := fmt.Sprintf("Available=%s", c.Status)
+	if c.Reason != "" || c.Message != "" {
+		why += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+	}
+	return false, why
 }
 
 // SetCondition sets cond in conds the way meta.SetStatusCondition does, with a given clock:
@@ -212,9 +345,48 @@ func Configured(configured bool) metav1.Condition {
 // IsConfigured reports whether mca's Configured condition already is Configured(configured), so
 // Keep or Hold would change nothing: a decision over thousands of MCAs skips copying them.
 func IsConfigured(mca *addonv1alpha1.ManagedClusterAddOn, configured bool) bool {
+	return hasConfigured(mca, Configured(configured))
+}
+
+func hasConfigured(mca *addonv1alpha1.ManagedClusterAddOn, want metav1.Condition) bool {
 	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionConfigured)
-	want := Configured(configured)
-	return c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message && c.ObservedGeneration == 0
+	return c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message
+}
+
+// setConfigured sets the Configured condition, keeping its observedGeneration (see
+// ConfiguredGeneration) unless gen is given.
+func setConfigured(st *addonv1alpha1.ManagedClusterAddOnStatus, c metav1.Condition, gen *int64, now metav1.Time) {
+	if gen != nil {
+		c.ObservedGeneration = *gen
+	} else if old := meta.FindStatusCondition(st.Conditions, ConditionConfigured); old != nil {
+		c.ObservedGeneration = old.ObservedGeneration
+	}
+	SetCondition(&st.Conditions, c, now, false)
+}
+
+// ConfiguredGeneration is the MCA generation (its spec) its desired configs were last computed
+// from: the Configured condition's observedGeneration, written when the MCA is moved to new configs.
+// ok is false when it was never recorded.
+func ConfiguredGeneration(mca *addonv1alpha1.ManagedClusterAddOn) (int64, bool) {
+	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionConfigured)
+	if c == nil || c.ObservedGeneration == 0 {
+		return 0, false
+	}
+	return c.ObservedGeneration, true
+}
+
+// Blocked returns the status of an MCA that cannot be configured at all (a config of a type the
+// add-on does not support, or one that cannot be read): Configured=False with reason and message
+// naming the config; desired configs unchanged, so its works stay as they are.
+func Blocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+	st := *mca.Status.DeepCopy()
+	setConfigured(&st, metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
+	return st
+}
+
+// IsBlocked reports whether Blocked(mca, reason, message) would change nothing.
+func IsBlocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string) bool {
+	return hasConfigured(mca, metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message})
 }
 
 // Now is the clock reading conditions carry: whole seconds, as the API server stores them, so a
@@ -226,11 +398,11 @@ func Now(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second
 // reasons):
 //   - ToApply: it was not told to run target yet (other desired configs, or not Configured=True
 //     and not running them);
-//   - Succeeded: it applied its desired configs; the soak time (minSuccessTime) counts from the
-//     Progressing condition's last transition;
-//   - Failed: InstallFailed/UpgradeFailed; Progressing: anything else. Both time out
-//     progressDeadline after the Progressing condition's last transition, which is reset whenever
-//     the MCA gets new desired configs.
+//   - Succeeded: it applied its desired configs and was healthy then (Applied); the soak time
+//     (minSuccessTime) counts from the Progressing condition's last transition;
+//   - Failed: a failed reason (InstallFailed, UpgradeFailed, RollbackFailed); Progressing: anything
+//     else. Both time out progressDeadline after the Progressing condition's last transition, which
+//     is reset whenever the MCA gets new desired configs.
 //
 // A succeeded MCA whose Progressing condition is not one of our success reasons (written by an
 // older OCM, or missing) gets a transition time far in the past: OCM passes nil there, which makes
@@ -240,23 +412,24 @@ func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, targe
 	if !Equal(Desired(mca), target) {
 		return st
 	}
+	applied := Applied(mca)
 	// Told to run target but held (Configured=False) and not running it: its turn has not come. One
 	// that was held but already runs target (a rollback to the version it kept) is done at once.
-	if !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionConfigured) && !Applied(mca) {
+	if !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionConfigured) && !applied {
 		return st
 	}
 	cond := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
 	switch {
-	case Applied(mca):
+	case applied:
 		st.Status = rollout.Succeeded
 		st.LastTransitionTime = &longAgo
-		if cond != nil && (cond.Reason == ReasonInstallSucceed || cond.Reason == ReasonUpgradeSucceed) {
+		if cond != nil && IsDoneReason(cond.Reason) {
 			st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
 		}
-	case cond != nil && (cond.Reason == ReasonInstallFailed || cond.Reason == ReasonUpgradeFailed):
+	case cond != nil && IsFailedReason(cond.Reason):
 		st.Status = rollout.Failed
 		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
-	case cond != nil && (cond.Reason == ReasonInstalling || cond.Reason == ReasonUpgrading):
+	case cond != nil && IsBusyReason(cond.Reason):
 		st.Status = rollout.Progressing
 		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
 	default:
@@ -269,18 +442,20 @@ func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, targe
 var longAgo = metav1.NewTime(time.Unix(0, 0).UTC())
 
 // Push returns the status of mca when its turn in the rollout comes: it is told to run target
-// (WithDesired), Configured=True, and its Progressing condition restarts (Installing or Upgrading,
-// lastTransitionTime now, so progressDeadline counts from this moment). Its works are then
-// evaluated at once, so a cluster that already runs target (a rollback to the version it kept)
-// finishes in the same status write.
-func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+// (WithDesired), Configured=True with the MCA's generation recorded (ConfiguredGeneration), and
+// its Progressing condition restarts with the busy reason of kind (lastTransitionTime now, so
+// progressDeadline counts from this moment). Its works are then evaluated at once (Progress), so a
+// cluster whose works already run target (a rollback to the version it kept) finishes in the same
+// status write, and one whose works do not is never declared done before they do.
+func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind Kind, healthChecked bool, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	next := mca.DeepCopy()
 	st := &next.Status
 	st.ConfigReferences = WithDesired(st.ConfigReferences, target)
-	SetCondition(&st.Conditions, Configured(true), now, false)
-	install := neverApplied(st.ConfigReferences, st.Conditions)
-	SetCondition(&st.Conditions, progressing(install), now, true)
-	return Progress(next, works, now)
+	gen := mca.Generation
+	setConfigured(st, Configured(true), &gen, now)
+	SetCondition(&st.Conditions, busy(kind), now, true)
+	out, _ := Progress(next, works, healthChecked, now)
+	return out
 }
 
 // Hold returns the status of mca while it waits for its turn: desired configs unchanged,
@@ -288,7 +463,7 @@ func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*work
 // its works alone.
 func Hold(mca *addonv1alpha1.ManagedClusterAddOn, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	st := *mca.Status.DeepCopy()
-	SetCondition(&st.Conditions, Configured(false), now, false)
+	setConfigured(&st, Configured(false), nil, now)
 	return st
 }
 
@@ -296,6 +471,6 @@ func Hold(mca *addonv1alpha1.ManagedClusterAddOn, now metav1.Time) addonv1alpha1
 // failed, timed out or succeeded): Configured=True, nothing else changes.
 func Keep(mca *addonv1alpha1.ManagedClusterAddOn, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	st := *mca.Status.DeepCopy()
-	SetCondition(&st.Conditions, Configured(true), now, false)
+	setConfigured(&st, Configured(true), nil, now)
 	return st
 }

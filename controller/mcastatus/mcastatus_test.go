@@ -196,6 +196,9 @@ func TestApplied(t *testing.T) {
 		{"no configs, succeeded", mca(nil, cond(ConditionProgressing, "False", ReasonInstallSucceed, t0)), true},
 		{"no configs, installing", mca(nil, cond(ConditionProgressing, "True", ReasonInstalling, t0)), false},
 		{"no configs, nothing", mca(nil), false},
+		{"carried over but the change is not checked yet", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "True", ReasonRollingBack, t0)), false},
+		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "False", ReasonRollbackFailed, t0)), false},
+		{"foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "False", "Completed", t0)), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -232,49 +235,98 @@ func TestProgress(t *testing.T) {
 	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
 	installing := cond(ConditionProgressing, "True", ReasonInstalling, t0)
 	upgrading := cond(ConditionProgressing, "True", ReasonUpgrading, t0)
+	rollingBack := cond(ConditionProgressing, "True", ReasonRollingBack, t0)
+	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	healthy := cond(ConditionAvailable, "True", "ProbeAvailable", t0)
+	sick := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "deployments default/agent has no ready replica", LastTransitionTime: t0}
+	renderErr := metav1.Condition{Type: ConditionManifestApplied, Status: metav1.ConditionFalse, Reason: "ManifestWorkApplyFailed", Message: "render: bad template", LastTransitionTime: t1}
+	staleRenderErr := renderErr
+	staleRenderErr.LastTransitionTime = metav1.NewTime(t0.Add(-time.Hour))
+	readyB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...)}
+	refsB := []addonv1alpha1.ConfigReference{ref(&b1, &a1)}
 	cases := []struct {
 		name        string
 		m           *addonv1alpha1.ManagedClusterAddOn
 		works       []*workv1.ManifestWork
+		health      bool // health checked
+		now         metav1.Time
 		wantReason  string // "" = no Progressing condition
 		wantStatus  string
 		wantApplied bool
 		wantMsg     string
+		wantRecheck time.Duration
 	}{
-		{"not started: no configs, not configured", mca(nil), nil, "", "", false, ""},
-		{"install, no work yet", mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing), nil,
-			ReasonInstalling, "True", false, MessageInstalling},
-		{"install, stale work", mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...)}, ReasonInstalling, "True", false, MessageInstalling},
-		{"install, ready", mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, ReasonInstallSucceed, "False", true, MessageInstallSucceed},
-		{"upgrade, ready", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...)}, ReasonUpgradeSucceed, "False", true, MessageUpgradeSucceed},
-		{"upgrade, Applied=False at generation", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, ReasonUpgradeFailed, "False", false, "Applied=False at generation 2"},
-		{"install, Available=False at generation", mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "False", 2))}, ReasonInstallFailed, "False", false, "Available=False"},
-		{"failure of an older generation is not a failure", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, ReasonUpgrading, "True", false, MessageUpgrading},
-		{"ready at an older generation is not ready", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, ReasonUpgrading, "True", false, MessageUpgrading},
-		{"stale work outranks failed work", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2)), work("addon-hello-deploy-1", 2, annA, ok2...)},
-			ReasonUpgrading, "True", false, MessageUpgrading},
-		{"every work must be ready", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, upgrading),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...), work("addon-hello-deploy-1", 2, annB)},
-			ReasonUpgrading, "True", false, MessageUpgrading},
-		{"applied stays succeeded even if a work fails later", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t0)),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, ReasonUpgradeSucceed, "False", true, ""},
-		{"no configs: works without annotation install it", mca(nil, configured),
-			[]*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, ReasonInstallSucceed, "False", false, MessageInstallSucceed},
+		{name: "not started: no configs, not configured", m: mca(nil)},
+		{name: "install, no work yet", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
+			wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+		{name: "install, stale work", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
+			works: readyB, wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+		{name: "install, ready", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: MessageInstallSucceed},
+		{name: "install, ready but the deployer has not reported ManifestApplied", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+		{name: "upgrade, ready", m: mca(refsB, configured, upgrading, deployed, healthy),
+			works: readyB, health: true, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: MessageUpgradeSucceed},
+		{name: "upgrade, ready, unhealthy: waits and says why", m: mca(refsB, configured, upgrading, deployed, sick),
+			works: readyB, health: true, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: "waiting for it to be healthy: Available=False (ProbeUnavailable: deployments default/agent has no ready replica)"},
+		{name: "upgrade, ready, no Available yet", m: mca(refsB, configured, upgrading, deployed),
+			works: readyB, health: true, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: "no Available condition reported yet"},
+		{name: "upgrade, ready, health prober None (Customized, no Available)", m: func() *addonv1alpha1.ManagedClusterAddOn {
+			m := mca(refsB, configured, upgrading, deployed)
+			m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
+			return m
+		}(), works: readyB, health: true, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		{name: "upgrade, ready, unhealthy, health check off", m: mca(refsB, configured, upgrading, deployed, sick),
+			works: readyB, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		{name: "failed for staying unhealthy stays failed", m: mca(refsB, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, sick),
+			works: readyB, health: true, wantReason: ReasonUpgradeFailed, wantStatus: "False"},
+		{name: "rollback, works still hold the abandoned version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
+			works: readyB, health: true, wantReason: ReasonRollingBack, wantStatus: "True", wantMsg: MessageRollingBack},
+		{name: "rollback, works back on the old version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
+			wantReason: ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: MessageRollbackSucceeded},
+		{name: "upgrade, Applied=False at generation", m: mca(refsB, configured, upgrading),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "Applied=False at generation 2"},
+		{name: "install, Available=False at generation", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "False", 2))}, wantReason: ReasonInstallFailed, wantStatus: "False", wantMsg: "Available=False"},
+		{name: "rollback, Applied=False", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonRollbackFailed, wantStatus: "False", wantMsg: "rollback failed: "},
+		{name: "render error during the attempt fails it", m: mca(refsB, configured, upgrading, renderErr),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: t1, wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "ManifestApplied=False (ManifestWorkApplyFailed: render: bad template)"},
+		{name: "render error from before the attempt: grace for the deployer", m: mca(refsB, configured, upgrading, staleRenderErr),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t0.Add(5 * time.Second)),
+			wantReason: ReasonUpgrading, wantStatus: "True", wantRecheck: DeployerGrace - 5*time.Second},
+		{name: "render error from before the attempt, grace over", m: mca(refsB, configured, upgrading, staleRenderErr),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t0.Add(DeployerGrace)),
+			wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
+		{name: "failure of an older generation is not a failure", m: mca(refsB, configured, upgrading),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+		{name: "ready at an older generation is not ready", m: mca(refsB, configured, upgrading, deployed, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+		{name: "stale work outranks failed work", m: mca(refsB, configured, upgrading),
+			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2)), work("addon-hello-deploy-1", 2, annA, ok2...)},
+			wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+		{name: "every work must be ready", m: mca(refsB, configured, upgrading, deployed, healthy),
+			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...), work("addon-hello-deploy-1", 2, annB)},
+			wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+		{name: "applied stays succeeded even if a work fails later", m: mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t0)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		{name: "no configs: works without annotation install it", m: mca(nil, configured, deployed, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: ReasonInstallSucceed, wantStatus: "False", wantMsg: MessageInstallSucceed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := js(t, tc.m)
-			st := Progress(tc.m, AddonWorks("hello", tc.works), t1)
+			now := tc.now
+			if now.IsZero() {
+				now = t1
+			}
+			st, recheck := Progress(tc.m, AddonWorks("hello", tc.works), tc.health, now)
 			if js(t, tc.m) != before {
 				t.Fatal("Progress modified its input")
+			}
+			if recheck != tc.wantRecheck {
+				t.Fatalf("recheck = %v, want %v", recheck, tc.wantRecheck)
 			}
 			c := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
 			if tc.wantReason == "" {
@@ -291,6 +343,84 @@ func TestProgress(t *testing.T) {
 				t.Fatalf("applied = %v, want %v: %s", Applied(got), tc.wantApplied, js(t, st.ConfigReferences))
 			}
 		})
+	}
+}
+
+func TestFailUnhealthy(t *testing.T) {
+	annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
+	readyB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2))}
+	refsB := []addonv1alpha1.ConfigReference{ref(&b1, &a1)}
+	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
+	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	upgrading := cond(ConditionProgressing, "True", ReasonUpgrading, t0)
+	sickLater := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "no ready replica", LastTransitionTime: t1}
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
+
+	m := mca(refsB, configured, upgrading, deployed, sickLater)
+	if _, failed, recheck := FailUnhealthy(m, readyB, true, 5*time.Minute, at(2*time.Minute)); failed || recheck != 4*time.Minute {
+		// unhealthy since t1 = t0+1m: 4 minutes left at t0+2m
+		t.Fatalf("failed=%v recheck=%v, want not yet, 4m left", failed, recheck)
+	}
+	st, failed, _ := FailUnhealthy(m, readyB, true, 5*time.Minute, at(6*time.Minute))
+	c := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
+	if !failed || c.Reason != ReasonUpgradeFailed || !strings.Contains(c.Message, "upgrade failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica)") {
+		t.Fatalf("failed=%v Progressing=%+v", failed, c)
+	}
+	// Progress keeps that verdict while nothing changes.
+	again, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: st}, readyB, true, at(7*time.Minute))
+	if c := meta.FindStatusCondition(again.Conditions, ConditionProgressing); c.Reason != ReasonUpgradeFailed {
+		t.Fatalf("Progress undid the failure: %+v", c)
+	}
+	// Health comes back: the cluster succeeds after all.
+	healed := &addonv1alpha1.ManagedClusterAddOn{Status: st}
+	meta.SetStatusCondition(&healed.Status.Conditions, cond(ConditionAvailable, "True", "ProbeAvailable", at(8*time.Minute)))
+	back, _ := Progress(healed, readyB, true, at(8*time.Minute))
+	if c := meta.FindStatusCondition(back.Conditions, ConditionProgressing); c.Reason != ReasonUpgradeSucceed {
+		t.Fatalf("healthy again: %+v", c)
+	}
+	for name, tc := range map[string]struct {
+		m     *addonv1alpha1.ManagedClusterAddOn
+		works []*workv1.ManifestWork
+		check bool
+	}{
+		"works not ready":    {mca(refsB, configured, upgrading, deployed, sickLater), nil, true},
+		"healthy":            {mca(refsB, configured, upgrading, deployed, cond(ConditionAvailable, "True", "", t0)), readyB, true},
+		"health check off":   {m, readyB, false},
+		"not under way":      {mca(refsB, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, sickLater), readyB, true},
+		"no ManifestApplied": {mca(refsB, configured, upgrading, sickLater), readyB, true},
+	} {
+		if _, failed, recheck := FailUnhealthy(tc.m, tc.works, tc.check, time.Minute, at(time.Hour)); failed || recheck != 0 {
+			t.Errorf("%s: failed=%v recheck=%v, want neither", name, failed, recheck)
+		}
+	}
+}
+
+func TestHealthy(t *testing.T) {
+	m := mca(nil)
+	if ok, why := Healthy(m, true); ok || !strings.Contains(why, "no Available condition") {
+		t.Fatalf("no condition: %v %q", ok, why)
+	}
+	if ok, _ := Healthy(m, false); !ok {
+		t.Fatal("health check off must pass")
+	}
+	m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeLease
+	if ok, _ := Healthy(m, true); ok {
+		t.Fatal("lease add-on without Available must wait")
+	}
+	m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
+	if ok, _ := Healthy(m, true); !ok {
+		t.Fatal("Customized without Available is prober type None")
+	}
+	m.Status.Conditions = []metav1.Condition{{Type: ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotFound", Message: "work not found"}}
+	if ok, why := Healthy(m, true); ok || why != "Available=Unknown (WorkNotFound: work not found)" {
+		t.Fatalf("unknown: %v %q", ok, why)
+	}
+	cma := &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{HealthCheckAnnotation: "None"}}}
+	if HealthChecked(cma) {
+		t.Fatal("annotation none must turn the check off")
+	}
+	if !HealthChecked(&addonv1alpha1.ClusterManagementAddOn{}) {
+		t.Fatal("health is checked by default")
 	}
 }
 
@@ -331,6 +461,9 @@ func TestRolloutStatus(t *testing.T) {
 		{"succeeded under a foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", "Completed", t1)), rollout.Succeeded, &longAgo},
 		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t1)), rollout.Failed, &t1},
 		{"progressing", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "True", ReasonUpgrading, t1)), rollout.Progressing, &t1},
+		{"rolling back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "True", ReasonRollingBack, t1)), rollout.Progressing, &t1},
+		{"rollback failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonRollbackFailed, t1)), rollout.Failed, &t1},
+		{"rolled back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonRollbackSucceeded, t1)), rollout.Succeeded, &t1},
 		{"progressing, foreign reason: no clock", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t1)), rollout.Progressing, nil},
 	}
 	for _, tc := range cases {
@@ -351,10 +484,13 @@ func TestPushHoldKeep(t *testing.T) {
 	ready := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2))}
 	succeeded := cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t0)
 	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
+	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	healthy := cond(ConditionAvailable, "True", "ProbeAvailable", t0)
 
 	t.Run("push restarts the progress clock", func(t *testing.T) {
 		m := mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, succeeded)
-		st := Push(m, []Config{b1}, ready, t1)
+		m.Generation = 7
+		st := Push(m, []Config{b1}, ready, Upgrade, true, t1)
 		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
 		if p.Reason != ReasonUpgrading || p.Status != metav1.ConditionTrue || !p.LastTransitionTime.Equal(&t1) {
 			t.Fatalf("Progressing = %+v", p)
@@ -362,18 +498,37 @@ func TestPushHoldKeep(t *testing.T) {
 		if !equalJSON(t, st.ConfigReferences, []addonv1alpha1.ConfigReference{ref(&b1, &a1)}) {
 			t.Fatalf("configReferences = %s", js(t, st.ConfigReferences))
 		}
+		if g, ok := ConfiguredGeneration(&addonv1alpha1.ManagedClusterAddOn{Status: st}); !ok || g != 7 {
+			t.Fatalf("configured generation = %d %v, want 7", g, ok)
+		}
+		// Hold and Keep keep the recorded generation.
+		held := Hold(&addonv1alpha1.ManagedClusterAddOn{Status: st}, t1)
+		if g, _ := ConfiguredGeneration(&addonv1alpha1.ManagedClusterAddOn{Status: held}); g != 7 {
+			t.Fatalf("hold lost the configured generation: %d", g)
+		}
 	})
 	t.Run("push to the version still running finishes at once", func(t *testing.T) {
 		// Rolled to b, never applied it, rolled back to a: its works still run a.
-		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "True", ReasonUpgrading, t0))
-		st := Push(m, []Config{a1}, ready, t1)
+		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "True", ReasonUpgrading, t0), deployed, healthy)
+		st := Push(m, []Config{a1}, ready, Rollback, true, t1)
 		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-		if p.Reason != ReasonUpgradeSucceed || !Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
+		if p.Reason != ReasonRollbackSucceeded || !Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
+			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
+		}
+	})
+	t.Run("push back to the last applied version whose works moved on is not done", func(t *testing.T) {
+		// Applied a, then b failed on its works: lastApplied a is carried to the new desired a, but
+		// the works still hold b, so the rollback is under way, not done.
+		annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
+		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, healthy)
+		st := Push(m, []Config{a1}, []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, Rollback, true, t1)
+		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
+		if p.Reason != ReasonRollingBack || Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
 			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
 		}
 	})
 	t.Run("first push of a fresh MCA is an install", func(t *testing.T) {
-		st := Push(mca(nil), []Config{a1}, nil, t1)
+		st := Push(mca(nil), []Config{a1}, nil, Install, true, t1)
 		if p := meta.FindStatusCondition(st.Conditions, ConditionProgressing); p.Reason != ReasonInstalling {
 			t.Fatalf("Progressing = %+v", p)
 		}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,26 +108,42 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 }
 
 // Progress returns mca's status with lastAppliedConfig and the Progressing condition recomputed
-// from the add-on's ManifestWorks (see AddonWorks); mca itself is not modified.
+// from the add-on's ManifestWorks (see AddonWorks), the deployer's ManifestApplied condition and
+// the add-on's health; mca itself is not modified. recheck, when positive, is when the verdict may
+// change with nothing else changing (DeployerGrace runs out).
 //
-// lastAppliedConfig := desiredConfig once every work carries the desired config-spec-hash and is
-// Applied and Available at its current generation (reference §5.4). A work with the desired configs
-// that reports Applied=False or Available=False at its generation makes the MCA failed
-// (InstallFailed/UpgradeFailed): OCM never looks at False, so its maxFailures only ever counts
-// timeouts. Once applied, an MCA stays succeeded until it is given new configs, as in OCM, so a
-// flapping work never moves a cluster back and forth in a rollout. An MCA that has neither configs
-// nor Configured=True has not started (it waits for its first turn) and is left as it is.
-func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+// lastAppliedConfig := desiredConfig, with the success reason of the change's kind, once
+//   - every work carries the desired config-spec-hash and is Applied and Available at its current
+//     generation (reference §5.4),
+//   - the deployer reports ManifestApplied=True (as OCM waits for it; seed 000 requires it for a
+//     fresh install, where several works may be written one by one), and
+//   - the add-on is healthy (Healthy): works that exist are not agents that run.
+//
+// A failure gives the failed reason of the kind (InstallFailed, UpgradeFailed, RollbackFailed) with
+// the cause: a work with the desired configs that reports Applied=False or Available=False at its
+// generation (OCM never looks at False, so its maxFailures only ever counts timeouts), or the
+// deployer's ManifestApplied=False (a render error, a rejected work) once DeployerGrace has passed
+// or written during this attempt. An add-on that stays unhealthy is failed by the rollout
+// (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
+// nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
+// OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
+// configs nor Configured=True has not started (it waits for its first turn) and is left as it is.
+func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, healthChecked bool, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
 	configured := meta.IsStatusConditionTrue(st.Conditions, ConditionConfigured)
 	if len(refs) == 0 && !configured {
-		return st
+		return st, 0
 	}
-	install := neverApplied(refs, st.Conditions)
+	kind := kindOf(refs, st.Conditions)
+	cur := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
 	if Applied(mca) {
-		SetCondition(&st.Conditions, succeeded(install, st.Conditions), now, false)
-		return st
+		SetCondition(&st.Conditions, done(kind, cur), now, false)
+		return st, 0
+	}
+	var attempt time.Time
+	if cur != nil {
+		attempt = cur.LastTransitionTime.Time
 	}
 
 	var stale, failed, pending []string
@@ -140,54 +157,115 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 			pending = append(pending, detail)
 		}
 	}
+	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time)
 	var cond metav1.Condition
 	switch {
+	case deployFailed:
+		cond = failure(kind, deployDetail)
 	case len(works) == 0 || len(stale) > 0:
-		cond = progressing(install)
+		cond = busy(kind)
 	case len(failed) > 0:
-		cond = metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonUpgradeFailed,
-			Message: "upgrade failed: " + strings.Join(failed, "; ")}
-		if install {
-			cond.Reason, cond.Message = ReasonInstallFailed, "install failed: "+strings.Join(failed, "; ")
-		}
-	case len(pending) > 0:
-		cond = progressing(install)
+		cond = failure(kind, strings.Join(failed, "; "))
+	case len(pending) > 0 || !meta.IsStatusConditionTrue(st.Conditions, ConditionManifestApplied):
+		cond = busy(kind)
 	default:
+		if ok, why := Healthy(mca, healthChecked); !ok {
+			if cur != nil && cur.Reason == kind.FailedReason() {
+				return st, recheck // failed by the rollout for staying unhealthy (FailUnhealthy)
+			}
+			cond = busy(kind)
+			cond.Message = fmt.Sprintf("%s... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: %s", verb(kind), why)
+			break
+		}
 		for i := range st.ConfigReferences {
 			st.ConfigReferences[i].LastAppliedConfig = st.ConfigReferences[i].DesiredConfig.DeepCopy()
 		}
-		cond = succeeded(install, nil)
+		cond = done(kind, nil)
 	}
 	SetCondition(&st.Conditions, cond, now, false)
-	return st
+	return st, recheck
 }
 
-// progressing is the Progressing condition of an MCA on its way to its desired configs. Its message
-// does not say which work is pending: it would change with every work event and cost a status write
-// each time (the budget is two writes per MCA per rollout step). Failures are detailed.
-func progressing(install bool) metav1.Condition {
-	if install {
-		return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonInstalling, Message: MessageInstalling}
+// deployerVerdict reads the deployer's ManifestApplied condition for the attempt that started at
+// attempt: failed with the deployer's words when it is False and was written during the attempt or
+// the attempt is older than DeployerGrace; otherwise recheck says when the grace ends.
+func deployerVerdict(conds []metav1.Condition, attempt, now time.Time) (failed bool, detail string, recheck time.Duration) {
+	c := meta.FindStatusCondition(conds, ConditionManifestApplied)
+	if c == nil || c.Status != metav1.ConditionFalse {
+		return false, "", 0
 	}
-	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonUpgrading, Message: MessageUpgrading}
+	detail = fmt.Sprintf("the add-on deployer reports ManifestApplied=False (%s: %s)", c.Reason, c.Message)
+	if attempt.IsZero() || !c.LastTransitionTime.Time.Before(attempt) {
+		return true, detail, 0
+	}
+	if waited := now.Sub(attempt); waited < DeployerGrace {
+		return false, "", DeployerGrace - waited
+	}
+	return true, detail, 0
 }
 
-// succeeded is the Progressing condition of an applied MCA. An existing success reason is kept:
-// once applied, the lastAppliedConfig of an upgrade is no longer empty, so "install" can no longer
-// be told from the configs alone.
-func succeeded(install bool, conds []metav1.Condition) metav1.Condition {
-	if c := meta.FindStatusCondition(conds, ConditionProgressing); c != nil {
-		switch c.Reason {
-		case ReasonInstallSucceed, ReasonUpgradeSucceed:
-			return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message}
-		case ReasonInstalling, ReasonInstallFailed:
-			install = true
-		case ReasonUpgrading, ReasonUpgradeFailed:
-			install = false
+// WorksReady reports whether the add-on's works run exactly the MCA's desired configs, Applied and
+// Available at their generations, and the deployer reports ManifestApplied=True: all that is
+// missing for success then is health.
+func WorksReady(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork) bool {
+	if len(works) == 0 || !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionManifestApplied) {
+		return false
+	}
+	for _, w := range works {
+		if state, _ := stateOf(w, mca.Status.ConfigReferences); state != workReady {
+			return false
 		}
 	}
-	if install {
-		return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonInstallSucceed, Message: MessageInstallSucceed}
+	return true
+}
+
+// FailUnhealthy fails an MCA whose change is under way, whose works are ready (WorksReady) and
+// whose add-on has not been healthy for deadline: since the change began or since Available last
+// changed, whichever is later. It returns the new status and true, or, when it is not (yet) to be
+// failed, false and when to look again (0: nothing to wait for).
+func FailUnhealthy(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, healthChecked bool, deadline time.Duration, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, bool, time.Duration) {
+	cur := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
+	if cur == nil || !IsBusyReason(cur.Reason) || !WorksReady(mca, works) {
+		return mca.Status, false, 0
 	}
-	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonUpgradeSucceed, Message: MessageUpgradeSucceed}
+	ok, why := Healthy(mca, healthChecked)
+	if ok {
+		return mca.Status, false, 0
+	}
+	since := cur.LastTransitionTime.Time
+	if av := meta.FindStatusCondition(mca.Status.Conditions, ConditionAvailable); av != nil && av.LastTransitionTime.After(since) {
+		since = av.LastTransitionTime.Time
+	}
+	if left := deadline - now.Sub(since); left > 0 {
+		return mca.Status, false, left
+	}
+	kind, _ := KindOfReason(cur.Reason)
+	st := *mca.Status.DeepCopy()
+	SetCondition(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now, false)
+	return st, true, 0
+}
+
+func verb(k Kind) string {
+	return map[Kind]string{Install: "installing", Upgrade: "upgrading", Rollback: "rolling back"}[k]
+}
+
+// busy is the Progressing condition of an MCA on its way to its desired configs. Its message
+// does not say which work is pending: it would change with every work event and cost a status write
+// each time (the budget is two writes per MCA per rollout step). Failures are detailed.
+func busy(k Kind) metav1.Condition {
+	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(), Message: kindReasons[k].busyMsg}
+}
+
+func failure(k Kind, detail string) metav1.Condition {
+	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(), Message: k.Noun() + " failed: " + detail}
+}
+
+// done is the Progressing condition of an applied MCA. An existing success reason is kept: once
+// applied, the lastAppliedConfig of an upgrade is no longer empty, so "install" can no longer be
+// told from the configs alone.
+func done(k Kind, cur *metav1.Condition) metav1.Condition {
+	if cur != nil && IsDoneReason(cur.Reason) {
+		return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: cur.Reason, Message: cur.Message}
+	}
+	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(), Message: kindReasons[k].doneMsg}
 }

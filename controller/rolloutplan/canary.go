@@ -1,63 +1,31 @@
 package rolloutplan
 
-import (
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
-)
+import "github.com/addonops/addonops/internal/canary"
 
 // CanaryAnnotation on a ClusterManagementAddOn maps a placement to its canary placement:
 // '{"<ns>/<placement>": "<ns>/<canary-placement>"}'. It expresses the seed's
 // RollingUpdateWithCanary, which OCM's RolloutStrategy API cannot: the placement moves its clusters
-// only to the configs every cluster of the canary placement applied successfully.
-const CanaryAnnotation = "addonops.io/canary-placements"
+// only to the configs every cluster of the canary placement applied successfully. The model lives
+// in internal/canary, shared with the rollout-strategy function that writes and checks it at build
+// time; this file only adapts it to the controller's names.
+const CanaryAnnotation = canary.Annotation
 
-// PlacementKey names a Placement.
-type PlacementKey struct {
-	Namespace, Name string
-}
+// PlacementKey names a Placement. It is canary.PlacementKey as a type of this package (not an
+// alias), so the controller and its tests keep writing PlacementKey{ns, name}.
+type PlacementKey canary.PlacementKey
 
-func (k PlacementKey) String() string { return k.Namespace + "/" + k.Name }
-
-func parsePlacementKey(s string) (PlacementKey, error) {
-	ns, name, ok := strings.Cut(s, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return PlacementKey{}, fmt.Errorf("%q is not <namespace>/<placement>", s)
-	}
-	return PlacementKey{Namespace: ns, Name: name}, nil
-}
+func (k PlacementKey) String() string { return canary.PlacementKey(k).String() }
 
 // ParseCanaries reads the canary annotation: gated placement → canary placement. No annotation
 // means no canary. A placement that is its own canary is an error.
 func ParseCanaries(annotations map[string]string) (map[PlacementKey]PlacementKey, error) {
-	raw, ok := annotations[CanaryAnnotation]
-	if !ok {
-		return nil, nil
+	parsed, err := canary.Parse(annotations)
+	if err != nil || parsed == nil {
+		return nil, err
 	}
-	var m map[string]string
-	if err := json.Unmarshal([]byte(raw), &m); err != nil {
-		return nil, fmt.Errorf("annotation %s: %v; want a JSON object such as {\"default/aws-placement\": \"default/canary-placement\"}", CanaryAnnotation, err)
-	}
-	out := make(map[PlacementKey]PlacementKey, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		gated, err := parsePlacementKey(k)
-		if err != nil {
-			return nil, fmt.Errorf("annotation %s: key %v", CanaryAnnotation, err)
-		}
-		canary, err := parsePlacementKey(m[k])
-		if err != nil {
-			return nil, fmt.Errorf("annotation %s: value of %q: %v", CanaryAnnotation, k, err)
-		}
-		if gated == canary {
-			return nil, fmt.Errorf("annotation %s: placement %s cannot be its own canary", CanaryAnnotation, gated)
-		}
-		out[gated] = canary
+	out := make(map[PlacementKey]PlacementKey, len(parsed))
+	for gated, c := range parsed {
+		out[PlacementKey(gated)] = PlacementKey(c)
 	}
 	return out, nil
 }
@@ -66,40 +34,21 @@ func ParseCanaries(annotations map[string]string) (map[PlacementKey]PlacementKey
 // gated placement adopts what its canary passed in the same evaluation). Placements caught in a
 // canary cycle are returned separately: they cannot be ordered and must wait.
 func canaryOrder(keys []PlacementKey, canaries map[PlacementKey]PlacementKey) (order []PlacementKey, cyclic map[PlacementKey]bool) {
-	known := map[PlacementKey]bool{}
-	for _, k := range keys {
-		known[k] = true
+	ks := make([]canary.PlacementKey, len(keys))
+	for i, k := range keys {
+		ks[i] = canary.PlacementKey(k)
 	}
-	cyclic = map[PlacementKey]bool{}
-	const (
-		unvisited = iota
-		visiting
-		done
-	)
-	state := map[PlacementKey]int{}
-	var visit func(k PlacementKey) bool
-	visit = func(k PlacementKey) bool {
-		switch state[k] {
-		case done:
-			return !cyclic[k]
-		case visiting:
-			return false
-		}
-		state[k] = visiting
-		ok := true
-		if c, gated := canaries[k]; gated && known[c] {
-			ok = visit(c)
-		}
-		state[k] = done
-		if !ok {
-			cyclic[k] = true
-			return false
-		}
-		order = append(order, k)
-		return true
+	cs := make(map[canary.PlacementKey]canary.PlacementKey, len(canaries))
+	for gated, c := range canaries {
+		cs[canary.PlacementKey(gated)] = canary.PlacementKey(c)
 	}
-	for _, k := range keys {
-		visit(k)
+	o, cy := canary.Order(ks, cs)
+	for _, k := range o {
+		order = append(order, PlacementKey(k))
+	}
+	cyclic = make(map[PlacementKey]bool, len(cy))
+	for k := range cy {
+		cyclic[PlacementKey(k)] = true
 	}
 	return order, cyclic
 }

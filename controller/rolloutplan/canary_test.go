@@ -74,7 +74,7 @@ func TestCanaryFreshInstallWaitsForCanary(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.step()
 	w.expectStates("c1=//F c2=//F c3=//F c4=//F k1=a//T k2=a//T")
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to apply", "a", "", "")
+	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to run addondeploymentconfigs.addon.open-cluster-management.io default/a (hash-a) on every cluster, healthy: 0/2 do; not yet: k1, k2", "a", "", "")
 	w.agents(succeed, "k1", "k2")
 	w.step()
 	// The canary passed a: aws adopts it in the same decision and starts its own rollout.
@@ -223,7 +223,10 @@ func TestCanaryNotAnInstallPlacement(t *testing.T) {
 	w.cma.Annotations[CanaryAnnotation] = `{"default/aws": "default/ghost"}`
 	w.step()
 	w.expectStates("c1=//F")
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "canary placement default/ghost (annotation addonops.io/canary-placements) is not one of this add-on's install placements", "a", "", "")
+	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "canary placement default/ghost (annotation addonops.io/canary-placements) not found: create it or fix the annotation", "a", "", "")
+	if ev := w.lastPlan.Events; len(ev) != 1 || !ev[0].Warning || ev[0].Reason != mcastatus.ReasonWaitingForCanary {
+		t.Fatalf("events = %+v, want one WaitingForCanary warning", ev)
+	}
 }
 
 func TestInvalidCanaryAnnotationStopsEverything(t *testing.T) {

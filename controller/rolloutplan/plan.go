@@ -4,6 +4,66 @@
 // (reference §4), canary placements (seed 000's RollingUpdateWithCanary, through CanaryAnnotation)
 // and the install progressions (seed 000's status). It is a pure function of the hub state; the
 // rollout reconciler reads that state from informers and writes the plan.
+//
+// # When a cluster is done
+//
+// A cluster is done with a change (mcastatus.Progress) only when every one of its add-on's works
+// carries exactly its desired config hashes and is Applied and Available at its current
+// generation, the deployer reports ManifestApplied=True, and the add-on is healthy: the MCA's
+// Available condition is True (written by OCM's health prober, or by addonhealth under
+// --deploy-templates). Health is not checked for an add-on whose prober type is None (MCA
+// status.healthCheck.mode Customized and no Available condition at all) or whose CMA is annotated
+// addonops.io/health-check: none. A lastAppliedConfig carried over to a new desired config never
+// counts until the works were checked again.
+//
+// # What fails
+//
+// A cluster's change fails (InstallFailed, UpgradeFailed or RollbackFailed, with the cause in the
+// message) when a work with its desired configs reports Applied=False or Available=False at its
+// generation, when the deployer reports ManifestApplied=False (a render error, a rejected work;
+// one written before the change began counts once mcastatus.DeployerGrace passed), or when its
+// works are applied but the add-on stays unhealthy for the placement's progressDeadline
+// (DefaultUnhealthyDeadline, 5m, when the strategy has none). Failures and timeouts count toward
+// maxFailures and are named, with their causes, in the install progression's message.
+//
+// # Rollback wins
+//
+// A change of a placement's desired configs to a version the add-on already ran successfully (the
+// last applied or last known good configs of one of its install progressions, or what one of the
+// placement's clusters last applied or still runs) is a rollback, and so is every later decision
+// while the placement reports RollingBack, RollbackFailed or RollbackSucceeded for the same
+// desired configs. A rollback never waits for the canary or for the abandoned version's rollout:
+// its target is the desired configs at once (they become the last known good). Clusters that run
+// the abandoned version go back paced by the placement's strategy (maxConcurrency still holds;
+// failures of the abandoned version no longer count, as they are measured against the target);
+// clusters still on the old version are done at once and untouched. MCAs and the progression
+// report RollingBack, then RollbackSucceeded or RollbackFailed.
+//
+// # Forward changes and the canary
+//
+// A forward change of a placement gated by a canary placement keeps seed 000's rule: its clusters
+// move only to its last known good configs, and it adopts its desired configs as the new last known
+// good once the canary passed them and its rollout of the previous last known good is complete
+// (corner case 3) — or stopped on failures: a fix forward replaces a failed version. Cluster churn
+// in the canary never restarts an adopted rollout (corner case 2); a cluster in both placements
+// follows the canary first (corner case 1). The canary passed configs v when every cluster its
+// Placement selects has an MCA that runs v, done as above, whichever install placement or MCA spec
+// gave them the configs: the canary need not be an install placement. A missing or empty canary, a
+// canary cluster without MCA, or one that gets its configs only from the gated placement itself is
+// reported as WaitingForCanary naming the problem, with a Warning event. A rollout stopped on
+// maxFailures restarts when the desired configs change (fix forward or revert).
+//
+// # Manual, unplaced MCAs and config types
+//
+// MCAs no placement owns (all of them under Manual) keep the configs a placement gave them (recorded
+// in an install progression) as long as their own spec is unchanged (mcastatus.ConfiguredGeneration):
+// switching to Manual or removing a placement re-targets nothing. The others (new MCAs, MCAs whose
+// spec changed, MCAs that followed the defaults) take the CMA's defaults and their own configs at
+// once, as OCM's defaults node does. Under Manual the install progressions are kept,
+// with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
+// Configured=False, reason ConfigurationUnsupported; one that cannot be read gets Configured=False,
+// reason ConfigurationNotFound, naming it; the placement names such clusters and never completes
+// while they remain.
 package rolloutplan
 
 import (
@@ -38,7 +98,14 @@ const (
 	ReasonConfigurationNotFound    = "ConfigurationNotFound"
 	ReasonInvalidRolloutStrategy   = "InvalidRolloutStrategy"
 	ReasonInvalidCanaryPlacements  = "InvalidCanaryPlacements"
+	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
+	// placement is rolled out.
+	ReasonManual = "Manual"
 )
+
+// DefaultUnhealthyDeadline is how long a cluster whose works are applied may stay unhealthy before
+// its change fails (FailUnhealthy), when its placement's rollout strategy sets no progressDeadline.
+const DefaultUnhealthyDeadline = 5 * time.Minute
 
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one.
@@ -84,12 +151,27 @@ type Plan struct {
 	// RecheckAfter, when positive, is when the decision must be taken again although nothing
 	// changed: a soak time ends or a progress deadline passes.
 	RecheckAfter time.Duration
+	// Events are what a person cares about in this decision (a rollout or rollback started, a batch
+	// moved, the canary passed or failed, a rollout failed or finished, a placement waits for a
+	// problem to be fixed), to be recorded on the CMA once the decision is written.
+	Events []Event
+}
+
+// Event is a Kubernetes event on the CMA.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
 }
 
 // Decide takes the decision for in.CMA.
 func Decide(in Input) Plan {
 	d := &decider{in: in, res: resolver{lookup: in.Configs, memo: map[configref.Ref]lookupResult{}},
-		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{}}
+		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
+		healthChecked: mcastatus.HealthChecked(in.CMA), supported: sets.New[configref.GroupResource]()}
+	for _, sc := range in.CMA.Spec.SupportedConfigs {
+		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
+	}
 	return d.decide()
 }
 
@@ -99,6 +181,30 @@ type decider struct {
 	mcas    map[string]*addonv1alpha1.ManagedClusterAddOn // by cluster namespace, not deleting
 	updates map[string]addonv1alpha1.ManagedClusterAddOnStatus
 	recheck time.Duration
+	events  []Event
+	// healthChecked: clusters must be healthy to count as done (mcastatus.HealthChecked).
+	healthChecked bool
+	// supported are the config group/resources the CMA declares (spec.supportedConfigs); an MCA
+	// config of any other is not supported (OCM: ConfigurationUnsupported).
+	supported sets.Set[configref.GroupResource]
+	// byKey, owner and gatedBy index the install placements: by key, by the clusters they own,
+	// and the placements each canary gates.
+	byKey   map[PlacementKey]*placementState
+	owner   map[string]*placementState
+	gatedBy map[PlacementKey][]PlacementKey
+}
+
+// status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
+// its canary's clusters by what they run after the canary placement's own decision.
+func (d *decider) status(ns string) *addonv1alpha1.ManagedClusterAddOn {
+	m := d.mcas[ns]
+	if m == nil {
+		return nil
+	}
+	if st, ok := d.updates[ns]; ok {
+		return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: m.ObjectMeta, Spec: m.Spec, Status: st}
+	}
+	return m
 }
 
 func (d *decider) decide() Plan {
@@ -120,10 +226,17 @@ func (d *decider) decide() Plan {
 	}
 
 	if cma.Spec.InstallStrategy.Type != installplan.StrategyPlacements {
-		// Manual: no placement, so every MCA takes the defaults (and its own configs) at once, as
-		// in OCM's "defaults" node.
+		// Manual: no placement rolls anything out. New MCAs (and MCAs whose own spec changed) take
+		// the defaults and their own configs at once, as in OCM's "defaults" node; the others keep
+		// what they run (rolloutUnplaced). The install progressions stay as history.
 		if len(defaultProblems) == 0 {
 			d.rolloutUnplaced(defaultCfgs, nil)
+		}
+		for _, old := range cma.Status.InstallProgressions {
+			ip := *old.DeepCopy()
+			mcastatus.SetCondition(&ip.Conditions, metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonManual,
+				Message: "the install strategy is Manual: this placement is no longer rolled out; each ManagedClusterAddOn keeps the configs it runs until its own spec changes"}, d.in.Now, false)
+			status.InstallProgressions = append(status.InstallProgressions, ip)
 		}
 		return d.plan(status)
 	}
@@ -132,11 +245,13 @@ func (d *decider) decide() Plan {
 	canaries, canaryErr := ParseCanaries(cma.Annotations)
 	keys := make([]PlacementKey, 0, len(states))
 	byKey := map[PlacementKey]*placementState{}
+	d.byKey, d.gatedBy = byKey, map[PlacementKey][]PlacementKey{}
 	for _, p := range states {
 		keys = append(keys, p.key)
 		byKey[p.key] = p
 		if c, ok := canaries[p.key]; ok && canaryErr == nil {
 			p.canary = &c
+			d.gatedBy[c] = append(d.gatedBy[c], p.key)
 		}
 	}
 	d.assignOwners(states)
@@ -165,13 +280,15 @@ func (d *decider) decide() Plan {
 	}
 
 	for _, p := range states {
-		status.InstallProgressions = append(status.InstallProgressions, d.progression(p))
+		ip := d.progression(p)
+		d.progressionEvents(p, oldProgression(cma, p.key), &ip)
+		status.InstallProgressions = append(status.InstallProgressions, ip)
 	}
 	return d.plan(status)
 }
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
-	p := Plan{Status: status, RecheckAfter: d.recheck}
+	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events}
 	for ns, st := range d.updates {
 		m := d.mcas[ns]
 		if equality.Semantic.DeepEqual(m.Status, st) {
@@ -223,19 +340,30 @@ func refsOf(cfgs []mcastatus.Config) []configref.Ref {
 	return refs
 }
 
+// blocked says why an MCA cannot be configured: the reason and message of its Configured=False.
+type blocked struct{ reason, message string }
+
 // mcaTarget is what an MCA runs when its placement runs base: base overridden, per group/resource,
 // by the MCA's own spec.configs (highest precedence). Group/resources the MCA names get the current
 // hash of its configs; the others keep base's hashes, which for a canary-gated placement are the
-// versions the canary proved. ok is false, with the reasons, when one of the MCA's configs cannot
-// be read.
-func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedClusterAddOn) ([]mcastatus.Config, []string) {
+// versions the canary proved. A non-nil blocked says why the MCA cannot be configured: one of its
+// configs is of a type the add-on does not support, or cannot be read.
+func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedClusterAddOn) ([]mcastatus.Config, *blocked) {
 	if len(mca.Spec.Configs) == 0 {
 		return base, nil
 	}
 	own := addOnConfigRefs(mca.Spec.Configs)
 	overridden := map[configref.GroupResource]bool{}
+	var unsupported []string
 	for _, r := range own {
 		overridden[r.GroupResource] = true
+		if !d.supported.Has(r.GroupResource) {
+			unsupported = append(unsupported, fmt.Sprintf("Configuration with gvr %s/%s is not supported for this addon", r.Group, r.Resource))
+		}
+	}
+	if len(unsupported) > 0 {
+		return nil, &blocked{mcastatus.ReasonConfigurationUnsupported, strings.Join(unsupported, "; ") +
+			"; add the type to the ClusterManagementAddOn's spec.supportedConfigs or remove it from the ManagedClusterAddOn's spec.configs"}
 	}
 	hashes := map[configref.Ref]string{}
 	for _, c := range base {
@@ -252,12 +380,25 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 		out = append(out, cfgs...)
 		problems = append(problems, probs...)
 	}
-	return out, problems
+	if len(problems) > 0 {
+		return nil, &blocked{mcastatus.ReasonConfigurationNotFound, "the ManagedClusterAddOn's own config cannot be used: " + strings.Join(problems, "; ")}
+	}
+	return out, nil
 }
 
-// rolloutUnplaced rolls out, all at once, the MCAs no placement owns (every MCA under Manual): OCM's
-// "defaults" node. MCAs this controller created for a cluster that left the placements are skipped:
-// the install controller deletes them.
+// block marks an MCA that cannot be configured (Configured=False naming the config); its works
+// stay as they are.
+func (d *decider) block(ns string, mca *addonv1alpha1.ManagedClusterAddOn, b *blocked) {
+	if !mcastatus.IsBlocked(mca, b.reason, b.message) {
+		d.updates[ns] = mcastatus.Blocked(mca, b.reason, b.message, d.in.Now)
+	}
+}
+
+// rolloutUnplaced handles the MCAs no placement owns (every MCA under Manual), all at once: OCM's
+// "defaults" node, with one rule OCM lacks (seed 002: switching to Manual must not re-target
+// anything): an MCA that runs configs a placement gave it keeps them as long as its own spec is
+// unchanged (keepsPlacementConfigs); the others take the defaults and their own configs. MCAs this controller created for a cluster that left the
+// placements are skipped: the install controller deletes them.
 func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placementState) {
 	owned := sets.New[string]()
 	for _, p := range states {
@@ -268,17 +409,51 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 		if owned.Has(ns) || placements && mca.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue {
 			continue
 		}
-		target, problems := d.mcaTarget(defaults, mca)
-		if len(problems) > 0 {
+		if d.keepsPlacementConfigs(mca) {
+			if !mcastatus.IsConfigured(mca, true) {
+				d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
+			}
+			continue
+		}
+		target, b := d.mcaTarget(defaults, mca)
+		if b != nil {
+			d.block(ns, mca, b)
 			continue
 		}
 		st := mcastatus.RolloutStatus(ns, mca, target)
 		if st.Status == rollout.ToApply {
-			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), d.in.Now)
+			kind := mcastatus.Upgrade
+			if mcastatus.NeverApplied(mca) {
+				kind = mcastatus.Install
+			}
+			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.healthChecked, d.in.Now)
 		} else if !mcastatus.IsConfigured(mca, true) {
 			d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
 		}
 	}
+}
+
+// keepsPlacementConfigs reports whether an MCA no placement owns keeps the configs it runs: a
+// placement gave them to it (they are the desired, last known good or last applied configs of one
+// of the add-on's install progressions) and its own spec did not change since
+// (mcastatus.ConfiguredGeneration). Configs it got as an unplaced MCA follow the defaults.
+func (d *decider) keepsPlacementConfigs(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	desired := mcastatus.Desired(mca)
+	if gen, ok := mcastatus.ConfiguredGeneration(mca); !ok || gen != mca.Generation || len(desired) == 0 {
+		return false
+	}
+	for i := range d.in.CMA.Status.InstallProgressions {
+		lkg, applied, want := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
+		for _, v := range [][]mcastatus.Config{want, lkg, applied} {
+			if len(v) == 0 {
+				continue
+			}
+			if t, b := d.mcaTarget(v, mca); b == nil && mcastatus.Equal(t, desired) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *decider) works(ns string) []*workv1.ManifestWork {
@@ -332,6 +507,9 @@ type placementState struct {
 	canary    *PlacementKey
 	owned     []string // clusters whose configs this placement decides, sorted
 	oldCond   *metav1.Condition
+	oldDesir  []mcastatus.Config // the desired configs of the previous decision
+	rollback  bool               // desired is a version the add-on ran successfully (isRollback)
+	problem   bool               // cond names a problem a person must fix (a Warning event)
 
 	// Results.
 	blocked   bool // a problem keeps every MCA of the placement as it is
@@ -363,7 +541,7 @@ func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
 		}
 		// Old progression state: what was applied, and what the canary let through.
 		if old := oldProgression(d.in.CMA, p.key); old != nil {
-			p.lkg, p.applied = progressionConfigs(old)
+			p.lkg, p.applied, p.oldDesir = progressionConfigs(old)
 			p.oldCond = ProgressingOf(old)
 		}
 		states = append(states, p)
@@ -388,6 +566,7 @@ func (d *decider) assignOwners(states []*placementState) {
 			owner[c] = p
 		}
 	}
+	d.owner = owner
 	for c, p := range owner {
 		p.owned = append(p.owned, c)
 	}
@@ -406,9 +585,12 @@ func oldProgression(cma *addonv1alpha1.ClusterManagementAddOn, key PlacementKey)
 	return nil
 }
 
-// progressionConfigs reads the last known good and last applied configs of a progression.
-func progressionConfigs(ip *addonv1alpha1.InstallProgression) (lkg, applied []mcastatus.Config) {
+// progressionConfigs reads the last known good, last applied and desired configs of a progression.
+func progressionConfigs(ip *addonv1alpha1.InstallProgression) (lkg, applied, desired []mcastatus.Config) {
 	for _, r := range ip.ConfigReferences {
+		if r.DesiredConfig != nil {
+			desired = append(desired, mcastatus.FromSpecHash(r.ConfigGroupResource, r.DesiredConfig))
+		}
 		if r.LastKnownGoodConfig != nil {
 			lkg = append(lkg, mcastatus.FromSpecHash(r.ConfigGroupResource, r.LastKnownGoodConfig))
 		}
@@ -416,7 +598,7 @@ func progressionConfigs(ip *addonv1alpha1.InstallProgression) (lkg, applied []mc
 			applied = append(applied, mcastatus.FromSpecHash(r.ConfigGroupResource, r.LastAppliedConfig))
 		}
 	}
-	return lkg, applied
+	return lkg, applied, desired
 }
 
 // evaluate decides one placement: its target, the MCAs it moves, its progression condition.
@@ -436,34 +618,36 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 		return
 	}
 
-	if p.canary == nil || len(p.desired) == 0 {
+	p.rollback = d.isRollback(p)
+	if p.canary == nil || len(p.desired) == 0 || p.rollback {
+		// Not gated, or a rollback, which never waits for a canary or for the abandoned version's
+		// rollout: every cluster is moved to desired, paced by the placement's strategy.
 		p.target = p.desired
 		r, ok := d.roll(p, p.target)
 		if !ok {
 			return
 		}
-		install := d.installing(p, p.target)
+		if r.complete || p.rollback {
+			// A rollback's target is known good by definition; the abandoned version is not.
+			p.lkg = p.target
+		}
 		if r.complete {
-			p.applied, p.lkg = p.target, p.target
+			p.applied = p.target
 		}
 		p.complete = r.complete
-		p.cond = r.condition(install, "")
+		p.cond = r.condition(d.placementKind(p, p.target), "")
 		return
 	}
 
-	// Canary-gated placement. Its clusters move only to its last known good configs: a version
-	// its canary placement applied on every cluster. It adopts its desired configs as the new last
-	// known good once the canary passed them, and only when its own rollout to the previous one is
-	// complete (or it never had one): a config change after the canary passed lets the ongoing
+	// Canary-gated placement (seed 000's RollingUpdateWithCanary). Its clusters move only to its
+	// last known good configs: a version every cluster of its canary placement runs, healthy,
+	// whichever placement or MCA gave them the configs. It adopts its desired configs as the new
+	// last known good once the canary runs them, and only when its own rollout of the previous one
+	// is complete (or it never had one): a config change after the canary passed lets the ongoing
 	// rollout finish first, and cluster churn in the canary never restarts it (seed 000, corner
-	// cases 2 and 3).
-	canary := byKey[*p.canary]
-	if canary == nil {
-		p.target = p.lkg
-		d.holdAll(p)
-		p.cond = waitingForCanary(fmt.Sprintf("canary placement %s (annotation %s) is not one of this add-on's install placements; add it to spec.installStrategy.placements so its clusters are rolled out and checked first", p.canary, CanaryAnnotation))
-		return
-	}
+	// cases 2 and 3). A rollout of the last known good that stopped on failures is abandoned for a
+	// newer version the canary passed (fix forward).
+	canaryKey := *p.canary
 	target := p.lkg
 	var r rollResult
 	ok := true
@@ -476,8 +660,9 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 			p.applied = target
 		}
 	}
-	if (len(target) == 0 || r.complete) && !mcastatus.Equal(target, p.desired) && canary.evaluated &&
-		len(canary.lkg) > 0 && mcastatus.Equal(canary.lkg, p.desired) {
+	passed, waitMsg, problem := d.canaryVerdict(p, canaryKey, p.desired)
+	if (len(target) == 0 || r.complete || r.stopped()) && !mcastatus.Equal(target, p.desired) && passed {
+		d.events = append(d.events, Event{Reason: "CanaryPassed", Message: fmt.Sprintf("placement %s: canary placement %s runs %s on every cluster; rolling it out", p.key, canaryKey, describe(p.desired))})
 		target = p.desired
 		// The decision is retaken with the new target; MCA updates of the first pass are replaced.
 		r, ok = d.roll(p, target)
@@ -488,37 +673,86 @@ func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementS
 	p.target, p.lkg = target, target
 	if len(target) == 0 {
 		d.holdAll(p)
-		p.cond = waitingForCanary(fmt.Sprintf("waiting for canary placement %s to apply %s on every cluster; no version was proven yet", canary.key, describe(p.desired)))
+		p.cond, p.problem = waitingForCanary(waitMsg), problem
 		return
 	}
-	install := d.installing(p, target)
+	kind := d.placementKind(p, target)
 	if r.complete {
 		p.applied = target
 	}
 	p.complete = r.complete
-	if !mcastatus.Equal(target, p.desired) && r.complete {
-		p.cond = waitingForCanary(fmt.Sprintf("%d/%d clusters run the last known good configs; waiting for canary placement %s to apply %s on every cluster", r.done, r.total, canary.key, describe(p.desired)))
+	if !mcastatus.Equal(target, p.desired) && (r.complete || r.stopped()) {
+		state := fmt.Sprintf("%d/%d clusters run the last known good configs", r.done, r.total)
+		if !r.complete {
+			state = "the rollout of the last known good configs stopped: " + r.counts()
+		}
+		p.cond, p.problem = waitingForCanary(state+"; "+waitMsg), problem
 		return
 	}
 	note := ""
 	if !mcastatus.Equal(target, p.desired) {
-		note = fmt.Sprintf("; rolling out the last known good configs first, then %s once canary placement %s applied it", describe(p.desired), canary.key)
+		note = fmt.Sprintf("; rolling out the last known good configs first, then %s once canary placement %s runs it", describe(p.desired), canaryKey)
 	}
-	p.cond = r.condition(install, note)
+	p.cond = r.condition(kind, note)
 }
 
-// installing tells an install from an upgrade of placement p to target: none of its clusters ever
-// applied anything, or target is what was applied and the placement reported an install so far (an
-// installed placement keeps saying InstallSucceed until its configs change). A placement without
-// applied history of its own (a canary placement added next to a running add-on) upgrades clusters
-// that already run the add-on, as seed 000's canary example shows; so without its own history it
-// asks its clusters.
-func (d *decider) installing(p *placementState, target []mcastatus.Config) bool {
+// isRollback tells whether placement p rolls back: its desired configs changed to a version the
+// add-on already ran successfully (see knownGood), or it is still rolling back to them (reported
+// RollingBack, RollbackFailed or RollbackSucceeded for these same desired configs).
+func (d *decider) isRollback(p *placementState) bool {
+	if len(p.oldDesir) == 0 || len(p.desired) == 0 {
+		return false
+	}
+	if mcastatus.Equal(p.desired, p.oldDesir) {
+		if p.oldCond == nil {
+			return false
+		}
+		k, ok := mcastatus.KindOfReason(p.oldCond.Reason)
+		return ok && k == mcastatus.Rollback
+	}
+	return d.knownGood(p, p.desired)
+}
+
+// knownGood reports whether configs v are a version the add-on ran successfully: the last applied
+// or last known good configs of one of its install progressions, or what a cluster of placement p
+// last applied or still runs.
+func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
+	for i := range d.in.CMA.Status.InstallProgressions {
+		lkg, applied, _ := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
+		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
+			return true
+		}
+	}
+	for _, c := range p.owned {
+		mca := d.mcas[c]
+		if mca == nil {
+			continue
+		}
+		t, b := d.mcaTarget(v, mca)
+		if b != nil {
+			continue
+		}
+		if mcastatus.Equal(mcastatus.LastApplied(mca), t) || mcastatus.Applied(mca) && mcastatus.Equal(mcastatus.Desired(mca), t) {
+			return true
+		}
+	}
+	return false
+}
+
+// placementKind tells what moving placement p to target is: a rollback (isRollback), an install
+// (none of its clusters ever applied anything, or target is what was applied and the placement
+// reported an install so far: an installed placement keeps saying InstallSucceed until its configs
+// change), or an upgrade. A placement without applied history of its own (a canary placement added
+// next to a running add-on) upgrades clusters that already run the add-on, as seed 000's canary
+// example shows; so without its own history it asks its clusters.
+func (d *decider) placementKind(p *placementState, target []mcastatus.Config) mcastatus.Kind {
+	if p.rollback {
+		return mcastatus.Rollback
+	}
 	if len(p.applied) == 0 {
 		if p.oldCond != nil {
-			switch p.oldCond.Reason {
-			case mcastatus.ReasonUpgrading, mcastatus.ReasonUpgradeFailed:
-				return false // an upgrade stays one until it completes
+			if k, ok := mcastatus.KindOfReason(p.oldCond.Reason); ok && k == mcastatus.Upgrade && !mcastatus.IsDoneReason(p.oldCond.Reason) {
+				return mcastatus.Upgrade // an upgrade stays one until it completes
 			}
 		}
 		for _, c := range p.owned {
@@ -527,19 +761,29 @@ func (d *decider) installing(p *placementState, target []mcastatus.Config) bool 
 				continue
 			}
 			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !mcastatus.Applied(mca) {
-				return false // it ran another version before
+				return mcastatus.Upgrade // it ran another version before
 			}
 		}
-		return true
+		return mcastatus.Install
 	}
 	if !mcastatus.Equal(p.applied, target) || p.oldCond == nil {
-		return false
+		return mcastatus.Upgrade
 	}
-	switch p.oldCond.Reason {
-	case mcastatus.ReasonInstalling, mcastatus.ReasonInstallSucceed, mcastatus.ReasonInstallFailed:
-		return true
+	if k, ok := mcastatus.KindOfReason(p.oldCond.Reason); ok && k == mcastatus.Install {
+		return mcastatus.Install
 	}
-	return false
+	return mcastatus.Upgrade
+}
+
+// mcaKind is what moving one MCA of placement p is.
+func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAddOn) mcastatus.Kind {
+	switch {
+	case mcastatus.NeverApplied(mca):
+		return mcastatus.Install
+	case p.rollback:
+		return mcastatus.Rollback
+	}
+	return mcastatus.Upgrade
 }
 
 func waitingForCanary(msg string) metav1.Condition {
@@ -571,8 +815,12 @@ func (d *decider) holdAll(p *placementState) {
 		if mca == nil {
 			continue
 		}
-		target, problems := d.mcaTarget(p.desired, mca)
-		running := len(problems) == 0 && mcastatus.Equal(mcastatus.Desired(mca), target)
+		target, b := d.mcaTarget(p.desired, mca)
+		if b != nil {
+			d.block(c, mca, b)
+			continue
+		}
+		running := mcastatus.Equal(mcastatus.Desired(mca), target)
 		if !mcastatus.IsConfigured(mca, running) {
 			if running {
 				d.updates[c] = mcastatus.Keep(mca, d.in.Now)
@@ -585,38 +833,71 @@ func (d *decider) holdAll(p *placementState) {
 
 // rollResult sums up one placement's rollout.
 type rollResult struct {
-	install                                   bool
 	total, done, inProgress, failed, timedOut int
 	breach                                    bool
 	complete                                  bool
+	// failures, timeouts and blocked name the clusters that failed, timed out or cannot be
+	// configured, with the cause: "cluster7 (upgrade failed: ...)".
+	failures, timeouts, blocked []string
+	moved                       []string // clusters moved to the target in this decision
 }
 
-// condition is the progression's Progressing condition for r. install tells installing from
-// upgrading; note is appended to progress messages.
-func (r rollResult) condition(install bool, note string) metav1.Condition {
-	verb, noun := "upgrading", "upgrade"
-	reasonBusy, reasonDone, reasonFailed := mcastatus.ReasonUpgrading, mcastatus.ReasonUpgradeSucceed, mcastatus.ReasonUpgradeFailed
-	if install {
-		verb, noun = "installing", "install"
-		reasonBusy, reasonDone, reasonFailed = mcastatus.ReasonInstalling, mcastatus.ReasonInstallSucceed, mcastatus.ReasonInstallFailed
+// stopped reports whether the rollout stopped on failures: maxFailures breached, or nothing left in
+// progress while some cluster failed or timed out.
+func (r rollResult) stopped() bool {
+	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0)
+}
+
+// maxListed bounds the clusters a progression message names per list.
+const maxListed = 5
+
+func listed(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
 	}
-	counts := fmt.Sprintf("%d/%d clusters done, %d in progress, %d failed, %d timed out", r.done, r.total, r.inProgress, r.failed, r.timedOut)
+	return strings.Join(items[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(items)-maxListed)
+}
+
+// counts is the progress line of a progression message, with the clusters that failed, timed out
+// or cannot be configured named with their causes.
+func (r rollResult) counts() string {
+	out := fmt.Sprintf("%d/%d clusters done, %d in progress, %d failed, %d timed out", r.done, r.total, r.inProgress, r.failed, r.timedOut)
+	if len(r.blocked) > 0 {
+		out += fmt.Sprintf(", %d cannot be configured", len(r.blocked))
+	}
+	if len(r.failures) > 0 {
+		out += "; failed: " + listed(r.failures)
+	}
+	if len(r.timeouts) > 0 {
+		out += "; timed out: " + listed(r.timeouts)
+	}
+	if len(r.blocked) > 0 {
+		out += "; cannot be configured: " + listed(r.blocked)
+	}
+	return out
+}
+
+// condition is the progression's Progressing condition for r; note is appended to progress
+// messages.
+func (r rollResult) condition(k mcastatus.Kind, note string) metav1.Condition {
+	noun := k.Noun()
+	verb := map[mcastatus.Kind]string{mcastatus.Install: "installing", mcastatus.Upgrade: "upgrading", mcastatus.Rollback: "rolling back"}[k]
 	switch {
 	case r.complete:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasonDone,
+		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(),
 			Message: fmt.Sprintf("%d/%d %s completed with no errors.", r.done, r.total, noun)}
 	case r.breach:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasonFailed,
-			Message: fmt.Sprintf("%s stopped: more clusters failed than maxFailures allows; %s%s", noun, counts, note)}
+		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+			Message: fmt.Sprintf("%s stopped: more clusters failed than maxFailures allows; %s%s", noun, r.counts(), note)}
 	case r.failed+r.timedOut > 0 && r.inProgress == 0:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasonFailed,
-			Message: fmt.Sprintf("%s failed: %s%s", noun, counts, note)}
+		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+			Message: fmt.Sprintf("%s failed: %s%s", noun, r.counts(), note)}
 	case r.total == 0:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: reasonBusy,
+		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 			Message: fmt.Sprintf("%s... no cluster selected yet%s", verb, note)}
 	}
-	return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: reasonBusy,
-		Message: fmt.Sprintf("%s... %s%s", verb, counts, note)}
+	return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
+		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
 }
 
 // clusterTarget is the workload sdk-go's RolloutHandler is instantiated with: an MCA and the
@@ -629,6 +910,19 @@ type clusterTarget struct {
 // clusterRolloutStatus is the ClusterRolloutStatusFunc built from MCA status (mcastatus.RolloutStatus).
 var clusterRolloutStatus rollout.ClusterRolloutStatusFunc[clusterTarget] = func(cluster string, w clusterTarget) (rollout.ClusterRolloutStatus, error) {
 	return mcastatus.RolloutStatus(cluster, w.mca, w.target), nil
+}
+
+// cause is what an MCA's Progressing condition says went wrong, for progression messages.
+func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
+	c := meta.FindStatusCondition(st.Conditions, mcastatus.ConditionProgressing)
+	if c == nil {
+		return "no Progressing condition"
+	}
+	msg := c.Message
+	if len(msg) > 160 {
+		msg = msg[:157] + "..."
+	}
+	return msg
 }
 
 // roll runs sdk-go's rollout for placement p towards target and records the MCA updates. ok is false
@@ -651,8 +945,10 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})
 			continue
 		}
-		t, problems := d.mcaTarget(target, mca)
-		if len(problems) > 0 {
+		t, b := d.mcaTarget(target, mca)
+		if b != nil {
+			d.block(c, mca, b)
+			r.blocked = append(r.blocked, fmt.Sprintf("%s (%s)", c, b.message))
 			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})
 			continue
 		}
@@ -667,6 +963,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 	}
 	strategy := effectiveStrategy(p.spec.RolloutStrategy, p.placement)
 	soak := minSuccessTime(strategy)
+	deadline := unhealthyDeadline(strategy)
 	_, result, err := handler.GetRolloutCluster(strategy, statuses)
 	if err != nil {
 		p.wait(ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
@@ -692,9 +989,10 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		_, rolling := inRollout[c]
 		switch {
 		case st.Status == rollout.ToApply && rolling:
-			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.in.Now)
+			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.healthChecked, d.in.Now)
 			d.updates[c] = pushed
-			// A cluster that already runs target (a rollback) is done now, unless it must soak.
+			r.moved = append(r.moved, c)
+			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
 			if soak == 0 && mcastatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
 				r.done++
 			} else {
@@ -705,15 +1003,30 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
 		default:
+			cur := w.mca
 			if !mcastatus.IsConfigured(w.mca, true) {
 				d.updates[c] = mcastatus.Keep(w.mca, d.in.Now)
+				cur = &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: w.mca.ObjectMeta, Spec: w.mca.Spec, Status: d.updates[c]}
+			}
+			status, failedNow := st.Status, false
+			if status == rollout.Progressing && (rolling || timedOut.Has(c)) {
+				// A cluster whose works are applied but whose add-on stays unhealthy fails.
+				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.healthChecked, deadline, d.in.Now)
+				d.noteRecheck(&after)
+				if failed {
+					d.updates[c] = failedSt
+					cur = &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: w.mca.ObjectMeta, Spec: w.mca.Spec, Status: failedSt}
+					status, failedNow = rollout.Failed, true
+				}
 			}
 			switch {
-			case timedOut.Has(c):
+			case timedOut.Has(c) && !failedNow:
 				r.timedOut++
-			case st.Status == rollout.Failed:
+				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+			case status == rollout.Failed:
 				r.failed++
-			case st.Status == rollout.Succeeded && !rolling:
+				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+			case status == rollout.Succeeded && !rolling:
 				r.done++
 			case rolling:
 				r.inProgress++
@@ -721,7 +1034,32 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		}
 	}
 	r.complete = r.total > 0 && r.done == r.total
+	if len(r.moved) > 0 {
+		d.events = append(d.events, Event{Reason: "BatchStarted", Message: fmt.Sprintf("placement %s: moving %d cluster(s) to %s: %s", p.key, len(r.moved), describe(target), listed(r.moved))})
+	}
 	return r, true
+}
+
+// unhealthyDeadline is how long a cluster may stay unhealthy with its works applied: the rollout
+// strategy's progressDeadline, or DefaultUnhealthyDeadline when it has none.
+func unhealthyDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
+	var cfg clusterv1alpha1.RolloutConfig
+	switch {
+	case s.Type == clusterv1alpha1.All && s.All != nil:
+		cfg = s.All.RolloutConfig
+	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
+		cfg = s.Progressive.RolloutConfig
+	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		cfg = s.ProgressivePerGroup.RolloutConfig
+	}
+	if cfg.ProgressDeadline == "" || cfg.ProgressDeadline == "None" {
+		return DefaultUnhealthyDeadline
+	}
+	d, err := time.ParseDuration(cfg.ProgressDeadline)
+	if err != nil || d <= 0 {
+		return DefaultUnhealthyDeadline // sdk-go rejects the strategy; the placement waits
+	}
+	return d
 }
 
 // effectiveStrategy fills what OCM fills before calling sdk-go: type All when unset, and for

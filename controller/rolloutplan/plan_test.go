@@ -2,6 +2,8 @@ package rolloutplan
 
 import (
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 	"testing"
 	"time"
 
@@ -302,9 +304,22 @@ func TestRollbackFinishesAtOnceWhereTheOldVersionRuns(t *testing.T) {
 	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "1 failed", "b", "a", "a")
 	w.setConfig(p, "a")
 	w.step()
-	// Every cluster runs a again: c1 never applied b, the others never left a.
+	// The others never left a: done at once, untouched. c1's works still hold b (Applied=False):
+	// it rolls back, and is done only once its works run a again.
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T")
-	w.expectProgression(p, mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed with no errors.", "a", "a", "a")
+	w.expectProgression(p, mcastatus.ReasonRollingBack, "rolling back... 3/4 clusters done, 1 in progress", "a", "a", "a")
+	if got := w.mcaReason("c1"); got != mcastatus.ReasonRollingBack {
+		t.Fatalf("c1: Progressing %s, want RollingBack", got)
+	}
+	w.agent("c1", succeed)
+	w.step()
+	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.", "a", "a", "a")
+	if got := w.mcaReason("c1"); got != mcastatus.ReasonRollbackSucceeded {
+		t.Fatalf("c1: Progressing %s, want RollbackSucceeded", got)
+	}
+	// It stays a rollback while nothing changes.
+	w.step()
+	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed", "a", "a", "a")
 }
 
 func TestInvalidRolloutStrategy(t *testing.T) {
@@ -355,9 +370,14 @@ func TestMissingMCAConfigSkipsOnlyThatCluster(t *testing.T) {
 		ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adcGR.Group, Resource: adcGR.Resource},
 		ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: "default", Name: "missing"}}}
 	w.step()
-	// c1 cannot be configured; it does not take c2's slot.
-	w.expectStates("c1=//- c2=a//T")
-	w.expectProgression(p, mcastatus.ReasonInstalling, "0/2 clusters done, 1 in progress", "a", "", "")
+	// c1 cannot be configured (Configured=False naming the config); it does not take c2's slot,
+	// and the placement names it.
+	w.expectStates("c1=//F c2=a//T")
+	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, mcastatus.ConditionConfigured); c.Reason != mcastatus.ReasonConfigurationNotFound ||
+		!strings.Contains(c.Message, "addondeploymentconfigs.addon.open-cluster-management.io default/missing not found") {
+		t.Fatalf("c1 Configured = %+v", c)
+	}
+	w.expectProgression(p, mcastatus.ReasonInstalling, "0/2 clusters done, 1 in progress, 0 failed, 0 timed out, 1 cannot be configured; cannot be configured: c1 (the ManagedClusterAddOn's own config cannot be used: addondeploymentconfigs.addon.open-cluster-management.io default/missing not found)", "a", "", "")
 }
 
 func TestMissingPlacementWaitsOthersContinue(t *testing.T) {
@@ -409,6 +429,11 @@ func TestManualTakesDefaultsAtOnce(t *testing.T) {
 	if len(w.cma.Status.InstallProgressions) != 0 {
 		t.Fatalf("Manual has install progressions: %+v", w.cma.Status.InstallProgressions)
 	}
+	// MCAs that follow the defaults follow a new default at once (OCM's defaults node).
+	w.config("e")
+	w.cma.Spec.SupportedConfigs[0].DefaultConfig.Name = "e"
+	w.step()
+	w.expectStates("m1=e//T m2=e//T")
 }
 
 func TestUnplacedMCAs(t *testing.T) {

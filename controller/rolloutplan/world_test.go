@@ -38,6 +38,7 @@ type world struct {
 	works      map[string]*workv1.ManifestWork
 	configs    map[configref.Ref]string
 	lookups    int
+	lastPlan   Plan
 }
 
 var adcGR = configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
@@ -118,7 +119,7 @@ func (w *world) mca(cluster string) *addonv1alpha1.ManagedClusterAddOn {
 	if m := w.mcas[cluster]; m != nil {
 		return m
 	}
-	m := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster,
+	m := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster, Generation: 1,
 		Labels: map[string]string{installplan.CreatedByLabel: installplan.CreatedByValue}}}
 	w.mcas[cluster] = m
 	return m
@@ -175,6 +176,7 @@ func (w *world) input() Input {
 func (w *world) step() Plan {
 	w.t.Helper()
 	plan := Decide(w.input())
+	w.lastPlan = plan
 	w.cma = w.cma.DeepCopy()
 	w.cma.Status = plan.Status
 	for _, u := range plan.Updates {
@@ -191,6 +193,8 @@ const (
 	succeed outcome = iota
 	fail
 	never
+	unhealthy   // works applied and available, the agent never becomes ready
+	renderError // the deployer cannot render the desired configs: works unchanged, ManifestApplied=False
 )
 
 // agent plays add-on deployer and work agent for a cluster: when the MCA is Configured, its work
@@ -201,6 +205,19 @@ func (w *world) agent(cluster string, o outcome) {
 	m := w.mcas[cluster]
 	if !meta.IsStatusConditionTrue(m.Status.Conditions, mcastatus.ConditionConfigured) {
 		w.t.Fatalf("agent on %s: MCA not Configured", cluster)
+	}
+	now := mcastatus.Now(w.now)
+	m = m.DeepCopy()
+	if o == renderError {
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: mcastatus.ConditionManifestApplied, Status: metav1.ConditionFalse,
+			Reason: "ManifestWorkApplyFailed", Message: "failed to render: boom", LastTransitionTime: now})
+		var works []*workv1.ManifestWork
+		if wk := w.works[cluster]; wk != nil {
+			works = append(works, wk)
+		}
+		m.Status, _ = mcastatus.Progress(m, works, mcastatus.HealthChecked(w.cma), now)
+		w.mcas[cluster] = m
+		return
 	}
 	ann, _ := json.Marshal(mcastatus.ConfigSpecHashes(m.Status.ConfigReferences))
 	wk := w.works[cluster]
@@ -214,7 +231,11 @@ func (w *world) agent(cluster string, o outcome) {
 		wk.Annotations = map[string]string{mcastatus.ConfigSpecHashAnnotation: string(ann)}
 	}
 	wk.Status.Conditions = nil
+	health := metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ProbeAvailable", LastTransitionTime: now}
 	switch o {
+	case unhealthy:
+		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "agent has no ready replica", LastTransitionTime: now}
+		fallthrough
 	case succeed:
 		wk.Status.Conditions = []metav1.Condition{
 			{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "Applied", ObservedGeneration: wk.Generation},
@@ -222,10 +243,16 @@ func (w *world) agent(cluster string, o outcome) {
 		}
 	case fail:
 		wk.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionFalse, Reason: "AppliedManifestWorkFailed", Message: "boom", ObservedGeneration: wk.Generation}}
+		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "WorkNotApplied", Message: "boom", LastTransitionTime: now}
+	case never:
+		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotApplied", LastTransitionTime: now}
 	}
 	w.works[cluster] = wk
-	m = m.DeepCopy()
-	m.Status = mcastatus.Progress(m, []*workv1.ManifestWork{wk}, mcastatus.Now(w.now))
+	// The deployer reports the apply, the health prober the add-on's health (set like
+	// meta.SetStatusCondition: the transition time moves only when the status flips).
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: mcastatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, health)
+	m.Status, _ = mcastatus.Progress(m, []*workv1.ManifestWork{wk}, mcastatus.HealthChecked(w.cma), now)
 	w.mcas[cluster] = m
 }
 
@@ -238,6 +265,23 @@ func (w *world) agents(o outcome, clusters ...string) {
 }
 
 func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
+
+// mcaReason is the reason of a cluster's Progressing condition ("" for none).
+func (w *world) mcaReason(cluster string) string {
+	if c := meta.FindStatusCondition(w.mcas[cluster].Status.Conditions, mcastatus.ConditionProgressing); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// eventReasons lists the reasons of the last decision's events.
+func (w *world) eventReasons() []string {
+	var out []string
+	for _, e := range w.lastPlan.Events {
+		out = append(out, e.Reason)
+	}
+	return out
+}
 
 // desiredOf names the config an MCA is told to run ("" for none).
 func (w *world) desiredOf(cluster string) string {

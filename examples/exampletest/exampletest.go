@@ -28,7 +28,7 @@ import (
 var Update = flag.Bool("update", false, "rewrite the examples' expected files from the README commands")
 
 // Functions are the KRM function binaries the examples' kustomizations run by name from $PATH.
-var Functions = []string{"config-hash", "addon-template"}
+var Functions = []string{"config-hash", "addon-template", "rollout-strategy"}
 
 // Tools are the programs the README commands run.
 type Tools struct {

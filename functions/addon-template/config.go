@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	sigsjson "sigs.k8s.io/json"
@@ -343,6 +344,11 @@ func (c Config) validate() (*settings, error) {
 		for i, cl := range c.Clusters {
 			if cl.Name == "" {
 				return nil, fmt.Errorf("functionConfig spec.clusters[%d] has no name", i)
+			}
+			// ManagedCluster names are DNS-1123 labels (the cluster namespace on the hub bears it); a
+			// preview for a name no cluster can have would pass a review and deploy nowhere.
+			if msgs := validation.IsDNS1123Label(cl.Name); len(msgs) > 0 {
+				return nil, fmt.Errorf("functionConfig spec.clusters[%d]: %q is not a valid ManagedCluster name (a DNS-1123 label): %s", i, cl.Name, strings.Join(msgs, "; "))
 			}
 			if seen[cl.Name] {
 				return nil, fmt.Errorf("functionConfig spec.clusters lists %q twice", cl.Name)

@@ -62,6 +62,12 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad selector", fc: typed("  mode: generate\n  addonName: a\n  selector: {labels: 'a in b'}\n"), wantErr: "spec.selector.labels"},
 		{name: "preview without clusters", fc: typed("  mode: preview\n"), wantErr: "spec.clusters is required in preview mode"},
 		{name: "duplicate cluster", fc: typed("  mode: preview\n  clusters: [a, a]\n"), wantErr: `lists "a" twice`},
+		{name: "cluster name not a DNS-1123 label", fc: typed("  mode: preview\n  clusters: [cluster1, Cluster_2]\n"),
+			wantErr: `functionConfig spec.clusters[1]: "Cluster_2" is not a valid ManagedCluster name (a DNS-1123 label): a lowercase RFC 1123 label must consist of`},
+		{name: "cluster name too long", fc: typed("  mode: preview\n  clusters: [{name: " + strings.Repeat("a", 64) + "}]\n"),
+			wantErr: `functionConfig spec.clusters[0]: "aaaa`},
+		{name: "cluster name in a ConfigMap list", fc: configMap("  mode: preview\n  clusters: c1, c.2\n"),
+			wantErr: `functionConfig spec.clusters[1]: "c.2" is not a valid ManagedCluster name`},
 		{name: "bad output", fc: typed("  mode: preview\n  clusters: [a]\n  output: yaml\n"), wantErr: `spec.output "yaml" is not Manifests or ManifestWork`},
 		{name: "bad imageRegistries", fc: typed("  mode: preview\n  clusters: [{name: a, imageRegistries: {mirrors: []}}]\n"), wantErr: "imageRegistries of cluster \"a\" must be {registries:"},
 	}
@@ -112,7 +118,11 @@ func TestSelector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := agentManifest(n, s); got != tc.want {
+		got, err := agentManifest(n, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got != pickNo) != tc.want {
 			t.Errorf("%s: selected %v, want %v", tc.obj, got, tc.want)
 		}
 	}

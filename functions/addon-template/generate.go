@@ -11,40 +11,106 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/krmfn"
 	"github.com/addonops/addonops/internal/render"
 )
 
 // generate replaces the plain agent manifests of the input with one AddOnTemplate holding them.
-// Run again on its own output (no plain manifests left, the template present) it changes nothing.
+// Hub-side objects (see hubSide) stay out, Secrets going in get a warning, and an object in the
+// input twice is an error. Run again on its own output (no plain manifests left, the template
+// present, possibly renamed by config-hash) it changes nothing.
 func generate(req *krmfn.Request, s *settings) error {
-	var selected, rest []*yaml.RNode
+	roles, secrets := hubSideRefs(s.Registration)
+	inputRoles := map[objectID]bool{}
+	for _, it := range req.Items {
+		for _, r := range roles {
+			if idOf(it) == r.id {
+				inputRoles[r.id] = true
+			}
+		}
+	}
+	var selected, rest, earlier []*yaml.RNode
+	var positions []string
+	type hubNote struct {
+		obj *yaml.RNode
+		why string
+	}
+	var hubNotes []hubNote
 	firstSelected := -1
 	replaced := -1
-	for _, it := range req.Items {
+	for i, it := range req.Items {
+		choice, err := agentManifest(it, s)
+		if err != nil {
+			return err
+		}
+		why := ""
+		if choice == pickDefault {
+			why = hubSide(it, roles, secrets, inputRoles)
+		}
 		switch {
-		case isKind(it, addOnTemplateKind) && it.GetName() == s.TemplateName:
+		case earlierGeneration(it, s):
 			// An earlier generation: replaced when there are manifests, else kept as it is.
 			replaced = len(rest)
+			earlier = append(earlier, it)
 			rest = append(rest, it)
-		case agentManifest(it, s):
+		case why != "":
+			hubNotes = append(hubNotes, hubNote{it, why})
+			rest = append(rest, it)
+		case choice != pickNo:
 			if firstSelected < 0 {
 				firstSelected = len(rest)
 			}
+			if choice == pickDefault && idOf(it).group == "" && it.GetKind() == "Secret" {
+				req.Warningf(it, "", "%s goes into AddOnTemplate %s, a cluster-scoped hub object: whoever may read AddOnTemplates on the hub reads its data "+
+					"(data is only base64, stringData is in clear), and it is copied into the ManifestWork of every cluster of the add-on; "+
+					"deliver credentials another way (e.g. a secret store on the managed cluster), or annotate it %s: \"true\" to confirm",
+					krmfn.Describe(it), s.TemplateName, TemplateManifestAnnotation)
+			}
 			selected = append(selected, it)
+			positions = append(positions, inputPosition(it, i))
 		default:
 			rest = append(rest, it)
 		}
 	}
+	if len(selected) == 0 && replaced >= 0 {
+		return nil // its own output: nothing to do, nothing to say
+	}
+	for _, n := range hubNotes {
+		req.Infof(n.obj, "", "%s stays out of AddOnTemplate %s, in the output for the hub: %s; annotate it %s: \"true\" to put it into the template",
+			krmfn.Describe(n.obj), s.TemplateName, n.why, TemplateManifestAnnotation)
+	}
 	if len(selected) == 0 {
-		if replaced >= 0 {
-			return nil
-		}
-		what := "no agent manifests in the input (every object is an OCM object or local configuration)"
+		what := "no agent manifests in the input (every object is an OCM object, local configuration or hub-side)"
 		if s.Selector != nil {
 			what = fmt.Sprintf("no object of the input matches the selector (labels %q, annotations %q)", s.Selector.Labels, s.Selector.Annotations)
 		}
 		return fmt.Errorf("generate: %s; add the agent's Deployment, ServiceAccount, RBAC... to the input", what)
+	}
+	if len(earlier) > 1 {
+		var names []string
+		for _, e := range earlier {
+			names = append(names, krmfn.Describe(e))
+		}
+		return fmt.Errorf("generate: the input holds %d earlier generations of AddOnTemplate %s (%s) and new agent manifests; keep one (or none) so it is clear which one the new template replaces",
+			len(earlier), s.TemplateName, strings.Join(names, ", "))
+	}
+	// The same object twice would be deployed twice (or one copy silently dropped): name both.
+	seen := map[objectID]int{}
+	for i, it := range selected {
+		id := idOf(it)
+		if first, dup := seen[id]; dup {
+			req.Errorf(it, "", "generate: %s is in the input twice, at %s and at %s: a cluster can hold it only once; remove one or give them distinct names",
+				id, positions[first], positions[i])
+			continue
+		}
+		seen[id] = i
+	}
+	for _, it := range selected {
+		checkPlaceholders(req, it, "generate: ")
+	}
+	if req.HasErrors() {
+		return nil
 	}
 	tmpl, err := buildTemplate(s, selected)
 	if err != nil {
@@ -90,23 +156,72 @@ func generate(req *krmfn.Request, s *settings) error {
 	return nil
 }
 
-// agentManifest tells whether an input object is an agent manifest to put into the template.
-func agentManifest(n *yaml.RNode, s *settings) bool {
-	if isOCM(n) || isLocalConfig(n) || isPreviewObject(n) {
+// earlierGeneration tells whether an input object is an AddOnTemplate this generate made before:
+// named spec.templateName, or renamed from it by config-hash (annotation addonops.io/base-name,
+// e.g. hello-template-bm6b5hbf74 from hello-template). Recognising it keeps a
+// pipeline "addon-template generate, then config-hash" stable when it runs again on its own
+// output, as kpt fn render does.
+func earlierGeneration(n *yaml.RNode, s *settings) bool {
+	if !isKind(n, addOnTemplateKind) {
 		return false
+	}
+	return n.GetName() == s.TemplateName || n.GetAnnotations()[configref.BaseNameAnnotation] == s.TemplateName
+}
+
+// How agentManifest picks an object.
+type pick int
+
+const (
+	pickNo      pick = iota // not an agent manifest
+	pickDefault             // picked by the default rules or the selector
+	pickForced              // annotated addonops.io/template-manifest: "true"
+)
+
+// agentManifest tells whether an input object is a candidate agent manifest for the template.
+// Package and pipeline configuration, local configuration and previews never are; otherwise the
+// annotation addonops.io/template-manifest decides when set, else OCM objects are not, and a
+// selector must match. Hub-side objects are left out by the caller (see hubSide).
+func agentManifest(n *yaml.RNode, s *settings) (pick, error) {
+	if isLocalConfig(n) || isPreviewObject(n) {
+		return pickNo, nil
 	}
 	switch n.GetApiVersion() {
 	case "kpt.dev/v1", "kpt.dev/v1alpha1", "kustomize.config.k8s.io/v1beta1", "kustomize.config.k8s.io/v1alpha1",
 		"config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1", ConfigAPIVersion:
-		return false // package and pipeline configuration, never agent manifests
+		return pickNo, nil // package and pipeline configuration, never agent manifests
+	}
+	if v, set := n.GetAnnotations()[TemplateManifestAnnotation]; set {
+		switch v {
+		case "true":
+			return pickForced, nil
+		case "false":
+			return pickNo, nil
+		default:
+			return pickNo, fmt.Errorf("generate: %s: annotation %s must be \"true\" or \"false\", got %q", krmfn.Describe(n), TemplateManifestAnnotation, v)
+		}
+	}
+	if isOCM(n) {
+		return pickNo, nil
 	}
 	if s.labelSel != nil && !s.labelSel.Matches(labels.Set(n.GetLabels())) {
-		return false
+		return pickNo, nil
 	}
 	if s.annotationSel != nil && !s.annotationSel.Matches(labels.Set(n.GetAnnotations())) {
-		return false
+		return pickNo, nil
 	}
-	return true
+	return pickDefault, nil
+}
+
+// inputPosition says where an input object is, for messages naming two of them: its file and
+// index when the reader recorded them, else its place in the input.
+func inputPosition(n *yaml.RNode, i int) string {
+	if p, index, _ := kioutil.GetFileAnnotations(n); p != "" {
+		if index == "" {
+			index = "0"
+		}
+		return fmt.Sprintf("object %s of %s", index, p)
+	}
+	return fmt.Sprintf("input object %d", i)
 }
 
 // buildTemplate makes the AddOnTemplate. The manifests are the input objects themselves (field
@@ -132,7 +247,7 @@ func buildTemplate(s *settings, manifests []*yaml.RNode) (*yaml.RNode, error) {
 	for _, m := range manifests {
 		c := m.Copy()
 		for key := range c.GetAnnotations() {
-			if orchestratorAnnotation(key) {
+			if orchestratorAnnotation(key) || key == TemplateManifestAnnotation {
 				if err := c.PipeE(yaml.ClearAnnotation(key)); err != nil {
 					return nil, err
 				}

@@ -101,6 +101,9 @@ func decodeInputs(req *krmfn.Request) ([]template, []deploymentConfig) {
 		}
 		switch {
 		case isKind(it, addOnTemplateKind):
+			if !checkPlaceholders(req, it, "") {
+				continue
+			}
 			j, err := cleanJSON(it)
 			if err == nil {
 				var t *addonv1alpha1.AddOnTemplate
@@ -111,6 +114,9 @@ func decodeInputs(req *krmfn.Request) ([]template, []deploymentConfig) {
 			}
 			req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
 		case isKind(it, addOnDeploymentConfigKind):
+			if !checkPlaceholders(req, it, "") {
+				continue
+			}
 			j, err := cleanJSON(it)
 			if err == nil {
 				var adc *addonv1alpha1.AddOnDeploymentConfig
@@ -136,4 +142,90 @@ func manifestField(index int, field string) string {
 	default:
 		return p + "." + field
 	}
+}
+
+// checkPlaceholders records an error for an unquoted {{VAR}} in n, telling where and how to fix it.
+func checkPlaceholders(req *krmfn.Request, n *yaml.RNode, prefix string) bool {
+	field, text := unquotedPlaceholder(n)
+	if field == "" {
+		return true
+	}
+	req.Errorf(n, field, "%s%s: unquoted %s at %s: YAML reads it as a map, not as a variable; quote it, e.g. \"%s\"",
+		prefix, krmfn.Describe(n), text, field, strings.TrimSuffix(text, " (as a key)"))
+	return false
+}
+
+// unquotedPlaceholder finds a {{VAR}} written without quotes, which YAML reads as a flow mapping
+// whose only key is itself the mapping {VAR: null} (e.g. `image: {{IMAGE}}`): such an object has
+// no JSON form, and the YAML library's error ("invalid map key") says neither where nor why. It
+// returns the field path and the placeholder as written, or "" when there is none.
+func unquotedPlaceholder(n *yaml.RNode) (field, text string) {
+	return findPlaceholder(n.YNode(), "")
+}
+
+func findPlaceholder(n *yaml.Node, at string) (string, string) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if f, t := findPlaceholder(c, at); f != "" {
+				return f, t
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if f, t := findPlaceholder(c, fmt.Sprintf("%s[%d]", at, i)); f != "" {
+				return f, t
+			}
+		}
+	case yaml.MappingNode:
+		if t := placeholderText(n); t != "" {
+			return orRoot(at), t
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key, value := n.Content[i], n.Content[i+1]
+			if key.Kind != yaml.ScalarNode {
+				text := placeholderText(key)
+				if text == "" {
+					text = "{...}"
+				}
+				return orRoot(at), text + " (as a key)"
+			}
+			child := key.Value
+			if at != "" {
+				child = at + "." + key.Value
+			}
+			if f, t := findPlaceholder(value, child); f != "" {
+				return f, t
+			}
+		}
+	}
+	return "", ""
+}
+
+// placeholderText tells whether a mapping node is what YAML makes of an unquoted {{VAR}}: one
+// entry whose key is a mapping with one null-valued scalar key, and whose value is null. kpt
+// passes the nulls on as empty quoted strings.
+func placeholderText(n *yaml.Node) string {
+	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
+		return ""
+	}
+	key, value := n.Content[0], n.Content[1]
+	if key.Kind != yaml.MappingNode || len(key.Content) != 2 || !nullish(value) {
+		return ""
+	}
+	if key.Content[0].Kind != yaml.ScalarNode || !nullish(key.Content[1]) {
+		return ""
+	}
+	return "{{" + key.Content[0].Value + "}}"
+}
+
+func nullish(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && (n.Tag == yaml.NodeTagNull || n.Value == "")
+}
+
+func orRoot(field string) string {
+	if field == "" {
+		return "the object's top level"
+	}
+	return field
 }

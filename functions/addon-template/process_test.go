@@ -218,8 +218,13 @@ func TestRenderCommandUsage(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("usage errors wrote %q", out.String())
 	}
+	// Cluster names are checked as ManagedCluster names, here as in the functionConfig.
+	stdout, stderr, code := runFn(t, "", hello, "render", "--cluster", "c1", "--cluster", "my_cluster")
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `spec.clusters[1]: "my_cluster" is not a valid ManagedCluster name (a DNS-1123 label)`) {
+		t.Errorf("bad cluster name: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
 	// Only the preview objects are printed, not the input.
-	stdout, stderr, code := runFn(t, "", hello, "render", "--cluster", "c9", "--deployment-config", "b/cfg")
+	stdout, stderr, code = runFn(t, "", hello, "render", "--cluster", "c9", "--deployment-config", "b/cfg")
 	if code != 0 {
 		t.Fatal(stderr)
 	}
@@ -235,5 +240,59 @@ func TestValidateChangesNothing(t *testing.T) {
 	}
 	if out != hello {
 		t.Errorf("validate changed the input:\n%s", out)
+	}
+}
+
+// renamedTemplate is generate's a-v1 as config-hash leaves it: renamed, with its base name.
+const renamedTemplate = `apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: AddOnTemplate
+metadata:
+  name: a-v1-5d8c7b9f4k
+  annotations: {addonops.io/base-name: a-v1}
+spec:
+  addonName: a
+  agentSpec: {workload: {manifests: [{apiVersion: v1, kind: ConfigMap, metadata: {name: stale, namespace: ns}}]}}
+`
+
+// TestGenerateRecognisesRenamedTemplate: generate's own output renamed by config-hash is an
+// earlier generation: kept as it is without manifests, replaced with them, and two of them with
+// new manifests are an error rather than a guess.
+func TestGenerateRecognisesRenamedTemplate(t *testing.T) {
+	out, stderr, code := runFn(t, generateConfig, renamedTemplate)
+	if code != 0 || out != renamedTemplate {
+		t.Fatalf("exit %d, stderr %s; want the renamed template unchanged, got:\n%s", code, stderr, out)
+	}
+	fresh := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh, namespace: ns}\n"
+	out, stderr, code = runFn(t, generateConfig, renamedTemplate+"---\n"+fresh)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Count(out, "kind: AddOnTemplate") != 1 || strings.Contains(out, "stale") || !strings.Contains(out, "name: a-v1\n") || !strings.Contains(out, "name: fresh") {
+		t.Errorf("the renamed template was not replaced by a-v1:\n%s", out)
+	}
+	twice := renamedTemplate + "---\n" + strings.Replace(renamedTemplate, "a-v1-5d8c7b9f4k", "a-v1-older", 1) + "---\n" + fresh
+	out, stderr, code = runFn(t, generateConfig, twice)
+	if code == 0 || out != "" || !strings.Contains(stderr, "the input holds 2 earlier generations of AddOnTemplate a-v1 (AddOnTemplate a-v1-5d8c7b9f4k, AddOnTemplate a-v1-older)") {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+}
+
+func TestGenerateTemplateManifestAnnotation(t *testing.T) {
+	input := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: c, namespace: ns, annotations: {addonops.io/template-manifest: "yes"}}
+`
+	out, stderr, code := runFn(t, generateConfig, input)
+	if code == 0 || out != "" || !strings.Contains(stderr, `ConfigMap ns/c: annotation addonops.io/template-manifest must be "true" or "false", got "yes"`) {
+		t.Errorf("exit %d, stdout %q, stderr %s", code, out, stderr)
+	}
+	// "true" takes even an OCM object, and the annotation does not reach the cluster.
+	forced := `apiVersion: cluster.open-cluster-management.io/v1alpha1
+kind: AddOnPlacementScore
+metadata: {name: score, namespace: ns, annotations: {addonops.io/template-manifest: "true"}}
+`
+	out, stderr, code = runFn(t, generateConfig, forced)
+	if code != 0 || !strings.Contains(out, "kind: AddOnPlacementScore") || strings.Contains(out, "template-manifest") {
+		t.Errorf("exit %d, stderr %s, out:\n%s", code, stderr, out)
 	}
 }

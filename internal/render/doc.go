@@ -39,6 +39,9 @@
 //     time (under OCM the API server rejects the workload when the ManifestWork is applied).
 //  7. A customized variable named like one of OCM's private values (__PROXY, ...) is an error.
 //  8. A variable value that is not valid UTF-8 is an error: no Kubernetes object can carry it.
+//  9. Two rendered objects with the same API group, kind, namespace and name are an error naming
+//     both manifests (written twice, moved into one install namespace, or named alike by a
+//     variable); OCM's work builder keeps one of them silently.
 //
 // Things OCM does silently are reported as Result.Warnings: more than one ADC (only the first is
 // used), workload fields that are not part of apps/v1 (the typed round trip drops them), and

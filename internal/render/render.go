@@ -260,7 +260,51 @@ func (r *Renderer) Render(c Cluster) (*Result, error) {
 		}
 		res.Objects = append(res.Objects, cm)
 	}
+	if err := r.checkUnique(res.Objects, v.installNamespace); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// checkUnique fails when two rendered objects are the same object (API group, kind, namespace,
+// name): written twice, moved into one install namespace, or named alike by variables. A cluster
+// holds it once; OCM's work builder keeps one of them without a word. objects are the manifests
+// in template order, then the injected proxy CA ConfigMap.
+func (r *Renderer) checkUnique(objects []*unstructured.Unstructured, installNamespace string) error {
+	type key struct{ group, kind, namespace, name string }
+	seen := map[key]int{}
+	var errs []error
+	where := func(i int) (int, string) {
+		if i < len(r.manifests) {
+			return r.manifests[i].index, r.manifests[i].desc
+		}
+		return -1, "the proxy CA ConfigMap OCM injects"
+	}
+	for i, o := range objects {
+		gvk := o.GroupVersionKind()
+		k := key{gvk.Group, gvk.Kind, o.GetNamespace(), o.GetName()}
+		first, dup := seen[k]
+		if !dup {
+			seen[k] = i
+			continue
+		}
+		firstIndex, firstDesc := where(first)
+		index, desc := where(i)
+		other := fmt.Sprintf("manifest %d (%s)", firstIndex, firstDesc)
+		if firstIndex < 0 {
+			other = firstDesc
+		}
+		msg := fmt.Sprintf("renders to %s, as %s does: a cluster holds an object only once (OCM would deploy one of them)", describe(o), other)
+		if installNamespace != "" && index >= 0 && firstIndex >= 0 && firstDesc != desc {
+			msg += fmt.Sprintf("; the AddOnDeploymentConfig's agentInstallNamespace %q moves every namespaced object into it", installNamespace)
+		}
+		if index < 0 {
+			errs = append(errs, &Error{Manifest: -1, Message: "the proxy CA ConfigMap OCM injects " + msg})
+			continue
+		}
+		errs = append(errs, &Error{Manifest: index, Object: desc, Message: msg})
+	}
+	return errors.Join(errs...)
 }
 
 // checkVariables fails on variables no layer defines. OCM renders them as "" without a word.

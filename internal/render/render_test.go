@@ -180,3 +180,58 @@ func TestRenderConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderedTwice: two manifests that render to one object (written twice, moved into one
+// install namespace, named alike by a variable, or clashing with the injected proxy CA ConfigMap)
+// are an error naming both; objects that differ in group, kind, namespace or name are not.
+func TestRenderedTwice(t *testing.T) {
+	cm := func(ns, name string) string {
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata: {a: b}\n", name, ns)
+	}
+	cases := []struct {
+		name      string
+		manifests []string
+		adc       string
+		wantErr   string
+	}{
+		{name: "distinct", manifests: []string{cm("ns", "a"), cm("ns", "b"), cm("other", "a"),
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: a, namespace: ns}\n",
+			"apiVersion: example.com/v1\nkind: ConfigMap\nmetadata: {name: a, namespace: ns}\n"}},
+		{name: "written twice", manifests: []string{cm("ns", "a"), cm("ns", "b"), cm("ns", "a")},
+			wantErr: "manifest 2 (ConfigMap ns/a): renders to ConfigMap ns/a, as manifest 0 (ConfigMap ns/a) does: a cluster holds an object only once"},
+		{name: "other version of the same group", manifests: []string{
+			"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a}\n", "apiVersion: example.com/v2\nkind: Widget\nmetadata: {name: a}\n"},
+			wantErr: "manifest 1 (Widget a): renders to Widget a, as manifest 0 (Widget a) does"},
+		{name: "moved into one install namespace", manifests: []string{cm("ns1", "a"), cm("ns2", "a")}, adc: "agentInstallNamespace: agents\n",
+			wantErr: `manifest 1 (ConfigMap ns2/a): renders to ConfigMap agents/a, as manifest 0 (ConfigMap ns1/a) does: a cluster holds an object only once (OCM would deploy one of them); the AddOnDeploymentConfig's agentInstallNamespace "agents" moves every namespaced object into it`},
+		{name: "named alike by a variable", manifests: []string{cm("ns", "a-cluster1"), cm("ns", "a-{{CLUSTER_NAME}}")},
+			wantErr: "manifest 1 (ConfigMap ns/a-{{CLUSTER_NAME}}): renders to ConfigMap ns/a-cluster1, as manifest 0 (ConfigMap ns/a-cluster1) does"},
+		{name: "clash with the proxy CA ConfigMap", manifests: []string{cm(DefaultAgentInstallNamespace, "addon1-proxy-ca")},
+			adc:     "proxyConfig: {httpsProxy: 'https://proxy:3128', caBundle: Y2E=}\n",
+			wantErr: "the proxy CA ConfigMap OCM injects renders to ConfigMap open-cluster-management-agent-addon/addon1-proxy-ca, as manifest 0 (ConfigMap open-cluster-management-agent-addon/addon1-proxy-ca) does"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Cluster{Name: "cluster1"}
+			if tc.adc != "" {
+				c.DeploymentConfigs = []*addonv1alpha1.AddOnDeploymentConfig{parseADC(t, adcYAML(tc.adc))}
+			}
+			res, err := Render(parseTemplate(t, templateYAML("", tc.manifests...)), c)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Objects) != len(tc.manifests) {
+					t.Errorf("got %d objects, want %d", len(res.Objects), len(tc.manifests))
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			if res != nil {
+				t.Errorf("a failed rendering returned objects")
+			}
+		})
+	}
+}

@@ -11,9 +11,16 @@
 // desired configs (the exact JSON addon-framework writes), whose manifest changes with the configs
 // so each new version bumps the work's generation; it deletes the work when the MCA goes away.
 //
+// After applying a work it reports the MCA's ManifestApplied=True, as addon-framework does (or
+// ManifestApplied=False without touching the work for a render error).
+//
 // The work agent reports, after a configurable delay, Applied and Available conditions with
 // observedGeneration = generation: both True (success), both False (failure) or nothing (never),
-// chosen per cluster and per config version by Options.Outcome.
+// chosen per cluster and per config version by Options.Outcome. Before that, the add-on manager's
+// health prober writes the MCA's Available condition from the same outcome (True, or False for a
+// failure and for an unhealthy agent), so the add-on's health never lags behind its work. With
+// WorkAgentOnly, the agent reports instead the status feedback a real work agent returns for
+// Deployments and DaemonSets (ready replicas), from which the real prober computes health.
 package simagent
 
 import (
@@ -43,6 +50,7 @@ import (
 	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/addonwork"
 )
 
@@ -56,6 +64,13 @@ const (
 	Fail
 	// Never: no condition at all, as an agent that never got the work.
 	Never
+	// Unhealthy: the work is Applied and Available (its objects exist) but the add-on's agent never
+	// becomes ready: the health prober reports Available=False (with WorkAgentOnly, the reported
+	// status feedback has no ready replica).
+	Unhealthy
+	// RenderError: the add-on manager cannot render the desired configs: the work is left as it is
+	// and the MCA gets ManifestApplied=False (WorkAgentOnly: not simulated, the deployer is real).
+	RenderError
 )
 
 // ConfigSpecHashAnnotation is the work annotation naming the config versions a work was rendered
@@ -83,6 +98,8 @@ type Options struct {
 // Stats count the simulation's writes.
 type Stats struct {
 	WorksCreated, WorksUpdated, WorksDeleted, WorkStatusUpdates int64
+	// MCAStatusUpdates are the add-on manager's ManifestApplied and the health prober's Available.
+	MCAStatusUpdates int64
 }
 
 // Agent is the simulation.
@@ -99,7 +116,7 @@ type Agent struct {
 	deployQ workqueue.TypedRateLimitingInterface[string] // MCA keys
 	agentQ  workqueue.TypedRateLimitingInterface[string] // work keys
 
-	created, updated, deleted, statuses atomic.Int64
+	created, updated, deleted, statuses, mcaStatuses atomic.Int64
 }
 
 // New builds a simulation against the hub cfg points at. Raise cfg's QPS for many clusters.
@@ -196,7 +213,8 @@ func (a *Agent) Recheck() {
 
 // Stats returns the writes so far.
 func (a *Agent) Stats() Stats {
-	return Stats{WorksCreated: a.created.Load(), WorksUpdated: a.updated.Load(), WorksDeleted: a.deleted.Load(), WorkStatusUpdates: a.statuses.Load()}
+	return Stats{WorksCreated: a.created.Load(), WorksUpdated: a.updated.Load(), WorksDeleted: a.deleted.Load(), WorkStatusUpdates: a.statuses.Load(),
+		MCAStatusUpdates: a.mcaStatuses.Load()}
 }
 
 // Run runs the simulation until ctx is done. It returns once its caches synced and workers started
@@ -295,10 +313,16 @@ func (a *Agent) deploy(ctx context.Context, key string) error {
 	if !meta.IsStatusConditionTrue(mca.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionConfigured) {
 		return nil // frozen until the MCA's rollout turn comes (ConfigCheckEnabled)
 	}
+	if a.outcome(ns, name, addonwork.ConfigSpecHashes(addonwork.ConfigReferencesFromV1alpha1(mca.Status.ConfigReferences))) == RenderError {
+		return a.setCondition(ctx, mca, metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnManifestApplied, Status: metav1.ConditionFalse,
+			Reason: "ManifestWorkApplyFailed", Message: "failed to get manifest from agent interface: render error (simulated)"})
+	}
 	want, err := renderWork(mca)
 	if err != nil {
 		return err
 	}
+	applied := metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnManifestApplied, Status: metav1.ConditionTrue,
+		Reason: "AddonManifestApplied", Message: "manifests of addon are applied successfully"}
 	cached, has, err := a.works.GetByKey(ns + "/" + want.Name)
 	if err != nil {
 		return err
@@ -311,11 +335,11 @@ func (a *Agent) deploy(ctx context.Context, key string) error {
 			return fmt.Errorf("creating work %s/%s: %w", ns, want.Name, err)
 		}
 		a.created.Add(1)
-		return nil
+		return a.setCondition(ctx, mca, applied)
 	}
 	cur := cached.(*workv1.ManifestWork)
 	if maps.Equal(cur.Annotations, want.Annotations) && equality.Semantic.DeepEqual(cur.Spec, want.Spec) {
-		return nil
+		return a.setCondition(ctx, mca, applied)
 	}
 	updated := cur.DeepCopy()
 	updated.Annotations = want.Annotations
@@ -324,7 +348,31 @@ func (a *Agent) deploy(ctx context.Context, key string) error {
 		return fmt.Errorf("updating work %s/%s: %w", ns, want.Name, err)
 	}
 	a.updated.Add(1)
-	return nil
+	return a.setCondition(ctx, mca, applied)
+}
+
+// outcome asks Options.Outcome.
+func (a *Agent) outcome(cluster, addon string, configs map[string]string) Outcome {
+	if a.opts.Outcome == nil {
+		return Succeed
+	}
+	return a.opts.Outcome(cluster, addon, configs)
+}
+
+// setCondition sets a condition of the MCA's status, as addon-framework's deployer and health
+// prober do (meta.SetStatusCondition: the transition time moves only when the status flips),
+// writing only when it changes.
+func (a *Agent) setCondition(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn, c metav1.Condition) error {
+	if old := meta.FindStatusCondition(mca.Status.Conditions, c.Type); old != nil && old.Status == c.Status && old.Reason == c.Reason && old.Message == c.Message {
+		return nil
+	}
+	_, err := mcawrite.Status(ctx, a.addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		meta.SetStatusCondition(&m.Status.Conditions, c)
+	})
+	if err == nil {
+		a.mcaStatuses.Add(1)
+	}
+	return err
 }
 
 // renderWork is the work the add-on manager wants for mca: a ConfigMap that names the config
@@ -382,20 +430,36 @@ func (a *Agent) report(ctx context.Context, key string) error {
 			return fmt.Errorf("work %s: annotation %s: %w", key, ConfigSpecHashAnnotation, err)
 		}
 	}
-	outcome := Succeed
-	if a.opts.Outcome != nil {
-		outcome = a.opts.Outcome(w.Namespace, addon, configs)
-	}
-	if outcome == Never {
+	outcome := a.outcome(w.Namespace, addon, configs)
+	if outcome == Never || outcome == RenderError {
 		return nil
 	}
 	status, reason, msg := metav1.ConditionTrue, "AppliedManifestWorkComplete", "Apply manifest work complete (simulated)"
 	avReason, avMsg := "ResourcesAvailable", "All resources are available (simulated)"
-	if outcome == Fail {
+	health := metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionTrue,
+		Reason: addonv1alpha1.AddonAvailableReasonProbeAvailable, Message: addon + " add-on is available."}
+	switch outcome {
+	case Fail:
 		status, reason, msg = metav1.ConditionFalse, "AppliedManifestWorkFailed", "Failed to apply manifest work (simulated)"
 		avReason, avMsg = "ResourcesNotAvailable", "Resources are not available (simulated)"
+		health = metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionFalse,
+			Reason: addonv1alpha1.AddonAvailableReasonWorkNotApply, Message: avMsg}
+	case Unhealthy:
+		health = metav1.Condition{Type: addonv1alpha1.ManagedClusterAddOnConditionAvailable, Status: metav1.ConditionFalse,
+			Reason: addonv1alpha1.AddonAvailableReasonProbeUnavailable, Message: "Probe addon unavailable with err the agent has no ready replica (simulated)"}
+	}
+	if !a.opts.WorkAgentOnly {
+		// The health prober, before the work shows its new status, so health never lags behind.
+		if obj, exists, err := a.mcas.GetByKey(w.Namespace + "/" + addon); err == nil && exists {
+			if err := a.setCondition(ctx, obj.(*addonv1alpha1.ManagedClusterAddOn), health); err != nil {
+				return err
+			}
+		}
 	}
 	updated := w.DeepCopy()
+	if a.opts.WorkAgentOnly {
+		updated.Status.ResourceStatus.Manifests = feedback(w, outcome == Unhealthy)
+	}
 	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{Type: workv1.WorkApplied, Status: status, Reason: reason, Message: msg, ObservedGeneration: w.Generation})
 	meta.SetStatusCondition(&updated.Status.Conditions, metav1.Condition{Type: workv1.WorkAvailable, Status: status, Reason: avReason, Message: avMsg, ObservedGeneration: w.Generation})
 	if _, err := a.work.WorkV1().ManifestWorks(w.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
@@ -406,4 +470,63 @@ func (a *Agent) report(ctx context.Context, key string) error {
 	}
 	a.statuses.Add(1)
 	return nil
+}
+
+// feedback is the status feedback a work agent returns for the Deployments and DaemonSets of w
+// (WellKnownStatus): every replica ready, or none when unhealthy.
+func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition {
+	var out []workv1.ManifestCondition
+	for i, m := range w.Spec.Workload.Manifests {
+		var obj struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name      string `json:"name"`
+				Namespace string `json:"namespace"`
+			} `json:"metadata"`
+			Spec struct {
+				Replicas *int64 `json:"replicas"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(m.Raw, &obj); err != nil {
+			continue
+		}
+		var values []workv1.FeedbackValue
+		num := func(name string, v int64) {
+			values = append(values, workv1.FeedbackValue{Name: name, Value: workv1.FieldValue{Type: workv1.Integer, Integer: &v}})
+		}
+		resource := ""
+		switch obj.Kind {
+		case "Deployment":
+			resource = "deployments"
+			replicas := int64(1)
+			if obj.Spec.Replicas != nil {
+				replicas = *obj.Spec.Replicas
+			}
+			ready := replicas
+			if unhealthy {
+				ready = 0
+			}
+			num("Replicas", replicas)
+			num("ReadyReplicas", ready)
+			num("AvailableReplicas", ready)
+		case "DaemonSet":
+			resource = "daemonsets"
+			ready := int64(1)
+			if unhealthy {
+				ready = 0
+			}
+			num("DesiredNumberScheduled", 1)
+			num("NumberReady", ready)
+			num("NumberAvailable", ready)
+		default:
+			continue
+		}
+		out = append(out, workv1.ManifestCondition{
+			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(i), Group: "apps", Version: "v1", Kind: obj.Kind, Resource: resource,
+				Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
+			Conditions:      []metav1.Condition{},
+		})
+	}
+	return out
 }

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/krmfn"
+)
+
+const (
+	addonGroup   = "addon.open-cluster-management.io"
+	clusterGroup = "cluster.open-cluster-management.io"
+	// annotationField is the field path of the canary annotation in messages.
+	annotationField = "metadata.annotations[" + canary.Annotation + "]"
+)
+
+// addonVersions are the ClusterManagementAddOn versions whose install strategy this function
+// knows; both have spec.installStrategy.placements[].rolloutStrategy.
+var addonVersions = []string{"v1alpha1", "v1beta1"}
+
+// process translates and validates every ClusterManagementAddOn of the request. Every problem of
+// every add-on is reported; with any, nothing is written (krmfn's contract).
+func process(req *krmfn.Request) error {
+	cfg, err := parseConfig(req.FunctionConfig)
+	if err != nil {
+		return err
+	}
+	placements := map[canary.PlacementKey]bool{}
+	for _, it := range req.Items {
+		if group(it) == clusterGroup && it.GetKind() == "Placement" {
+			placements[canary.PlacementKey{Namespace: it.GetNamespace(), Name: it.GetName()}] = true
+		}
+	}
+	for _, it := range req.Items {
+		if group(it) == addonGroup && it.GetKind() == "ClusterManagementAddOn" {
+			processAddon(req, it, cfg, placements)
+		}
+	}
+	return nil
+}
+
+func group(obj *yaml.RNode) string {
+	g, _, ok := strings.Cut(obj.GetApiVersion(), "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// processAddon translates the rollout strategies of one ClusterManagementAddOn and checks them and
+// its canary annotation. The annotation is rewritten (merged, canonical form) only when a
+// RollingUpdateWithCanary was translated, so an add-on already in OCM's vocabulary keeps its bytes.
+func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements map[canary.PlacementKey]bool) {
+	desc := "ClusterManagementAddOn " + cma.GetName()
+	report := func(p problem) {
+		req.Errorf(cma, p.field, "%s: %s: %s", desc, p.field, p.msg)
+	}
+	_, version, _ := strings.Cut(cma.GetApiVersion(), "/")
+	if !slices.Contains(addonVersions, version) {
+		report(problemf("apiVersion", "%s is not a version this function knows (%s/%s); its rollout strategies would go unchecked",
+			cma.GetApiVersion(), addonGroup, strings.Join(addonVersions, ", "+addonGroup+"/")))
+		return
+	}
+
+	existing, err := canary.Parse(cma.GetAnnotations())
+	if err != nil {
+		req.Errorf(cma, annotationField, "%s: %v", desc, err)
+		return
+	}
+
+	entries, p := installPlacements(cma)
+	if p != nil {
+		report(*p)
+		return
+	}
+
+	var probs []problem
+	install := map[canary.PlacementKey]int{} // install placement → its index
+	added := map[canary.PlacementKey]canary.PlacementKey{}
+	addedAt := map[canary.PlacementKey]string{} // gated → field of its rollingUpdateWithCanary.placement
+	var infos []problem                         // what was translated, said only when all is well
+	for i, e := range entries {
+		path := fmt.Sprintf("spec.installStrategy.placements[%d]", i)
+		ps := yaml.NewRNode(e)
+		if e.Kind != yaml.MappingNode {
+			probs = append(probs, problemf(path, "must be a mapping {name, namespace, configs, rolloutStrategy}"))
+			continue
+		}
+		key, keyProbs := placementKey(ps, path)
+		probs = append(probs, keyProbs...)
+		if len(keyProbs) == 0 {
+			if j, dup := install[key]; dup {
+				probs = append(probs, problemf(path, "placement %s is listed twice (also placements[%d]); OCM keeps one entry per placement", key, j))
+			}
+			install[key] = i
+		}
+		f := ps.Field("rolloutStrategy")
+		if f == nil || f.Value.YNode().Tag == yaml.NodeTagNull {
+			continue // OCM's default, All
+		}
+		rpath := path + ".rolloutStrategy"
+		tr, trProbs := translateStrategy(f.Value, rpath)
+		if len(trProbs) > 0 {
+			probs = append(probs, trProbs...)
+			continue
+		}
+		probs = append(probs, validateStrategy(f.Value, rpath)...)
+		if tr.from != "" {
+			infos = append(infos, problemf(rpath, "%s → %s", tr.from, yaml.GetValue(f.Value.Field("type").Value)))
+		}
+		if tr.canary == nil || len(keyProbs) > 0 {
+			continue
+		}
+		switch c, ok := existing[key]; {
+		case *tr.canary == key:
+			probs = append(probs, problemf(tr.canaryField, "placement %s cannot be its own canary", key))
+			continue
+		case ok && c != *tr.canary:
+			probs = append(probs, problemf(tr.canaryField, "names canary %s, but annotation %s already gives %s the canary %s; keep one",
+				tr.canary, canary.Annotation, key, c))
+			continue
+		}
+		added[key], addedAt[key] = *tr.canary, tr.canaryField
+	}
+
+	merged := maps.Clone(existing)
+	if merged == nil {
+		merged = map[canary.PlacementKey]canary.PlacementKey{}
+	}
+	maps.Copy(merged, added)
+	probs = append(probs, checkCanaries(merged, addedAt, install, placements, cfg)...)
+
+	for _, p := range probs {
+		if p.field == "" {
+			p.field = annotationField
+		}
+		report(p)
+	}
+	if len(probs) > 0 {
+		return
+	}
+	for _, in := range infos {
+		req.Infof(cma, in.field, "%s: %s: %s", desc, in.field, in.msg)
+	}
+	if len(added) == 0 {
+		return
+	}
+	if err := cma.PipeE(yaml.SetAnnotation(canary.Annotation, canary.Format(merged))); err != nil {
+		req.Errorf(cma, annotationField, "%s: writing annotation %s: %v", desc, canary.Annotation, err)
+	}
+}
+
+// checkCanaries checks the canary placements of one add-on (annotation and translated ones):
+//   - a canary gates only a placement of its own add-on (an install placement of the same
+//     ClusterManagementAddOn): the controller reads the annotation per add-on, so an entry for
+//     another add-on's placement would gate nothing;
+//   - the canary placement may be any Placement (seed 000: "more like a reference"): the
+//     controller judges it by what its clusters' ManagedClusterAddOns run, whichever placement or
+//     MCA gave them the configs;
+//   - the canary Placement object is in the input, or listed in spec.externalPlacements;
+//   - no canary cycle (a placement gated, directly or not, by itself).
+//
+// Problems without a field are about the annotation.
+func checkCanaries(canaries map[canary.PlacementKey]canary.PlacementKey, addedAt map[canary.PlacementKey]string,
+	install map[canary.PlacementKey]int, placements map[canary.PlacementKey]bool, cfg settings) []problem {
+	var probs []problem
+	for _, gated := range slices.SortedFunc(maps.Keys(canaries), canary.Compare) {
+		c := canaries[gated]
+		field := addedAt[gated] // "" for an entry of the annotation
+		if _, ok := install[gated]; !ok {
+			probs = append(probs, problemf(field, "gates placement %s, which is not an install placement of this add-on (spec.installStrategy.placements): a canary gates only its own add-on's placements; remove the entry or add the placement",
+				gated))
+		}
+		if !placements[c] && !cfg.external[c] {
+			probs = append(probs, problemf(field, "canary placement %s is not in the input: add its Placement to the package, or list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere",
+				c, c.String()))
+		}
+	}
+	if cyc := canary.Cycles(canaries); len(cyc) > 0 {
+		var names []string
+		for _, k := range cyc {
+			names = append(names, k.String())
+		}
+		probs = append(probs, problemf("", "the canary placements %s form a cycle (or are gated through one): no placement of it could ever roll out",
+			strings.Join(names, ", ")))
+	}
+	return probs
+}
+
+// installPlacements returns the entries of spec.installStrategy.placements; absent or null
+// anywhere on the way means none.
+func installPlacements(cma *yaml.RNode) ([]*yaml.Node, *problem) {
+	n := cma.YNode()
+	path := ""
+	for _, f := range []string{"spec", "installStrategy", "placements"} {
+		if n.Kind != yaml.MappingNode {
+			p := problemf(path, "must be a mapping")
+			return nil, &p
+		}
+		v := yaml.NewRNode(n).Field(f)
+		if v == nil || v.Value.YNode().Tag == yaml.NodeTagNull {
+			return nil, nil
+		}
+		n = v.Value.YNode()
+		path = strings.TrimPrefix(path+"."+f, ".")
+	}
+	if n.Kind != yaml.SequenceNode {
+		p := problemf(path, "must be a list")
+		return nil, &p
+	}
+	return n.Content, nil
+}

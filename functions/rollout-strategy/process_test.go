@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/krmfn"
+)
+
+func TestTranslateStrategy(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+		canary         string // gated placement's canary, "ns/name"
+		wantErr        string
+	}{
+		{name: "UpdateAll", in: "type: UpdateAll\n", want: "type: All\n"},
+		{name: "RollingUpdate without settings takes 25%", in: "type: RollingUpdate\n",
+			want: "type: Progressive\nprogressive:\n  maxConcurrency: 25%\n"},
+		{name: "RollingUpdate with empty settings takes 25%", in: "type: RollingUpdate\nrollingUpdate: {}\n",
+			want: "type: Progressive\nprogressive:\n  maxConcurrency: 25%\n"},
+		{name: "RollingUpdate with null maxConcurrentlyUpdating takes 25%", in: "type: RollingUpdate\nrollingUpdate:\n  maxConcurrentlyUpdating: null\n",
+			want: "type: Progressive\nprogressive:\n  maxConcurrency: 25%\n"},
+		{name: "RollingUpdate keeps an int an int, and comments", in: "# c\ntype: RollingUpdate # t\nrollingUpdate:\n  maxConcurrentlyUpdating: 3 # m\n",
+			want: "# c\ntype: Progressive # t\nprogressive:\n  maxConcurrency: 3 # m\n"},
+		{name: "RollingUpdateWithCanary", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  maxConcurrentlyUpdating: 10%\n  placement:\n    name: c\n    namespace: ns\n",
+			want: "type: Progressive\nprogressive:\n  maxConcurrency: 10%\n", canary: "ns/c"},
+		{name: "RollingUpdateWithCanary default", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  placement: {name: c, namespace: ns}\n",
+			want: "type: Progressive\nprogressive:\n  maxConcurrency: 25%\n", canary: "ns/c"},
+		{name: "OCM's vocabulary untouched", in: "type: Progressive\nprogressive:\n  maxConcurrency: 1\n", want: "type: Progressive\nprogressive:\n  maxConcurrency: 1\n"},
+		{name: "unset type untouched", in: "all:\n  progressDeadline: 5m\n", want: "all:\n  progressDeadline: 5m\n"},
+		{name: "unknown type", in: "type: Blue\n", wantErr: `p.type: "Blue" is not a rollout type`},
+		{name: "type not a string", in: "type: [a]\n", wantErr: `p.type: "[a]" is not a string`},
+		{name: "not a mapping", in: "UpdateAll\n", wantErr: "p: must be a mapping with a type"},
+		{name: "seed settings under OCM type", in: "type: All\nrollingUpdate: {}\n", wantErr: "p.rollingUpdate: belongs to the seed's type RollingUpdate, not to All"},
+		{name: "seed settings under unset type", in: "rollingUpdateWithCanary: {}\n", wantErr: "not to an unset type (OCM's default All)"},
+		{name: "UpdateAll with settings", in: "type: UpdateAll\nrollingUpdate: {}\n", wantErr: "p.rollingUpdate: belongs to type RollingUpdate, but type is UpdateAll"},
+		{name: "mixed vocabularies", in: "type: RollingUpdate\nprogressive: {}\n", wantErr: `p.progressive: type RollingUpdate is the seed's vocabulary`},
+		{name: "unknown rollingUpdate field", in: "type: RollingUpdate\nrollingUpdate:\n  maxConcurrently: 1\n", wantErr: "p.rollingUpdate.maxConcurrently: unknown field (known fields: maxConcurrentlyUpdating)"},
+		{name: "bad maxConcurrentlyUpdating", in: "type: RollingUpdate\nrollingUpdate:\n  maxConcurrentlyUpdating: 1.5\n", wantErr: `p.rollingUpdate.maxConcurrentlyUpdating: "1.5" is not an int or a percentage like 25%`},
+		{name: "canary without settings", in: "type: RollingUpdateWithCanary\n", wantErr: "p.rollingUpdateWithCanary: is required by type RollingUpdateWithCanary"},
+		{name: "canary without placement", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  maxConcurrentlyUpdating: 1\n", wantErr: "p.rollingUpdateWithCanary.placement: is required"},
+		{name: "canary placement as a string", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  placement: ns/c\n", wantErr: "p.rollingUpdateWithCanary.placement: must be a mapping {name, namespace}"},
+		{name: "canary placement without name", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  placement: {namespace: ns}\n", wantErr: "p.rollingUpdateWithCanary.placement.name: is required"},
+		{name: "canary placement with a slash", in: "type: RollingUpdateWithCanary\nrollingUpdateWithCanary:\n  placement: {name: a/b, namespace: ns}\n", wantErr: `p.rollingUpdateWithCanary.placement.name: "a/b" must not contain /`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := yaml.MustParse(tc.in)
+			tr, probs := translateStrategy(rs, "p")
+			if tc.wantErr != "" {
+				if len(probs) == 0 || !strings.Contains(probs[0].field+": "+probs[0].msg, tc.wantErr) {
+					t.Fatalf("problems %+v, want %q", probs, tc.wantErr)
+				}
+				return
+			}
+			if len(probs) > 0 {
+				t.Fatalf("problems %+v", probs)
+			}
+			if got := rs.MustString(); got != tc.want {
+				t.Errorf("translated to\n%s\nwant\n%s", got, tc.want)
+			}
+			got := ""
+			if tr.canary != nil {
+				got = tr.canary.String()
+			}
+			if got != tc.canary {
+				t.Errorf("canary %q, want %q", got, tc.canary)
+			}
+			if probs := validateStrategy(rs, "p"); len(probs) > 0 {
+				t.Errorf("translation is not valid OCM: %+v", probs)
+			}
+		})
+	}
+}
+
+func TestValidateStrategy(t *testing.T) {
+	cases := []struct {
+		name, in string
+		wantErr  string // "" means valid
+	}{
+		{"All", "type: All\n", ""},
+		{"unset", "{}\n", ""},
+		{"All settings", "type: All\nall:\n  progressDeadline: None\n  minSuccessTime: \"0\"\n  maxFailures: 0\n", ""},
+		{"Progressive everything", "type: Progressive\nprogressive:\n  maxConcurrency: 100%\n  maxFailures: 0%\n  minSuccessTime: 1h30m\n  progressDeadline: 90m\n  mandatoryDecisionGroups:\n  - groupName: a\n  - groupIndex: 0\n", ""},
+		{"progressDeadline compound", "type: Progressive\nprogressive:\n  progressDeadline: 1h30m\n", ""},
+		{"ProgressivePerGroup", "type: ProgressivePerGroup\nprogressivePerGroup:\n  maxFailures: 2\n", ""},
+		{"empty progressive", "type: Progressive\nprogressive: {}\n", ""},
+		{"maxConcurrency quoted number", "type: Progressive\nprogressive:\n  maxConcurrency: \"5\"\n", `"5" is a string: write the number without quotes (5)`},
+		{"maxConcurrency spaced percent", "type: Progressive\nprogressive:\n  maxConcurrency: \"25 %\"\n", `p.progressive.maxConcurrency: "25 %" is not an int or a percentage like 25%`},
+		{"maxConcurrency negative", "type: Progressive\nprogressive:\n  maxConcurrency: -1\n", `"-1" is not an int or a percentage`},
+		{"maxConcurrency hex", "type: Progressive\nprogressive:\n  maxConcurrency: 0x10\n", `"0x10" is not an int or a percentage`},
+		{"maxConcurrency fraction", "type: Progressive\nprogressive:\n  maxConcurrency: 2.5%\n", `"2.5%" is not an int or a percentage`},
+		{"maxConcurrency list", "type: Progressive\nprogressive:\n  maxConcurrency: [1]\n", `"[1]" is not an int or a percentage`},
+		{"maxFailures 101%", "type: ProgressivePerGroup\nprogressivePerGroup:\n  maxFailures: 101%\n", `"101%" is not an int or a percentage`},
+		{"maxConcurrency under ProgressivePerGroup", "type: ProgressivePerGroup\nprogressivePerGroup:\n  maxConcurrency: 1\n", "p.progressivePerGroup.maxConcurrency: unknown field"},
+		{"mandatoryDecisionGroups under All", "type: All\nall:\n  mandatoryDecisionGroups: []\n", "p.all.mandatoryDecisionGroups: unknown field"},
+		{"progressDeadline days", "type: All\nall:\n  progressDeadline: 1d\n", `"1d" is not a duration`},
+		{"progressDeadline pattern-only", "type: All\nall:\n  progressDeadline: 5|\n", `"5|" is not a duration`},
+		{"progressDeadline xNone", "type: All\nall:\n  progressDeadline: xNone\n", `"xNone" is not a duration`},
+		{"progressDeadline int", "type: All\nall:\n  progressDeadline: 10\n", `"10" is not a duration such as 90m or None; quote it`},
+		{"minSuccessTime bad", "type: Progressive\nprogressive:\n  minSuccessTime: 5 minutes\n", `"5 minutes" is not a Go duration`},
+		{"minSuccessTime negative", "type: Progressive\nprogressive:\n  minSuccessTime: -1s\n", `"-1s" is negative`},
+		{"settings of another type", "type: Progressive\nall: {}\n", "p.all: is set but type is Progressive"},
+		{"unknown strategy field", "type: All\ncanary: x\n", "p.canary: unknown field"},
+		{"groups not a list", "type: Progressive\nprogressive:\n  mandatoryDecisionGroups: a\n", "must be a list"},
+		{"group not a mapping", "type: Progressive\nprogressive:\n  mandatoryDecisionGroups: [a]\n", "mandatoryDecisionGroups[0]: must be a mapping"},
+		{"group index negative", "type: Progressive\nprogressive:\n  mandatoryDecisionGroups: [{groupIndex: -1}]\n", `groupIndex: "-1" is not a decision group index`},
+		{"group name not a string", "type: Progressive\nprogressive:\n  mandatoryDecisionGroups: [{groupName: [a]}]\n", `groupName: "[a]" is not a decision group name`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			probs := validateStrategy(yaml.MustParse(tc.in), "p")
+			if tc.wantErr == "" {
+				if len(probs) > 0 {
+					t.Fatalf("problems %+v, want none", probs)
+				}
+				return
+			}
+			if len(probs) != 1 || !strings.Contains(probs[0].field+": "+probs[0].msg, tc.wantErr) {
+				t.Fatalf("problems %+v, want one containing %q", probs, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	cases := []struct {
+		name, in string
+		external []string
+		wantErr  string
+	}{
+		{"none", "", nil, ""},
+		{"typed", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [a/b, c/d]\n", []string{"a/b", "c/d"}, ""},
+		{"typed empty spec", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec: {}\n", nil, ""},
+		{"ConfigMap comma list", "apiVersion: v1\nkind: ConfigMap\ndata:\n  externalPlacements: a/b, c/d\n", []string{"a/b", "c/d"}, ""},
+		{"ConfigMap YAML list", "apiVersion: v1\nkind: ConfigMap\ndata:\n  externalPlacements: '[a/b]'\n", []string{"a/b"}, ""},
+		{"ConfigMap without data", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", nil, ""},
+		{"wrong kind", "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\n", nil, "functionConfig must be addonops.io/v1alpha1 RolloutStrategyFunction or v1 ConfigMap, got addonops.io/v1alpha1 ConfigHash"},
+		{"unknown spec field", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  external: []\n", nil, `functionConfig spec: unknown field "external"`},
+		{"unknown top field", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspecs: {}\n", nil, `functionConfig: unknown field "specs"`},
+		{"unknown data key", "apiVersion: v1\nkind: ConfigMap\ndata:\n  externalPlacement: a/b\n", nil, `unknown field "externalPlacement"`},
+		{"bad placement", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [b]\n", nil, `spec.externalPlacements[0]: "b" is not <namespace>/<placement>`},
+		{"not a list", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: a/b\n", nil, "spec.externalPlacements: must be a list"},
+		{"list of mappings", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [{name: a}]\n", nil, "spec.externalPlacements[0]: must be a string"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var fc *yaml.RNode
+			if tc.in != "" {
+				fc = yaml.MustParse(tc.in)
+			}
+			s, err := parseConfig(fc)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.external) != len(tc.external) {
+				t.Fatalf("external = %v, want %v", s.external, tc.external)
+			}
+			for _, e := range tc.external {
+				k, _ := canary.ParsePlacementKey(e)
+				if !s.external[k] {
+					t.Fatalf("external = %v, want %v", s.external, tc.external)
+				}
+			}
+		})
+	}
+}
+
+// run executes the function on plain YAML and returns stdout, stderr and the exit code.
+func run(t *testing.T, in string, fc *yaml.RNode) (string, string, int) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	code := krmfn.Execute("rollout-strategy", krmfn.Input{Stdin: strings.NewReader(in), FunctionConfig: fc}, process, &out, &errw)
+	return out.String(), errw.String(), code
+}
+
+const cmaWithCanary = `apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ClusterManagementAddOn
+metadata:
+  name: hello
+spec:
+  installStrategy:
+    type: Placements
+    placements:
+    - name: prod
+      namespace: ns
+      rolloutStrategy:
+        type: RollingUpdateWithCanary
+        rollingUpdateWithCanary:
+          placement: {name: canary, namespace: ns}
+    - name: canary
+      namespace: ns
+`
+
+// The canary Placement must be in the input or named external; an external one that is also in
+// the input is fine.
+func TestCanaryPlacementPresence(t *testing.T) {
+	placement := "---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: canary, namespace: ns}\n"
+	external := yaml.MustParse("apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [ns/canary]\n")
+	if _, stderr, code := run(t, cmaWithCanary, nil); code != 1 || !strings.Contains(stderr, "canary placement ns/canary is not in the input") {
+		t.Fatalf("missing Placement: exit %d, stderr %s", code, stderr)
+	}
+	for name, tc := range map[string]struct {
+		in string
+		fc *yaml.RNode
+	}{"in the input": {cmaWithCanary + placement, nil}, "external": {cmaWithCanary, external}, "both": {cmaWithCanary + placement, external}} {
+		out, stderr, code := run(t, tc.in, tc.fc)
+		if code != 0 || !strings.Contains(out, `addonops.io/canary-placements: '{"ns/prod": "ns/canary"}'`) {
+			t.Errorf("%s: exit %d, stderr %s, out:\n%s", name, code, stderr, out)
+		}
+	}
+	// A Placement of another group, or in another namespace, is not the canary.
+	other := strings.NewReplacer("cluster.open-cluster-management.io", "example.com", "namespace: ns}", "namespace: other}")
+	for _, p := range []string{other.Replace(placement)} {
+		if _, _, code := run(t, cmaWithCanary+p, nil); code != 1 {
+			t.Errorf("a look-alike Placement counted as the canary:\n%s", p)
+		}
+	}
+}
+
+// Errors of one add-on stop the whole output, and every add-on's errors are reported.
+func TestEveryAddonReported(t *testing.T) {
+	bad := strings.ReplaceAll(cmaWithCanary, "name: hello", "name: a")
+	bad2 := strings.ReplaceAll(strings.ReplaceAll(cmaWithCanary, "name: hello", "name: b"), "type: RollingUpdateWithCanary", "type: Rolling")
+	out, stderr, code := run(t, bad+"---\n"+bad2, nil)
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, out %q", code, out)
+	}
+	for _, want := range []string{"ClusterManagementAddOn a: ", "ClusterManagementAddOn b: spec.installStrategy.placements[0].rolloutStrategy.type: \"Rolling\""} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestInstallPlacements(t *testing.T) {
+	for name, tc := range map[string]struct{ placements, want string }{
+		"duplicate":         {"    - {name: a, namespace: ns}\n    - {name: a, namespace: ns}\n", "placements[1]: placement ns/a is listed twice (also placements[0])"},
+		"no namespace":      {"    - {name: a}\n", "placements[0].namespace: is required"},
+		"not a mapping":     {"    - a\n", "placements[0]: must be a mapping"},
+		"placements a map":  {"      a: b\n", "spec.installStrategy.placements: must be a list"},
+		"strategy a string": {"    - {name: a, namespace: ns, rolloutStrategy: All}\n", "placements[0].rolloutStrategy: must be a mapping"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ClusterManagementAddOn\nmetadata:\n  name: x\nspec:\n  installStrategy:\n    placements:\n" + tc.placements
+			_, stderr, code := run(t, in, nil)
+			if code != 1 || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %s; want %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// Regression (found by FuzzRolloutStrategy): kyaml writes a flow-style null installStrategy back
+// as ”, which must be a clear error, not kyaml's "wrong node kind" message.
+func TestInstallStrategyNotAMapping(t *testing.T) {
+	for in, want := range map[string]string{
+		"spec: {installStrategy: ''}\n": "ClusterManagementAddOn x: spec.installStrategy: must be a mapping",
+		"spec: a\n":                     "ClusterManagementAddOn x: spec: must be a mapping",
+		"spec: {installStrategy}\n":     "", // null: no install placements
+	} {
+		doc := "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ClusterManagementAddOn\nmetadata:\n  name: x\n" + in
+		_, stderr, code := run(t, doc, nil)
+		if want == "" {
+			if code != 0 {
+				t.Errorf("%q: exit %d, stderr %s", in, code, stderr)
+			}
+			continue
+		}
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("%q: exit %d, stderr %q; want %q", in, code, stderr, want)
+		}
+	}
+}
