@@ -80,6 +80,24 @@ type Options struct {
 	Coalesce time.Duration
 	// WriteParallelism bounds concurrent MCA writes of one decision. Default 16.
 	WriteParallelism int
+	// ConfigGC configures the garbage collection of superseded config versions (package configgc).
+	ConfigGC ConfigGCOptions
+}
+
+// ConfigGCOptions configure the garbage collection of superseded config versions.
+type ConfigGCOptions struct {
+	// Disabled turns it off (--config-gc=false).
+	Disabled bool
+	// Keep is how many unused versions per base name are kept, newest first (--config-gc-keep).
+	// Negative means the default, 1.
+	Keep int
+	// MinAge is how old a version must be before it is deleted (--config-gc-min-age). Zero means
+	// the default, 10m; negative means no minimum.
+	MinAge time.Duration
+	// DryRun only reports what would be deleted (events, logs, metric), deleting nothing.
+	DryRun bool
+	// Interval is how often it runs. Default 1m.
+	Interval time.Duration
 }
 
 // Complete validates o and fills in the defaults.
@@ -103,6 +121,18 @@ func (o *Options) Complete() error {
 	}
 	if o.WriteParallelism <= 0 {
 		o.WriteParallelism = 16
+	}
+	if o.ConfigGC.Keep < 0 {
+		o.ConfigGC.Keep = 1
+	}
+	switch {
+	case o.ConfigGC.MinAge == 0:
+		o.ConfigGC.MinAge = 10 * time.Minute
+	case o.ConfigGC.MinAge < 0:
+		o.ConfigGC.MinAge = 0
+	}
+	if o.ConfigGC.Interval <= 0 {
+		o.ConfigGC.Interval = time.Minute
 	}
 	return nil
 }
@@ -289,6 +319,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	run(2, c.installQ, "install", c.syncInstall)
 	run(2, c.rolloutQ, "rollout", c.syncRollout)
 	run(c.opts.Workers, c.progressQ, "progress", c.syncProgress)
+	if !c.opts.ConfigGC.Disabled {
+		wg.Go(func() { c.collectConfigsEvery(ctx, c.opts.ConfigGC.Interval) })
+	}
 	<-ctx.Done()
 	logger.Info("Shutting down")
 	c.installQ.ShutDown()
