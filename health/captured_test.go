@@ -68,7 +68,10 @@ func (c capture) file() string {
 // TestCapturedFromController runs addonops' controller on a real API server with simulated
 // clusters through an install (one cluster's agent slow), a progressive upgrade (Git synced before
 // the controller saw it, one cluster in flight, then one cluster failing, which stops the rollout),
-// a fix-forward to a new version that completes, and an add-on whose placement and config do not
+// a fix-forward to a new version that completes, an upgrade that fails on its first cluster
+// (maxFailures 0) and is reverted in Git (a rollback, caught under way and done), an upgrade whose
+// add-on stays unhealthy after its works applied, a ManagedClusterAddOn whose own config does not
+// exist, the switch to install strategy Manual, and an add-on whose placement and config do not
 // exist. At each phase it takes the ClusterManagementAddOn, ManagedClusterAddOns and ManifestWorks
 // the controller and the simulated agents wrote, checks the Lua scripts, the Flux expressions and
 // the status command's verdicts on them, and compares them with the captured testdata
@@ -196,7 +199,9 @@ func TestCapturedFromController(t *testing.T) {
 		capture{phase: "rolling-back", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
 		capture{phase: "rolling-back", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Progressing"},
 		capture{phase: "rolling-back", label: "cluster1", gvr: workGVR, namespace: "cluster1", name: "addon-hello-deploy-0", want: "Progressing",
-			ready: func(u *unstructured.Unstructured) bool { return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v3)) }},
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v3))
+			}},
 	)
 
 	// cluster1's agent answers: the rollback completes.
@@ -224,9 +229,13 @@ func TestCapturedFromController(t *testing.T) {
 	take(
 		capture{phase: "upgrade-unhealthy", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
 		capture{phase: "upgrade-unhealthy", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Progressing",
-			ready: func(u *unstructured.Unstructured) bool { return strings.Contains(fmt.Sprint(u.Object["status"]), "waiting for it to be healthy") }},
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.Object["status"]), "waiting for it to be healthy")
+			}},
 		capture{phase: "upgrade-unhealthy", label: "cluster1", gvr: workGVR, namespace: "cluster1", name: "addon-hello-deploy-0", want: "Healthy",
-			ready: func(u *unstructured.Unstructured) bool { return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v5)) }},
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v5))
+			}},
 	)
 
 	// cluster3's ManagedClusterAddOn names a config of its own that does not exist: it cannot be
@@ -247,7 +256,9 @@ func TestCapturedFromController(t *testing.T) {
 	// Install strategy Manual: nothing rolls out; the progressions stay as history (reason Manual).
 	setManual(t, s)
 	take(capture{phase: "manual", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy",
-		ready: func(u *unstructured.Unstructured) bool { return strings.Contains(fmt.Sprint(u.Object["status"]), rolloutplan.ReasonManual) }})
+		ready: func(u *unstructured.Unstructured) bool {
+			return strings.Contains(fmt.Sprint(u.Object["status"]), rolloutplan.ReasonManual)
+		}})
 
 	// Another add-on whose first placement does not exist and whose second names a missing config.
 	broken := &addonv1alpha1.ClusterManagementAddOn{
@@ -443,7 +454,36 @@ func normalize(u *unstructured.Unstructured) *unstructured.Unstructured {
 		u.SetOwnerReferences(refs)
 	}
 	fixTimes(u.Object["status"])
+	sortConditions(u.Object["status"])
 	return u
+}
+
+// sortConditions orders every conditions list under v by type. Several writers add conditions to
+// an MCA (the controller: Configured, Progressing; the deployer: ManifestApplied; the health
+// prober: Available), so their order depends on who wrote first; no check depends on it.
+func sortConditions(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, item := range v {
+			if list, ok := item.([]any); ok && k == "conditions" {
+				slices.SortStableFunc(list, func(a, b any) int {
+					return strings.Compare(fmt.Sprint(field(a, "type")), fmt.Sprint(field(b, "type")))
+				})
+			}
+			sortConditions(item)
+		}
+	case []any:
+		for _, item := range v {
+			sortConditions(item)
+		}
+	}
+}
+
+func field(v any, name string) any {
+	if m, ok := v.(map[string]any); ok {
+		return m[name]
+	}
+	return nil
 }
 
 // fixTimes sets every lastTransitionTime under v to fixedTime.
