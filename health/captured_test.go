@@ -71,7 +71,7 @@ func (c capture) file() string {
 // a fix-forward to a new version that completes, an upgrade that fails on its first cluster
 // (maxFailures 0) and is reverted in Git (a rollback, caught under way and done), an upgrade whose
 // add-on stays unhealthy after its works applied, a ManagedClusterAddOn whose own config does not
-// exist, the switch to install strategy Manual, and an add-on whose placement and config do not
+// exist, a version the add-on manager cannot render, the switch to install strategy Manual, and an add-on whose placement and config do not
 // exist. At each phase it takes the ClusterManagementAddOn, ManagedClusterAddOns and ManifestWorks
 // the controller and the simulated agents wrote, checks the Lua scripts, the Flux expressions and
 // the status command's verdicts on them, and compares them with the captured testdata
@@ -251,6 +251,20 @@ func TestCapturedFromController(t *testing.T) {
 	take(
 		capture{phase: "mca-config-not-found", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
 		capture{phase: "mca-config-not-found", label: "cluster3", gvr: mcaGVR, namespace: "cluster3", name: "hello", want: "Degraded"},
+	)
+
+	// v6 cannot be rendered for cluster1 (the add-on manager reports ManifestApplied=False): the
+	// upgrade fails at once, naming the deployer's error.
+	v6 := s.Config("hello-config", "v6")
+	s.Outcome("cluster1", v6, simagent.RenderError)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v6, Strategy: strategy})
+	s.WaitCMA(time.Minute, "upgrade to v6 failed on cluster1's render error", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonUpgradeFailed && desires(cma, v6) && strings.Contains(m, "ManifestApplied=False")
+	})
+	take(
+		capture{phase: "render-error", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"},
+		capture{phase: "render-error", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Degraded"},
 	)
 
 	// Install strategy Manual: nothing rolls out; the progressions stay as history (reason Manual).
