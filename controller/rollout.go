@@ -17,6 +17,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 )
@@ -69,6 +70,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		}
 		c.freshCMA.wrote(name, res)
 		c.reportProblems(ctx, cma, plan.Status)
+		rolloutmetrics.ObserveProgressions(name, cma.Status.InstallProgressions, plan.Status.InstallProgressions, time.Now())
 	}
 
 	if len(plan.Updates) > 0 {

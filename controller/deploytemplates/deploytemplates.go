@@ -84,3 +84,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.cache.Shutdown()
 	return nil
 }
+
+// Start runs the reconcilers until ctx is done: it makes the Runner a manager.Runnable.
+func (r *Runner) Start(ctx context.Context) error { return r.Run(ctx) }
+
+// NeedLeaderElection tells the manager to run the reconcilers only on the leader replica.
+func (r *Runner) NeedLeaderElection() bool { return true }
