@@ -128,7 +128,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}()
 	}
 
-	logger := klog.Background()
+	// The process logs through klog; tests running several instances give each its own logger.
+	logger := klog.FromContext(ctx)
 	ctx = klog.NewContext(ctx, logger)
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -154,7 +155,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(c); err != nil {
+	if err := mgr.Add(withLogger{c, logger}); err != nil {
 		return err
 	}
 	if *deployTemplates {
@@ -162,7 +163,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := mgr.Add(templates); err != nil {
+		if err := mgr.Add(withLogger{templates, logger}); err != nil {
 			return err
 		}
 	}
@@ -170,7 +171,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(hub); err != nil {
+	if err := mgr.Add(withLogger{hub, logger}); err != nil {
 		return err
 	}
 	defer rolloutmetrics.AddClusterCounter(c.RolloutClusterCounts)()
@@ -188,6 +189,24 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		"leaseNamespace", leaseNamespace, "metrics", *metricsAddr, "probes", *probeAddr)
 	return mgr.Start(ctx)
 }
+
+// leaderRunnable is a manager.Runnable that says whether it needs the Lease.
+type leaderRunnable interface {
+	manager.Runnable
+	NeedLeaderElection() bool
+}
+
+// withLogger gives a runnable the command's logger: the manager starts runnables with contexts
+// of its own, which carry none.
+type withLogger struct {
+	r      leaderRunnable
+	logger klog.Logger
+}
+
+func (w withLogger) Start(ctx context.Context) error {
+	return w.r.Start(klog.NewContext(ctx, w.logger))
+}
+func (w withLogger) NeedLeaderElection() bool { return w.r.NeedLeaderElection() }
 
 // informersSynced is the readiness check of the controller's caches. A replica waiting for the
 // Lease starts no informers and counts as ready: a standby that never got ready would stall every
