@@ -232,6 +232,9 @@ func TestMetricsDuringRollout(t *testing.T) {
 		var body string
 		waitFor(t, timeout, what, func() bool {
 			body = in.scrape()
+			if body == "" {
+				return false
+			}
 			st := states(body, addon)
 			if len(seen) == 0 || !equal(seen[len(seen)-1], st) {
 				seen = append(seen, st)
