@@ -245,7 +245,17 @@ func (s *configSource) newInformer(ctx context.Context, gr configref.GroupResour
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			w, err := api.Watch(ctx, o)
-			s.observeAccess(ctx, gr, ci, "watch", err)
+			// A refused watch-list request (the reflector's first try, streaming the initial list)
+			// is followed at once by a plain list, which says the same as "list": recording both
+			// would make the problem flip between the two verbs at every retry.
+			// A watch-list request that succeeds fills the cache by itself, so whatever was refused
+			// before no longer matters.
+			switch watchList := o.SendInitialEvents != nil && *o.SendInitialEvents; {
+			case watchList && err == nil:
+				s.observeAccess(ctx, gr, ci, "", nil)
+			case !watchList:
+				s.observeAccess(ctx, gr, ci, "watch", err)
+			}
 			return w, err
 		},
 	}
@@ -254,26 +264,34 @@ func (s *configSource) newInformer(ctx context.Context, gr configref.GroupResour
 }
 
 // observeAccess records the outcome of a list or watch call: a refusal sets ci.forbidden (logged
-// at error level when it starts or changes), a success clears it.
+// at error level when it starts), a success of the refused verb (verb "": of a watch-list request)
+// clears it. The problem keeps its first verb until then, so its message, the add-on's status and
+// the event stay the same across retries.
 func (s *configSource) observeAccess(ctx context.Context, gr configref.GroupResource, ci *configInformer, verb string, err error) {
 	switch {
 	case err == nil:
 		ci.mu.Lock()
 		was := ci.forbidden
-		ci.forbidden = nil
+		cleared := was != nil && (verb == "" || was.Verb == verb)
+		if cleared {
+			ci.forbidden = nil
+		}
 		ci.mu.Unlock()
-		if was != nil {
+		if cleared {
 			klog.FromContext(ctx).Info("Allowed to read configs again", "resource", ci.gvr.String(), "verb", verb)
 			s.onAccess(gr, nil)
 			s.onChange()
 		}
 	case apierrors.IsForbidden(err):
-		ferr := &ForbiddenError{Verb: verb, Group: ci.gvr.Group, Resource: ci.gvr.Resource, Err: err}
 		ci.mu.Lock()
-		was := ci.forbidden
-		ci.forbidden = ferr
+		ferr := ci.forbidden
+		first := ferr == nil
+		if first {
+			ferr = &ForbiddenError{Verb: verb, Group: ci.gvr.Group, Resource: ci.gvr.Resource, Err: err}
+			ci.forbidden = ferr
+		}
 		ci.mu.Unlock()
-		if was == nil || was.Verb != verb {
+		if first {
 			klog.FromContext(ctx).Error(err, "Forbidden to read configs; add-ons referencing them wait", "resource", ci.gvr.String(), "verb", verb, "fix", ferr.Error())
 			// Decisions waiting for this informer to sync may go on now, with the error.
 			s.onChange()
