@@ -207,4 +207,3 @@ func fooCRD(t *testing.T, e *env, gvr schema.GroupVersionResource) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
