@@ -158,6 +158,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := mgr.Add(withLogger{c, logger}); err != nil {
 		return err
 	}
+	synced := c.Synced
 	if *deployTemplates {
 		templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: opts.Addons, Workers: opts.Workers, Resync: opts.Resync})
 		if err != nil {
@@ -166,6 +167,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := mgr.Add(withLogger{templates, logger}); err != nil {
 			return err
 		}
+		synced = func() bool { return c.Synced() && templates.Synced() }
 	}
 	hub, err := newHubChecker(cfg)
 	if err != nil {
@@ -182,7 +184,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := mgr.AddReadyzCheck("hub", hub.Check); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr.Elected(), c.Synced)); err != nil {
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr.Elected(), synced)); err != nil {
 		return err
 	}
 	logger.Info("Starting", "version", version.Get(), "hub", cfg.Host, "leaderElection", *leaderElect,

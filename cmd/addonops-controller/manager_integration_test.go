@@ -95,11 +95,11 @@ func TestLeaderElection(t *testing.T) {
 	waitFor(t, 30*time.Second, "b ready", func() bool { code, _ := b.readyz(); return code == http.StatusOK })
 }
 
-// /readyz follows the hub: false and an error line within 10 s of its API server stopping, true
+// /readyz follows the hub (with the template reconcilers too): false and an error line within 10 s of its API server stopping, true
 // again when it is back.
 func TestReadyzFollowsHub(t *testing.T) {
 	hub := localhub.ForTest(t)
-	in := startInstance(t, hub, "solo", "--leader-elect=false")
+	in := startInstance(t, hub, "solo", "--leader-elect=false", "--deploy-templates")
 	waitFor(t, 30*time.Second, "ready", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
 	code, body := in.readyz()
 	for _, check := range []string{"[+]hub ok", "[+]informers ok"} {
@@ -223,6 +223,23 @@ func TestMetricsDuringRollout(t *testing.T) {
 	t.Cleanup(func() {
 		_ = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Delete(context.Background(), addon, metav1.DeleteOptions{})
 	})
+	// The CMA's progression, for the log: the histogram is fed by its transitions.
+	w, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + addon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	go func() {
+		for ev := range w.ResultChan() {
+			if cma, ok := ev.Object.(*addonv1alpha1.ClusterManagementAddOn); ok {
+				for _, ip := range cma.Status.InstallProgressions {
+					for _, cond := range ip.Conditions {
+						t.Logf("CMA rv %s progression %s: %s %s %s (since %s)", cma.ResourceVersion, ip.Name, cond.Status, cond.Reason, cond.Message, cond.LastTransitionTime.Format(time.TimeOnly))
+					}
+				}
+			}
+		}
+	}()
 
 	// Scrape every 200ms and keep every distinct view of the add-on's clusters.
 	const p = addon + "/all"
@@ -244,7 +261,14 @@ func TestMetricsDuringRollout(t *testing.T) {
 		})
 		return body
 	}
-	scrapeUntil("every cluster installed", 60*time.Second, func(st map[string]int) bool { return st[p+" InstallSucceed"] == 3 })
+	// The histogram follows the CMA's install progression, which the rollout reconciler writes a
+	// moment after the last MCA changed: wait for it before the upgrade, which would otherwise turn
+	// Installing into Upgrading with no install ever finished.
+	installed := `addonops_rollout_duration_seconds_count{addon="` + addon + `",placement="` + p + `",result="InstallSucceed"} 1`
+	upgraded := `addonops_rollout_duration_seconds_count{addon="` + addon + `",placement="` + p + `",result="UpgradeSucceed"} 1`
+	scrapeUntil("every cluster installed and the install progression finished", 60*time.Second, func(st map[string]int) bool {
+		return st[p+" InstallSucceed"] == 3 && strings.Contains(in.scrape(), installed)
+	})
 	if !anySeen(seen, p+" Installing") {
 		t.Errorf("never saw a cluster Installing: %v", seen)
 	}
@@ -258,7 +282,10 @@ func TestMetricsDuringRollout(t *testing.T) {
 	if _, err := api.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	body := scrapeUntil("every cluster upgraded", 60*time.Second, func(st map[string]int) bool { return st[p+" UpgradeSucceed"] == 3 })
+	body := scrapeUntil("every cluster upgraded and the progression finished", 60*time.Second, func(st map[string]int) bool {
+		return st[p+" UpgradeSucceed"] == 3 && strings.Contains(in.scrape(), upgraded)
+	})
+	body = in.scrape()
 	if !anySeen(seen, p+" Upgrading") {
 		t.Errorf("never saw a cluster Upgrading: %v", seen)
 	}
@@ -275,14 +302,13 @@ func TestMetricsDuringRollout(t *testing.T) {
 	}
 
 	for _, want := range []string{
-		`addonops_rollout_duration_seconds_count{addon="` + addon + `",placement="` + p + `",result="InstallSucceed"} 1`,
-		`addonops_rollout_duration_seconds_count{addon="` + addon + `",placement="` + p + `",result="UpgradeSucceed"} 1`,
+		installed, upgraded,
 		`workqueue_adds_total{controller="rollout",name="rollout"`,
 		`workqueue_depth{controller="progress",name="progress"`,
 		`rest_client_requests_total{code="200"`,
 	} {
 		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %s", want)
+			t.Errorf("/metrics lacks %s; it has:\n%s", want, grepLines(body, "addonops_"))
 		}
 	}
 	if strings.Contains(body, "addonops_rollout_failures_total{addon=\""+addon) {
@@ -309,4 +335,14 @@ func anySeen(seen []map[string]int, key string) bool {
 		}
 	}
 	return false
+}
+
+func grepLines(body, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, prefix) && !strings.Contains(l, "_bucket{") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
