@@ -31,6 +31,8 @@ type hubChecker struct {
 	rc       rest.Interface
 	interval time.Duration
 	timeout  time.Duration
+	// errorEvery is how often a lasting failure is logged again.
+	errorEvery time.Duration
 
 	mu           sync.Mutex
 	checked      bool
@@ -47,7 +49,7 @@ func newHubChecker(cfg *rest.Config) (*hubChecker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the hub reachability client: %w", err)
 	}
-	return &hubChecker{host: cfg.Host, rc: kube.Discovery().RESTClient(), interval: hubCheckInterval, timeout: hubCheckTimeout}, nil
+	return &hubChecker{host: cfg.Host, rc: kube.Discovery().RESTClient(), interval: hubCheckInterval, timeout: hubCheckTimeout, errorEvery: hubErrorEvery}, nil
 }
 
 // Start checks until ctx is done (manager.Runnable).
@@ -103,7 +105,7 @@ func (h *hubChecker) check(ctx context.Context) {
 	case err != nil && h.err == nil:
 		h.failingSince, h.lastLogged = now, now
 		logger.Error(err, "Hub unreachable; the controller waits for it")
-	case err != nil && now.Sub(h.lastLogged) >= hubErrorEvery:
+	case err != nil && now.Sub(h.lastLogged) >= h.errorEvery:
 		h.lastLogged = now
 		logger.Error(err, "Hub still unreachable", "for", now.Sub(h.failingSince).Round(time.Second).String())
 	case err == nil && h.err != nil:
