@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +53,9 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/internal/configref"
 )
 
 // Add-on selection modes (--addons).
@@ -80,6 +83,24 @@ type Options struct {
 	Coalesce time.Duration
 	// WriteParallelism bounds concurrent MCA writes of one decision. Default 16.
 	WriteParallelism int
+	// ConfigGC configures the garbage collection of superseded config versions (package configgc).
+	ConfigGC ConfigGCOptions
+}
+
+// ConfigGCOptions configure the garbage collection of superseded config versions.
+type ConfigGCOptions struct {
+	// Disabled turns it off (--config-gc=false).
+	Disabled bool
+	// Keep is how many unused versions per base name are kept, newest first (--config-gc-keep).
+	// Negative means the default, 1.
+	Keep int
+	// MinAge is how old a version must be before it is deleted (--config-gc-min-age). Zero means
+	// the default, 10m; negative means no minimum.
+	MinAge time.Duration
+	// DryRun only reports what would be deleted (events, logs, metric), deleting nothing.
+	DryRun bool
+	// Interval is how often it runs. Default 1m.
+	Interval time.Duration
 }
 
 // Complete validates o and fills in the defaults.
@@ -103,6 +124,18 @@ func (o *Options) Complete() error {
 	}
 	if o.WriteParallelism <= 0 {
 		o.WriteParallelism = 16
+	}
+	if o.ConfigGC.Keep < 0 {
+		o.ConfigGC.Keep = 1
+	}
+	switch {
+	case o.ConfigGC.MinAge == 0:
+		o.ConfigGC.MinAge = 10 * time.Minute
+	case o.ConfigGC.MinAge < 0:
+		o.ConfigGC.MinAge = 0
+	}
+	if o.ConfigGC.Interval <= 0 {
+		o.ConfigGC.Interval = time.Minute
 	}
 	return nil
 }
@@ -137,6 +170,13 @@ type Controller struct {
 	// only, when set, restricts the controller to these add-on names: tests run several controllers
 	// on one hub, each on its own add-on.
 	only map[string]bool
+
+	// started is set when Run has started the informers (Synced).
+	started atomic.Bool
+	// forbiddenMu guards forbiddenTold: per config kind the controller may not read, the CMAs
+	// already told so by an event.
+	forbiddenMu   sync.Mutex
+	forbiddenTold map[configref.GroupResource]map[string]bool
 }
 
 const (
@@ -231,7 +271,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	c.placements = placementInf.Lister()
 	c.decisions = decisionInf.Lister()
 	c.workIndex = workInf.Informer().GetIndexer()
-	c.configs = newConfigSource(kube.Discovery(), dyn, opts.Resync, c.enqueueAllRollouts)
+	c.configs = newConfigSource(kube.Discovery(), dyn, opts.Resync, c.enqueueAllRollouts, c.configAccess)
 
 	for _, reg := range []func() error{
 		func() error { _, err := cmaInf.Informer().AddEventHandler(c.cmaHandler()); return err },
@@ -275,6 +315,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.addonFactory.Start(ctx.Done())
 	c.clusterFactory.Start(ctx.Done())
 	c.workFactory.Start(ctx.Done())
+	c.started.Store(true)
 	if !cache.WaitForCacheSync(ctx.Done(), c.hasSynced()...) {
 		return fmt.Errorf("waiting for the informer caches to sync: %w", ctx.Err())
 	}
@@ -289,6 +330,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	run(2, c.installQ, "install", c.syncInstall)
 	run(2, c.rolloutQ, "rollout", c.syncRollout)
 	run(c.opts.Workers, c.progressQ, "progress", c.syncProgress)
+	if !c.opts.ConfigGC.Disabled {
+		wg.Go(func() { c.collectConfigsEvery(ctx, c.opts.ConfigGC.Interval) })
+	}
 	<-ctx.Done()
 	logger.Info("Shutting down")
 	c.installQ.ShutDown()
@@ -565,4 +609,105 @@ func splitKey(key string) (namespace, name string) {
 		return "", key
 	}
 	return ns, n
+}
+
+// Running under controller-runtime's manager (cmd/addonops-controller).
+
+// Start runs the controller until ctx is done: it makes the controller a manager.Runnable.
+func (c *Controller) Start(ctx context.Context) error { return c.Run(ctx) }
+
+// NeedLeaderElection tells the manager to run the controller only on the leader replica: two
+// controllers writing the same statuses would fight.
+func (c *Controller) NeedLeaderElection() bool { return true }
+
+// Synced reports whether Run has started and every informer cache has synced: the controller's
+// decisions rest on complete caches from then on (readiness).
+func (c *Controller) Synced() bool {
+	if !c.started.Load() {
+		return false
+	}
+	for _, synced := range c.hasSynced() {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// EventReasonConfigurationForbidden is the reason of the Warning event on a CMA whose configs the
+// controller may not read (ForbiddenError).
+const EventReasonConfigurationForbidden = "ConfigurationForbidden"
+
+// configAccess is the config source's onAccess: it raises a Warning event on every managed CMA
+// that references a config kind the controller may not read, once per CMA and problem (the
+// informer calls it at every retry, so CMAs that start referencing the kind later are told too),
+// and forgets them when the permission is granted.
+func (c *Controller) configAccess(gr configref.GroupResource, ferr *ForbiddenError) {
+	c.forbiddenMu.Lock()
+	defer c.forbiddenMu.Unlock()
+	if ferr == nil {
+		delete(c.forbiddenTold, gr)
+		return
+	}
+	if c.forbiddenTold == nil {
+		c.forbiddenTold = map[configref.GroupResource]map[string]bool{}
+	}
+	told := c.forbiddenTold[gr]
+	if told == nil {
+		told = map[string]bool{}
+		c.forbiddenTold[gr] = told
+	}
+	cmas, _ := c.cmas.List(labels.Everything())
+	for _, cma := range cmas {
+		if !c.managed(cma) || told[cma.Name] {
+			continue
+		}
+		for _, ref := range referencedResources(cma, c.addonMCAs(cma.Name)) {
+			if ref == gr {
+				told[cma.Name] = true
+				c.recorder.Event(cma, corev1.EventTypeWarning, EventReasonConfigurationForbidden, "config kind "+ferr.Error())
+				break
+			}
+		}
+	}
+}
+
+// RolloutClusterCounts counts, for every managed add-on and install placement, the clusters the
+// placement selects by the state of their MCA (rolloutmetrics.StateOf); a cluster in two
+// placements counts in both. It returns nothing until the caches have synced (a replica that is
+// not the leader never syncs them).
+func (c *Controller) RolloutClusterCounts() []rolloutmetrics.ClusterCount {
+	if !c.Synced() {
+		return nil
+	}
+	var out []rolloutmetrics.ClusterCount
+	cmas, _ := c.cmas.List(labels.Everything())
+	for _, cma := range cmas {
+		if !c.managed(cma) {
+			continue
+		}
+		mcas := map[string]*addonv1alpha1.ManagedClusterAddOn{}
+		for _, m := range c.addonMCAs(cma.Name) {
+			mcas[m.Namespace] = m
+		}
+		for _, p := range cma.Spec.InstallStrategy.Placements {
+			sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name})
+			decisions, _ := c.decisions.PlacementDecisions(p.Namespace).List(sel)
+			seen := map[string]bool{}
+			counts := map[string]int{}
+			for _, d := range decisions {
+				for _, cd := range d.Status.Decisions {
+					if cd.ClusterName == "" || seen[cd.ClusterName] {
+						continue
+					}
+					seen[cd.ClusterName] = true
+					counts[rolloutmetrics.StateOf(mcas[cd.ClusterName])]++
+				}
+			}
+			for state, n := range counts {
+				out = append(out, rolloutmetrics.ClusterCount{Addon: cma.Name, Placement: p.Namespace + "/" + p.Name, State: state, Count: n})
+			}
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 )
@@ -68,6 +69,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 			return 0, fmt.Errorf("writing the status of ClusterManagementAddOn %s: %w", name, err)
 		}
 		c.freshCMA.wrote(name, res)
+		rolloutmetrics.ObserveProgressions(name, cma.Status.InstallProgressions, plan.Status.InstallProgressions, time.Now())
 	}
 
 	if len(plan.Updates) > 0 {

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -27,6 +29,7 @@ import (
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
 	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/spechash"
 )
 
 // capturedMarker separates the hand-written tests of a health_test.yaml from the entries this test
@@ -65,7 +68,10 @@ func (c capture) file() string {
 // TestCapturedFromController runs addonops' controller on a real API server with simulated
 // clusters through an install (one cluster's agent slow), a progressive upgrade (Git synced before
 // the controller saw it, one cluster in flight, then one cluster failing, which stops the rollout),
-// a fix-forward to a new version that completes, and an add-on whose placement and config do not
+// a fix-forward to a new version that completes, an upgrade that fails on its first cluster
+// (maxFailures 0) and is reverted in Git (a rollback, caught under way and done), an upgrade whose
+// add-on stays unhealthy after its works applied, a ManagedClusterAddOn whose own config does not
+// exist, a version the add-on manager cannot render, the switch to install strategy Manual, and an add-on whose placement and config do not
 // exist. At each phase it takes the ClusterManagementAddOn, ManagedClusterAddOns and ManifestWorks
 // the controller and the simulated agents wrote, checks the Lua scripts, the Flux expressions and
 // the status command's verdicts on them, and compares them with the captured testdata
@@ -170,6 +176,104 @@ func TestCapturedFromController(t *testing.T) {
 		capture{phase: "upgrade-fixed-forward", label: "cluster2", gvr: workGVR, namespace: "cluster2", name: "addon-hello-deploy-0", want: "Healthy"},
 	)
 
+	// v4 fails on the first cluster it reaches (maxFailures 0): the upgrade stops, naming cluster1
+	// and the cause.
+	v4 := s.Config("hello-config", "v4")
+	s.Outcome("cluster1", v4, simagent.Fail)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v4, Strategy: strategy})
+	s.WaitCMA(time.Minute, "upgrade to v4 failed", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, _ := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonUpgradeFailed && desires(cma, v4)
+	})
+	take(capture{phase: "upgrade-v4-failed", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"})
+
+	// Git reverts to v3, which every cluster ran successfully: a rollback. cluster1's agent does not
+	// answer for v3 yet, so the rollback is caught under way; cluster2 and cluster3 never left v3.
+	s.Outcome("cluster1", v3, simagent.Never)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v3, Strategy: strategy})
+	s.WaitCMA(time.Minute, "rolling back to v3", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonRollingBack && desires(cma, v3) && strings.Contains(m, "2/3 clusters done, 1 in progress")
+	})
+	take(
+		capture{phase: "rolling-back", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
+		capture{phase: "rolling-back", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Progressing"},
+		capture{phase: "rolling-back", label: "cluster1", gvr: workGVR, namespace: "cluster1", name: "addon-hello-deploy-0", want: "Progressing",
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v3))
+			}},
+	)
+
+	// cluster1's agent answers: the rollback completes.
+	s.Outcome("cluster1", v3, simagent.Succeed)
+	s.Poke("cluster1")
+	s.WaitCMA(time.Minute, "rollback to v3 complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, _ := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonRollbackSucceeded && desires(cma, v3)
+	})
+	take(
+		capture{phase: "rollback-succeeded", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy"},
+		capture{phase: "rollback-succeeded", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Healthy"},
+		capture{phase: "rollback-succeeded", label: "cluster2", gvr: mcaGVR, namespace: "cluster2", name: "hello", want: "Healthy"},
+	)
+
+	// v5's works apply on cluster1 but its agent never becomes ready: the upgrade waits for the
+	// add-on's health (the default unhealthy deadline, 5m, is far away).
+	v5 := s.Config("hello-config", "v5")
+	s.Outcome("cluster1", v5, simagent.Unhealthy)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v5, Strategy: strategy})
+	s.WaitCMA(time.Minute, "upgrade to v5 waiting for cluster1's health", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonUpgrading && desires(cma, v5) && strings.Contains(m, "0/3 clusters done, 1 in progress")
+	})
+	take(
+		capture{phase: "upgrade-unhealthy", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
+		capture{phase: "upgrade-unhealthy", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Progressing",
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.Object["status"]), "waiting for it to be healthy")
+			}},
+		capture{phase: "upgrade-unhealthy", label: "cluster1", gvr: workGVR, namespace: "cluster1", name: "addon-hello-deploy-0", want: "Healthy",
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.GetAnnotations()), specHashOf(s, v5))
+			}},
+	)
+
+	// cluster3's ManagedClusterAddOn names a config of its own that does not exist: it cannot be
+	// configured, and the placement names it.
+	setMCAConfigs(t, s, "cluster3", addonv1alpha1.AddOnConfig{
+		ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"},
+		ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: "hello", Name: "no-such-local-config"},
+	})
+	s.WaitCMA(time.Minute, "cluster3 cannot be configured", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		_, m := rolloutsim.Progressing(cma, "all")
+		return strings.Contains(m, "1 cannot be configured")
+	})
+	take(
+		capture{phase: "mca-config-not-found", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
+		capture{phase: "mca-config-not-found", label: "cluster3", gvr: mcaGVR, namespace: "cluster3", name: "hello", want: "Degraded"},
+	)
+
+	// v6 cannot be rendered for cluster1 (the add-on manager reports ManifestApplied=False): the
+	// upgrade fails at once, naming the deployer's error.
+	v6 := s.Config("hello-config", "v6")
+	s.Outcome("cluster1", v6, simagent.RenderError)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v6, Strategy: strategy})
+	s.WaitCMA(time.Minute, "upgrade to v6 failed on cluster1's render error", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonUpgradeFailed && desires(cma, v6) && strings.Contains(m, "ManifestApplied=False")
+	})
+	take(
+		capture{phase: "render-error", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"},
+		capture{phase: "render-error", label: "cluster1", gvr: mcaGVR, namespace: "cluster1", name: "hello", want: "Degraded"},
+	)
+
+	// Install strategy Manual: nothing rolls out; the progressions stay as history (reason Manual).
+	setManual(t, s)
+	take(capture{phase: "manual", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy",
+		ready: func(u *unstructured.Unstructured) bool {
+			return strings.Contains(fmt.Sprint(u.Object["status"]), rolloutplan.ReasonManual)
+		}})
+
 	// Another add-on whose first placement does not exist and whose second names a missing config.
 	broken := &addonv1alpha1.ClusterManagementAddOn{
 		ObjectMeta: metav1.ObjectMeta{Name: "broken", Annotations: map[string]string{
@@ -269,6 +373,62 @@ func takeOne(t *testing.T, s *rolloutsim.Scenario, checks *FluxChecks, c capture
 	}
 }
 
+// specHashOf returns the spec hash of the scenario's AddOnDeploymentConfig name.
+func specHashOf(s *rolloutsim.Scenario, name string) string {
+	cfg, err := s.Hub.Clients.Addon.AddonV1alpha1().AddOnDeploymentConfigs(s.Addon).Get(s.Ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cfg)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	h, err := spechash.Of(u)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return h
+}
+
+// setMCAConfigs sets the spec.configs of the scenario's ManagedClusterAddOn on cluster, as a
+// per-cluster override kept in Git would.
+func setMCAConfigs(t *testing.T, s *rolloutsim.Scenario, cluster string, configs ...addonv1alpha1.AddOnConfig) {
+	t.Helper()
+	api := s.Hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster)
+	for range 10 {
+		mca, err := api.Get(s.Ctx, s.Addon, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mca.Spec.Configs = configs
+		if _, err = api.Update(s.Ctx, mca, metav1.UpdateOptions{}); err == nil {
+			return
+		} else if !apierrors.IsConflict(err) {
+			t.Fatalf("setting spec.configs of ManagedClusterAddOn %s/%s: %v", cluster, s.Addon, err)
+		}
+	}
+	t.Fatalf("setting spec.configs of ManagedClusterAddOn %s/%s kept conflicting", cluster, s.Addon)
+}
+
+// setManual switches the scenario's CMA to install strategy Manual.
+func setManual(t *testing.T, s *rolloutsim.Scenario) {
+	t.Helper()
+	api := s.Hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns()
+	for range 10 {
+		cma, err := s.GetCMA()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual}
+		if _, err = api.Update(s.Ctx, cma, metav1.UpdateOptions{}); err == nil {
+			return
+		} else if !apierrors.IsConflict(err) {
+			t.Fatalf("switching ClusterManagementAddOn %s to Manual: %v", s.Addon, err)
+		}
+	}
+	t.Fatalf("switching ClusterManagementAddOn %s to Manual kept conflicting", s.Addon)
+}
+
 // desires reports whether every install progression of cma desires the config named name.
 func desires(cma *addonv1alpha1.ClusterManagementAddOn, name string) bool {
 	for _, ip := range cma.Status.InstallProgressions {
@@ -308,7 +468,36 @@ func normalize(u *unstructured.Unstructured) *unstructured.Unstructured {
 		u.SetOwnerReferences(refs)
 	}
 	fixTimes(u.Object["status"])
+	sortConditions(u.Object["status"])
 	return u
+}
+
+// sortConditions orders every conditions list under v by type. Several writers add conditions to
+// an MCA (the controller: Configured, Progressing; the deployer: ManifestApplied; the health
+// prober: Available), so their order depends on who wrote first; no check depends on it.
+func sortConditions(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, item := range v {
+			if list, ok := item.([]any); ok && k == "conditions" {
+				slices.SortStableFunc(list, func(a, b any) int {
+					return strings.Compare(fmt.Sprint(field(a, "type")), fmt.Sprint(field(b, "type")))
+				})
+			}
+			sortConditions(item)
+		}
+	case []any:
+		for _, item := range v {
+			sortConditions(item)
+		}
+	}
+}
+
+func field(v any, name string) any {
+	if m, ok := v.(map[string]any); ok {
+		return m[name]
+	}
+	return nil
 }
 
 // fixTimes sets every lastTransitionTime under v to fixedTime.

@@ -190,6 +190,101 @@ func TestMachineOutput(t *testing.T) {
 	}
 }
 
+// TestRollback: an upgrade fails on one cluster and Git reverts it. The status command names the
+// failed cluster with its cause, shows the rollback per placement and per cluster (table and
+// JSON), and --watch exits 0 when every cluster is back.
+func TestRollback(t *testing.T) {
+	s, v1 := scenario(t, "rollback", 0, "rb1", "rb2")
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
+	s.WaitCMA(time.Minute, "install complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, _ := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonInstallSucceed
+	})
+	v2 := s.Config("hello-config", "v2")
+	s.Outcome("rb1", v2, simagent.Fail)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v2, Strategy: allAtOnce})
+	s.WaitCMA(time.Minute, "upgrade failed", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, _ := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonUpgradeFailed
+	})
+	r := status("rollback", "--kubeconfig", s.Hub.Kubeconfig)
+	for _, want := range []string{"rollout: Failed", "failed: rb1 (upgrade failed: ManifestWork addon-rollback-deploy-0 is Applied=False",
+		"    rb1  failed  UpgradeFailed\n", "failed clusters:\n    rb1  UpgradeFailed: upgrade failed: ManifestWork addon-rollback-deploy-0 is Applied=False"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("failed upgrade: stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	// Revert to v1; rb1's agent does not answer for v1 yet, so the rollback is seen under way.
+	s.Outcome("rb1", v1, simagent.Never)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
+	s.WaitCMA(time.Minute, "rolling back, rb2 back on v1", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == mcastatus.ReasonRollingBack && strings.Contains(m, "1/2 clusters done, 1 in progress")
+	})
+	r = status("rollback", "-o", "json", "--kubeconfig", s.Hub.Kubeconfig)
+	var v rolloutview.View
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != exitOK {
+		t.Fatalf("-o json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	p := v.Placements[0]
+	if v.Phase != rolloutview.PhaseProgressing || p.Change != "rollback" || p.Reason != mcastatus.ReasonRollingBack ||
+		p.Progress != (rolloutview.Progress{Total: 2, Done: 1, InProgress: 1, Source: "controller"}) {
+		t.Errorf("rolling back: phase %s, placement change %q reason %q progress %+v", v.Phase, p.Change, p.Reason, p.Progress)
+	}
+	var states []string
+	for _, c := range p.Clusters {
+		states = append(states, c.Cluster+"="+c.State+"/"+c.Reason)
+	}
+	if got, want := strings.Join(states, " "), "rb1=inProgress/RollingBack rb2=done/RollbackSucceeded"; got != want {
+		t.Errorf("rolling back: clusters %s, want %s", got, want)
+	}
+
+	done := make(chan result, 1)
+	go func() {
+		done <- status("rollback", "--watch", "--timeout", "2m", "--interval", "200ms", "--kubeconfig", s.Hub.Kubeconfig)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	s.Outcome("rb1", v1, simagent.Succeed)
+	s.Poke("rb1")
+	r = <-done
+	if r.code != exitOK {
+		t.Fatalf("--watch: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	frames := strings.Split(r.stdout, "\n--- ")
+	for _, want := range []string{"RollingBack", "rollback to hello-config@"} {
+		if !strings.Contains(frames[0], want) {
+			t.Errorf("first frame lacks %q:\n%s", want, frames[0])
+		}
+	}
+	last := frames[len(frames)-1]
+	for _, want := range []string{"rollout: Succeeded", "Healthy (RollbackSucceeded", "2/2 rollback completed with no errors.",
+		"rollback to hello-config@" + spechash.Short(specHashOf(t, s, v1)) + ": succeeded", "    rb1  done  RollbackSucceeded\n"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("last frame lacks %q:\n%s", want, last)
+		}
+	}
+}
+
+// specHashOf reads the spec hash the controller reports for config name (its desired config once
+// the CMA names it).
+func specHashOf(t *testing.T, s *rolloutsim.Scenario, name string) string {
+	t.Helper()
+	cma, err := s.GetCMA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range cma.Status.InstallProgressions {
+		for _, r := range ip.ConfigReferences {
+			if r.DesiredConfig != nil && r.DesiredConfig.Name == name {
+				return r.DesiredConfig.SpecHash
+			}
+		}
+	}
+	t.Fatalf("no install progression of %s desires %s", s.Addon, name)
+	return ""
+}
+
 // TestUsageErrors: exit 3 with a message that says what is wrong.
 func TestUsageErrors(t *testing.T) {
 	hub := localhub.ForTest(t)

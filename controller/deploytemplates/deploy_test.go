@@ -218,6 +218,10 @@ func TestRenderErrorKeepsWorks(t *testing.T) {
 	setADC("bad")
 	e.waitCondition(time.Minute, cluster, "ManifestApplied",
 		`False/ManifestWorkApplyFailed: failed to render AddOnTemplate broken-v1 for cluster broken1: undefined variable "LEVEL" (used in manifest 0 (ConfigMap default/broken-settings) data.version`)
+	// The render error is the change's failure: it counts toward maxFailures, with the cause (no work
+	// agent runs here, so the first version never finished installing: it is still an install).
+	e.waitCondition(time.Minute, cluster, "Progressing",
+		`False/InstallFailed: install failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to render AddOnTemplate broken-v1 for cluster broken1: undefined variable "LEVEL"`)
 	time.Sleep(2 * time.Second)
 	if after := e.work(cluster, name); after.ResourceVersion != before.ResourceVersion {
 		t.Errorf("work written after a render error (resourceVersion %s -> %s)", before.ResourceVersion, after.ResourceVersion)

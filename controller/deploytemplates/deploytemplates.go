@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -46,6 +47,8 @@ type Runner struct {
 	deploy *agentdeploy.Reconciler
 	reg    *registration.Reconciler
 	health *addonhealth.Reconciler
+	// synced is set once the cache has synced (Synced).
+	synced atomic.Bool
 }
 
 // New builds the reconcilers for the hub cfg points at.
@@ -75,6 +78,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.cache.Start(ctx); err != nil {
 		return fmt.Errorf("template reconcilers: %w", err)
 	}
+	r.synced.Store(true)
 	klog.FromContext(ctx).Info("Template reconcilers running", "workers", r.opts.Workers)
 	var wg sync.WaitGroup
 	wg.Go(func() { r.deploy.Run(ctx, r.opts.Workers) })
@@ -84,3 +88,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.cache.Shutdown()
 	return nil
 }
+
+// Start runs the reconcilers until ctx is done: it makes the Runner a manager.Runnable.
+func (r *Runner) Start(ctx context.Context) error { return r.Run(ctx) }
+
+// NeedLeaderElection tells the manager to run the reconcilers only on the leader replica.
+func (r *Runner) NeedLeaderElection() bool { return true }
+
+// Synced reports whether the reconcilers' cache has synced (readiness).
+func (r *Runner) Synced() bool { return r.synced.Load() }

@@ -426,7 +426,9 @@ func startController(kubeconfig string) (*controllerProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self"}, strings.Fields(*controllerArgs)...)
+	// One process, no Lease; no fixed ports that another process on the machine may hold.
+	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self", "--leader-elect=false",
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, strings.Fields(*controllerArgs)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -920,7 +920,12 @@ func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
 	}
 	msg := c.Message
 	if len(msg) > 160 {
-		msg = msg[:157] + "..."
+		// At a word boundary: a cut word reads as a different word.
+		cut := strings.LastIndex(msg[:157], " ")
+		if cut < 100 {
+			cut = 157
+		}
+		msg = msg[:cut] + " ..."
 	}
 	return msg
 }

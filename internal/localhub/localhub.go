@@ -72,8 +72,12 @@ type Hub struct {
 	// StartDuration is how long Start took, CRDs included.
 	StartDuration time.Duration
 
-	etcd      *process
-	apiserver *process
+	etcd *process
+	// apiMu guards apiserver, which StopAPIServer and StartAPIServer replace.
+	apiMu         sync.Mutex
+	apiserver     *process
+	apiServerPath string
+	apiServerArgs []string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -83,7 +87,10 @@ type Hub struct {
 // left running after Stop.
 func (h *Hub) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{h.apiserver, h.etcd} {
+	h.apiMu.Lock()
+	api := h.apiserver
+	h.apiMu.Unlock()
+	for _, p := range []*process{api, h.etcd} {
 		if p != nil {
 			pids = append(pids, p.PID())
 		}
@@ -98,7 +105,10 @@ func (h *Hub) Stop() error {
 	h.stopOnce.Do(func() {
 		var errs []error
 		// API server first: stopping etcd under it makes it log a storm of retries.
-		for _, p := range []*process{h.apiserver, h.etcd} {
+		h.apiMu.Lock()
+		api := h.apiserver
+		h.apiMu.Unlock()
+		for _, p := range []*process{api, h.etcd} {
 			if p == nil {
 				continue
 			}
@@ -216,6 +226,7 @@ func startProcesses(ctx context.Context, opts Options, bins binaries) (_ *Hub, e
 
 	args := apiServerArgs(dir, creds, apiPort, etcdClient)
 	args = append(args, opts.ExtraAPIServerArgs...)
+	h.apiServerPath, h.apiServerArgs = bins.apiserver, args
 	h.apiserver, err = startAPIServer(ctx, bins.apiserver, dir, args, h.Clients)
 	if err != nil {
 		return nil, err

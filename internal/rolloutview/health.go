@@ -10,6 +10,7 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -38,6 +39,7 @@ type Verdict struct {
 var successReasons = map[string]bool{
 	mcastatus.ReasonInstallSucceed:           true,
 	mcastatus.ReasonUpgradeSucceed:           true,
+	mcastatus.ReasonRollbackSucceeded:        true,
 	addonv1alpha1.ProgressingReasonCompleted: true,
 }
 
@@ -46,8 +48,27 @@ var successReasons = map[string]bool{
 var clusterFailureReasons = map[string]bool{
 	mcastatus.ReasonInstallFailed:                           true,
 	mcastatus.ReasonUpgradeFailed:                           true,
+	mcastatus.ReasonRollbackFailed:                          true,
 	addonv1alpha1.ProgressingReasonFailed:                   true,
 	addonv1alpha1.ProgressingReasonConfigurationUnsupported: true,
+}
+
+// unconfigurableReasons are the reasons of an MCA's Configured=False when the controller cannot
+// configure it at all: a config of its spec.configs is of a type the add-on does not support, or
+// cannot be read. Unlike a cluster waiting for its turn, it needs a person.
+var unconfigurableReasons = map[string]bool{
+	mcastatus.ReasonConfigurationUnsupported: true,
+	mcastatus.ReasonConfigurationNotFound:    true,
+}
+
+// Unconfigurable returns the MCA's Configured=False condition when it says the MCA cannot be
+// configured at all (unconfigurableReasons), else nil.
+func Unconfigurable(mca *addonv1alpha1.ManagedClusterAddOn) *metav1.Condition {
+	c := firstCondition(mca.Status.Conditions, mcastatus.ConditionConfigured)
+	if c != nil && c.Status == metav1.ConditionFalse && unconfigurableReasons[c.Reason] {
+		return c
+	}
+	return nil
 }
 
 // usable reports whether a config reference names something: OCM ignores empty names and the
@@ -119,6 +140,10 @@ func PlacementHealth(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1
 		return Verdict{Progressing, key + ": waiting for the controller to report this placement's progress"}
 	case c.Status == metav1.ConditionFalse && successReasons[c.Reason]:
 		return Verdict{Healthy, key + ": " + c.Message}
+	case c.Status == metav1.ConditionFalse && c.Reason == rolloutplan.ReasonManual:
+		// Kept from the Manual install strategy; the strategy is Placements again and the
+		// controller has not taken the placement over yet.
+		return Verdict{Progressing, key + ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"}
 	case c.Status == metav1.ConditionFalse:
 		return Verdict{Degraded, key + ": " + c.Reason + ": " + c.Message}
 	}
@@ -181,6 +206,10 @@ func ClusterHealth(mca *addonv1alpha1.ManagedClusterAddOn) Verdict {
 	conds := mca.Status.Conditions
 	if len(conds) == 0 {
 		return Verdict{Progressing, "waiting for the add-on's status"}
+	}
+	if c := Unconfigurable(mca); c != nil {
+		// Before the spec.configs check: the config that cannot be used never becomes desired.
+		return Verdict{Degraded, c.Reason + ": " + c.Message}
 	}
 	for _, c := range mca.Spec.Configs {
 		if c.Name == "" {

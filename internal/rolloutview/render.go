@@ -10,17 +10,22 @@ import (
 // barWidth is the number of cells of a progress bar.
 const barWidth = 24
 
-// Bar draws a progress bar: '#' done, '~' in progress, '!' failed or timed out, '.' the rest.
+// maxClusterLines bounds the per-cluster lines of a placement: beyond it, clusters that are done
+// are summed up in one line.
+const maxClusterLines = 20
+
+// Bar draws a progress bar: '#' done, '~' in progress, '!' failed, timed out or unconfigurable,
+// '.' the rest.
 func Bar(p Progress) string {
 	if p.Total <= 0 {
 		return "[" + strings.Repeat(".", barWidth) + "]"
 	}
 	cells := func(n int) int { return n * barWidth / p.Total }
 	done := cells(p.Done)
-	bad := cells(p.Failed + p.TimedOut)
+	bad := cells(p.Failed + p.TimedOut + p.Unconfigurable)
 	busy := cells(p.InProgress)
 	// Never draw a non-zero count as nothing.
-	if p.Failed+p.TimedOut > 0 && bad == 0 {
+	if p.Failed+p.TimedOut+p.Unconfigurable > 0 && bad == 0 {
 		bad = 1
 	}
 	if p.InProgress > 0 && busy == 0 {
@@ -52,13 +57,21 @@ func Render(w io.Writer, v View, now time.Time) error {
 		b.WriteString("\n")
 		pr := p.Progress
 		if pr.Source != "" {
-			fmt.Fprintf(&b, "  %s %d/%d done, %d in progress, %d failed, %d timed out\n",
+			fmt.Fprintf(&b, "  %s %d/%d done, %d in progress, %d failed, %d timed out",
 				Bar(pr), pr.Done, pr.Total, pr.InProgress, pr.Failed, pr.TimedOut)
+			if pr.Unconfigurable > 0 {
+				fmt.Fprintf(&b, ", %d cannot be configured", pr.Unconfigurable)
+			}
+			b.WriteString("\n")
 		}
 		if p.Health.Health != Healthy || p.Message == "" {
 			fmt.Fprintf(&b, "  %s\n", strings.TrimPrefix(p.Health.Message, p.Key()+": "))
 		} else {
 			fmt.Fprintf(&b, "  %s\n", p.Message)
+		}
+		if p.Change == "rollback" {
+			fmt.Fprintf(&b, "  rollback to %s: %s\n", desiredVersions(p.Configs), map[Health]string{
+				Healthy: "succeeded, every cluster runs it again", Progressing: "in progress", Degraded: "failed"}[p.Health.Health])
 		}
 		if c := p.Canary; c != nil {
 			if c.Canary != "" {
@@ -81,6 +94,7 @@ func Render(w io.Writer, v View, now time.Time) error {
 			fmt.Fprintf(&b, "    last applied:    %s\n", c.LastApplied.String())
 			fmt.Fprintf(&b, "    last known good: %s\n", c.LastKnownGood.String())
 		}
+		renderClusters(&b, p.Clusters)
 		if len(p.FailedClusters) > 0 {
 			b.WriteString("  failed clusters:\n")
 			for _, f := range p.FailedClusters {
@@ -90,6 +104,64 @@ func Render(w io.Writer, v View, now time.Time) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// desiredVersions names a placement's desired config versions.
+func desiredVersions(cs []Configs) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Desired.String())
+	}
+	if len(out) == 0 {
+		return "the previous version"
+	}
+	return strings.Join(out, ", ")
+}
+
+var stateLabels = map[string]string{
+	StateDone: "done", StateInProgress: "in progress", StateFailed: "failed", StateTimedOut: "timed out",
+	StateWaiting: "waiting", StateUnconfigurable: "cannot be configured", StateNoAddon: "no add-on",
+}
+
+// renderClusters writes one line per cluster: its state and its ManagedClusterAddOn's reason, with
+// the message for clusters on their way (failures are detailed under "failed clusters"). Beyond
+// maxClusterLines, clusters that are done are only counted.
+func renderClusters(b *strings.Builder, clusters []Cluster) {
+	if len(clusters) == 0 {
+		return
+	}
+	shown, hidden := clusters, 0
+	if len(clusters) > maxClusterLines {
+		shown = nil
+		for _, c := range clusters {
+			if c.State == StateDone && c.Health == Healthy {
+				hidden++
+				continue
+			}
+			shown = append(shown, c)
+		}
+	}
+	nameWidth, stateWidth := 0, 0
+	for _, c := range shown {
+		nameWidth = max(nameWidth, len(c.Cluster))
+		stateWidth = max(stateWidth, len(stateLabels[c.State]))
+	}
+	b.WriteString("  clusters:\n")
+	for _, c := range shown {
+		line := fmt.Sprintf("    %-*s  %-*s  %s", nameWidth, c.Cluster, stateWidth, stateLabels[c.State], c.Reason)
+		switch {
+		case c.State == StateInProgress || c.State == StateWaiting || c.State == StateNoAddon:
+			if c.Message != "" {
+				line += ": " + c.Message
+			}
+		case c.State == StateDone && c.Health != Healthy && c.Health != "":
+			line += " (add-on " + string(c.Health) + ")"
+		}
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+	if hidden > 0 {
+		fmt.Fprintf(b, "    ... and %d more done\n", hidden)
+	}
 }
 
 // age prints a duration the way kubectl does for ages: 45s, 3m12s, 2h5m, 3d4h.

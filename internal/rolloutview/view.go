@@ -1,8 +1,9 @@
 // Package rolloutview turns the hub objects of one add-on (its ClusterManagementAddOn, its
 // ManagedClusterAddOns, the clusters its placements select, the config objects' base names) into
-// what `addonops status` shows: per placement a progress count, the desired / last applied / last
-// known good config versions, the canary state and the clusters that failed, plus one verdict for
-// the whole rollout. It is pure (objects in, view out); the command reads the hub and prints.
+// what `addonops status` shows: per placement a progress count, what kind of change it rolls out
+// (install, upgrade or rollback), the desired / last applied / last known good config versions,
+// the canary state, the state of each of its clusters and the clusters that failed with their
+// causes, plus one verdict for the whole rollout. It is pure (objects in, view out); the command reads the hub and prints.
 //
 // The verdicts (health.go) are the rules of the Argo CD health scripts and Flux health
 // expressions in health/, so `addonops status --watch`, Argo CD and Flux agree on when a rollout
@@ -75,14 +76,44 @@ type Placement struct {
 	// Reason and Message are the progression's Progressing condition, as the controller wrote them.
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Change is the kind of change the placement rolls out, from Reason: "install", "upgrade" or
+	// "rollback" (a revert to a version the add-on already ran successfully); empty for the
+	// other reasons (waiting for a canary, a missing placement or config, ...).
+	Change string `json:"change,omitempty"`
 	// Since is when that condition last changed status.
 	Since    *metav1.Time `json:"since,omitempty"`
 	Progress Progress     `json:"progress"`
 	Canary   *Canary      `json:"canary,omitempty"`
 	Configs  []Configs    `json:"configs,omitempty"`
+	// Clusters is the state of each cluster the placement selects, in name order (empty when its
+	// decisions could not be read).
+	Clusters []Cluster `json:"clusters,omitempty"`
 	// FailedClusters are the placement's clusters whose rollout failed or ran past its
-	// progressDeadline, with the reason.
+	// progressDeadline, or whose add-on cannot be configured, with the reason and its cause.
 	FailedClusters []ClusterProblem `json:"failedClusters,omitempty"`
+}
+
+// Cluster states.
+const (
+	StateDone           = "done"
+	StateInProgress     = "inProgress"
+	StateFailed         = "failed"
+	StateTimedOut       = "timedOut"
+	StateWaiting        = "waiting"        // waiting for its turn in the rollout
+	StateUnconfigurable = "unconfigurable" // Configured=False: a config of its own cannot be used
+	StateNoAddon        = "noAddon"        // no ManagedClusterAddOn on the cluster (yet)
+)
+
+// Cluster is one cluster's part in a placement's rollout: its state for counting (one of the
+// State constants), its ManagedClusterAddOn's Progressing reason and message (InstallSucceed,
+// RollingBack, RollbackFailed, ...; for an unconfigurable cluster its Configured reason and
+// message), and the add-on's health as the checks judge it.
+type Cluster struct {
+	Cluster string `json:"cluster"`
+	State   string `json:"state"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	Health  Health `json:"health,omitempty"`
 }
 
 // Key names the placement "<namespace>/<name>".
@@ -95,6 +126,9 @@ type Progress struct {
 	InProgress int `json:"inProgress"`
 	Failed     int `json:"failed"`
 	TimedOut   int `json:"timedOut"`
+	// Unconfigurable counts clusters whose add-on cannot be configured (a config of its own is of
+	// an unsupported type or cannot be read).
+	Unconfigurable int `json:"unconfigurable,omitempty"`
 	// Source says where the counts come from: "controller" (the progression's message) or
 	// "clusters" (counted here from the MCAs; timeouts are then estimated from progressDeadline).
 	Source string `json:"source"`
@@ -181,11 +215,17 @@ func Build(in Input) View {
 		}
 		if cond != nil {
 			p.Reason, p.Message = cond.Reason, cond.Message
+			if k, ok := mcastatus.KindOfReason(cond.Reason); ok {
+				p.Change = k.Noun()
+			}
 			since := cond.LastTransitionTime
 			p.Since = &since
 		}
 		clusters, known := in.Clusters[p.Key()]
 		deadline := progressDeadline(ps.RolloutStrategy)
+		if known {
+			p.Clusters = clusterStates(clusters, mcas, deadline, in.Now)
+		}
 		p.FailedClusters = failedClusters(clusters, mcas, deadline, in.Now)
 		if counts, ok := parseCounts(p.Message); ok && cond != nil {
 			p.Progress = counts
@@ -235,20 +275,20 @@ func version(gr configref.GroupResource, h *addonv1alpha1.ConfigSpecHash, baseNa
 }
 
 // countsRE match the messages the controller (rolloutplan) writes on install progressions:
-// "... 2/4 clusters done, 1 in progress, 0 failed, 1 timed out" and "4/4 upgrade completed with no
-// errors."; ocmRE matches OCM's own "selected clusters 4. configured addons 2/4 progressing..., 0
+// "... 2/4 clusters done, 1 in progress, 0 failed, 1 timed out[, 1 cannot be configured]" and "4/4
+// upgrade completed with no errors." (install, upgrade or rollback); ocmRE matches OCM's own "selected clusters 4. configured addons 2/4 progressing..., 0
 // failed 1 timeout.". The controller exports no structured counts; the captured-status tests
 // in health/ fail if its wording changes.
 var (
-	countsRE   = regexp.MustCompile(`(\d+)/(\d+) clusters done, (\d+) in progress, (\d+) failed, (\d+) timed out`)
-	completeRE = regexp.MustCompile(`^(\d+)/(\d+) (?:install|upgrade) completed with no errors`)
+	countsRE   = regexp.MustCompile(`(\d+)/(\d+) clusters done, (\d+) in progress, (\d+) failed, (\d+) timed out(?:, (\d+) cannot be configured)?`)
+	completeRE = regexp.MustCompile(`^(\d+)/(\d+) (?:install|upgrade|rollback) completed with no errors`)
 	ocmRE      = regexp.MustCompile(`configured addons (\d+)/(\d+) (progressing\.\.\.|completed with no errors), (\d+) failed (\d+) timeout`)
 )
 
 func parseCounts(msg string) (Progress, bool) {
 	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
 	if m := countsRE.FindStringSubmatch(msg); m != nil {
-		return Progress{Done: atoi(m[1]), Total: atoi(m[2]), InProgress: atoi(m[3]), Failed: atoi(m[4]), TimedOut: atoi(m[5]), Source: "controller"}, true
+		return Progress{Done: atoi(m[1]), Total: atoi(m[2]), InProgress: atoi(m[3]), Failed: atoi(m[4]), TimedOut: atoi(m[5]), Unconfigurable: atoi(m[6]), Source: "controller"}, true
 	}
 	if m := completeRE.FindStringSubmatch(msg); m != nil {
 		return Progress{Done: atoi(m[1]), Total: atoi(m[2]), Source: "controller"}, true
@@ -284,21 +324,52 @@ func progressDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
 	return d
 }
 
-// clusterState classifies an MCA for counting: done, in progress, failed or timed out.
+// clusterState classifies an MCA for counting (a State constant) and returns the condition that
+// explains it: the Configured condition of an unconfigurable MCA, else its Progressing condition
+// (nil when it has none).
 func clusterState(m *addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) (state string, c *metav1.Condition) {
+	if u := Unconfigurable(m); u != nil {
+		return StateUnconfigurable, u
+	}
 	c = meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing)
 	switch {
 	case c != nil && clusterFailureReasons[c.Reason]:
-		return "failed", c
+		return StateFailed, c
 	case c != nil && c.Status == metav1.ConditionTrue:
 		if deadline > 0 && now.Sub(c.LastTransitionTime.Time) > deadline {
-			return "timedOut", c
+			return StateTimedOut, c
 		}
-		return "inProgress", c
+		return StateInProgress, c
 	case mcastatus.Applied(m) && !meta.IsStatusConditionFalse(m.Status.Conditions, mcastatus.ConditionConfigured):
-		return "done", c
+		return StateDone, c
 	}
-	return "waiting", c
+	return StateWaiting, c
+}
+
+// clusterStates lists every cluster of a placement with its state, sorted by name.
+func clusterStates(clusters []string, mcas map[string]*addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) []Cluster {
+	out := make([]Cluster, 0, len(clusters))
+	for _, cl := range clusters {
+		m := mcas[cl]
+		if m == nil {
+			out = append(out, Cluster{Cluster: cl, State: StateNoAddon, Message: "no ManagedClusterAddOn on this cluster yet"})
+			continue
+		}
+		s, c := clusterState(m, deadline, now)
+		st := Cluster{Cluster: cl, State: s, Health: ClusterHealth(m).Health}
+		if s == StateWaiting {
+			// The Progressing condition is about the version it runs; it waits for the new one.
+			if cf := firstCondition(m.Status.Conditions, mcastatus.ConditionConfigured); cf != nil && cf.Status == metav1.ConditionFalse {
+				c = cf
+			}
+		}
+		if c != nil {
+			st.Reason, st.Message = c.Reason, c.Message
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b Cluster) int { return strings.Compare(a.Cluster, b.Cluster) })
+	return out
 }
 
 func countClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) Progress {
@@ -309,14 +380,16 @@ func countClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClus
 			continue
 		}
 		switch s, _ := clusterState(m, deadline, now); s {
-		case "done":
+		case StateDone:
 			p.Done++
-		case "inProgress":
+		case StateInProgress:
 			p.InProgress++
-		case "failed":
+		case StateFailed:
 			p.Failed++
-		case "timedOut":
+		case StateTimedOut:
 			p.TimedOut++
+		case StateUnconfigurable:
+			p.Unconfigurable++
 		}
 	}
 	return p
@@ -330,9 +403,9 @@ func failedClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClu
 			continue
 		}
 		switch s, c := clusterState(m, deadline, now); s {
-		case "failed":
+		case StateFailed, StateUnconfigurable:
 			out = append(out, ClusterProblem{Cluster: cl, Reason: c.Reason, Message: c.Message})
-		case "timedOut":
+		case StateTimedOut:
 			out = append(out, ClusterProblem{Cluster: cl, Reason: "TimedOut", Message: fmt.Sprintf(
 				"%s for %s, longer than progressDeadline %s: %s", c.Reason, now.Sub(c.LastTransitionTime.Time).Truncate(time.Second), deadline, c.Message)})
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,6 +197,12 @@ func TestParseCounts(t *testing.T) {
 			Progress{Total: 3, Done: 1, Failed: 1, TimedOut: 1, Source: "controller"}, true},
 		{"4/4 upgrade completed with no errors.", Progress{Total: 4, Done: 4, Source: "controller"}, true},
 		{"3/3 install completed with no errors.", Progress{Total: 3, Done: 3, Source: "controller"}, true},
+		{"4/4 rollback completed with no errors.", Progress{Total: 4, Done: 4, Source: "controller"}, true},
+		{"rolling back... 3/4 clusters done, 1 in progress, 0 failed, 0 timed out", Progress{Total: 4, Done: 3, InProgress: 1, Source: "controller"}, true},
+		{"upgrade stopped: more clusters failed than maxFailures allows; 0/4 clusters done, 0 in progress, 1 failed, 0 timed out; failed: cluster7 (upgrade failed: ManifestWork addon-x-deploy-0 is Applied=False at generation 2 (boom))",
+			Progress{Total: 4, Failed: 1, Source: "controller"}, true},
+		{"upgrading... 1/4 clusters done, 1 in progress, 0 failed, 0 timed out, 2 cannot be configured; cannot be configured: c3 (x), c4 (y)",
+			Progress{Total: 4, Done: 1, InProgress: 1, Unconfigurable: 2, Source: "controller"}, true},
 		{"selected clusters 4. configured addons 2/4 progressing..., 0 failed 1 timeout.", Progress{Total: 4, InProgress: 2, TimedOut: 1, Source: "controller"}, true},
 		{"selected clusters 4. configured addons 4/4 completed with no errors, 0 failed 0 timeout.", Progress{Total: 4, Done: 4, Source: "controller"}, true},
 		{"installing... no cluster selected yet", Progress{}, false},
@@ -218,6 +225,7 @@ func TestBar(t *testing.T) {
 		{Progress{Total: 4, Done: 1, InProgress: 1}, "[######~~~~~~............]"},
 		{Progress{Total: 100, Done: 50, Failed: 1, InProgress: 1}, "[############!~..........]"},
 		{Progress{Total: 3, Done: 1, Failed: 1, TimedOut: 1}, "[########!!!!!!!!!!!!!!!!]"},
+		{Progress{Total: 4, Done: 2, InProgress: 1, Unconfigurable: 1}, "[############!!!!!!~~~~~~]"},
 	} {
 		if got := Bar(tc.p); got != tc.want {
 			t.Errorf("Bar(%+v) = %s, want %s", tc.p, got, tc.want)
@@ -304,3 +312,144 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func intOrStr(s string) intstr.IntOrString { return intstr.Parse(s) }
+
+// rollbackWorld is a revert of placement default/all to the version its clusters ran before
+// (hello-config v1) after the upgrade to v2 failed: c1 is back, c2 is going back but its add-on is
+// not healthy yet, c3 never left v1, and c4 cannot be configured (its own config is of a type the
+// add-on does not support).
+func rollbackWorld(t *testing.T) Input {
+	t.Helper()
+	h1, h2 := hashOf("3bfc2695"), hashOf("fb04dcb6")
+	v1, v2 := hashedName(t, "hello-config", h1), hashedName(t, "hello-config", h2)
+	cma := &addonv1alpha1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: "hello"},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{InstallStrategy: addonv1alpha1.InstallStrategy{
+			Type: addonv1alpha1.AddonInstallStrategyPlacements,
+			Placements: []addonv1alpha1.PlacementStrategy{{
+				PlacementRef: addonv1alpha1.PlacementRef{Namespace: "default", Name: "all"},
+				Configs: []addonv1alpha1.AddOnConfig{{
+					ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
+					ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: "cfg", Name: v1},
+				}},
+				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intOrStr("1")}},
+			}},
+		}},
+		Status: addonv1alpha1.ClusterManagementAddOnStatus{InstallProgressions: []addonv1alpha1.InstallProgression{{
+			PlacementRef: addonv1alpha1.PlacementRef{Namespace: "default", Name: "all"},
+			ConfigReferences: []addonv1alpha1.InstallConfigReference{{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
+				DesiredConfig:       specHash("cfg", v1, h1), LastAppliedConfig: specHash("cfg", v2, h2), LastKnownGoodConfig: specHash("cfg", v1, h1),
+			}},
+			Conditions: progressing(metav1.ConditionTrue, mcastatus.ReasonRollingBack,
+				"rolling back... 2/4 clusters done, 1 in progress, 0 failed, 0 timed out, 1 cannot be configured; cannot be configured: c4 (ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon)", t0),
+		}}},
+	}
+	cond := func(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(t0)}
+	}
+	configured := cond(mcastatus.ConditionConfigured, metav1.ConditionTrue, mcastatus.ReasonConfigured, mcastatus.MessageConfigured)
+	available := cond(mcastatus.ConditionAvailable, metav1.ConditionTrue, "ProbeAvailable", "hello add-on is available.")
+	mca := func(cluster string, applied string, appliedHash string, conds ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
+		return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster}, Status: addonv1alpha1.ManagedClusterAddOnStatus{
+			ConfigReferences: []addonv1alpha1.ConfigReference{{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
+				DesiredConfig:       specHash("cfg", v1, h1), LastAppliedConfig: specHash("cfg", applied, appliedHash),
+			}},
+			Conditions: conds,
+		}}
+	}
+	return Input{
+		CMA: cma,
+		MCAs: []*addonv1alpha1.ManagedClusterAddOn{
+			mca("c1", v1, h1, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonRollbackSucceeded, mcastatus.MessageRollbackSucceeded), available),
+			mca("c2", v2, h2, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionTrue, mcastatus.ReasonRollingBack,
+				"rolling back... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: Available=False (ProbeUnavailable: no ready replica)"),
+				cond(mcastatus.ConditionAvailable, metav1.ConditionFalse, "ProbeUnavailable", "no ready replica")),
+			mca("c3", v1, h1, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed), available),
+			mca("c4", v1, h1, cond(mcastatus.ConditionConfigured, metav1.ConditionFalse, mcastatus.ReasonConfigurationUnsupported,
+				"Configuration with gvr example.io/widgets is not supported for this addon"),
+				cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed), available),
+		},
+		Clusters: map[string][]string{"default/all": {"c4", "c3", "c2", "c1"}},
+		Now:      t0.Add(2 * time.Minute),
+	}
+}
+
+func TestBuildRollback(t *testing.T) {
+	in := rollbackWorld(t)
+	v := Build(in)
+	p := v.Placements[0]
+	if v.Phase != PhaseProgressing || p.Health.Health != Progressing || p.Change != "rollback" || p.Reason != mcastatus.ReasonRollingBack {
+		t.Errorf("phase %s, placement health %+v change %q reason %q; want Progressing, rollback, RollingBack", v.Phase, p.Health, p.Change, p.Reason)
+	}
+	if want := (Progress{Total: 4, Done: 2, InProgress: 1, Unconfigurable: 1, Source: "controller"}); p.Progress != want {
+		t.Errorf("progress %+v, want %+v", p.Progress, want)
+	}
+	var states []string
+	for _, c := range p.Clusters {
+		states = append(states, c.Cluster+"="+c.State+"/"+c.Reason+"/"+string(c.Health))
+	}
+	if got, want := strings.Join(states, " "), "c1=done/RollbackSucceeded/Healthy c2=inProgress/RollingBack/Progressing c3=done/UpgradeSucceed/Healthy c4=unconfigurable/ConfigurationUnsupported/Degraded"; got != want {
+		t.Errorf("clusters\n got  %s\n want %s", got, want)
+	}
+	if len(p.FailedClusters) != 1 || p.FailedClusters[0].Cluster != "c4" || p.FailedClusters[0].Reason != mcastatus.ReasonConfigurationUnsupported ||
+		!strings.Contains(p.FailedClusters[0].Message, "example.io/widgets") {
+		t.Errorf("failed clusters %+v, want c4 ConfigurationUnsupported with its message", p.FailedClusters)
+	}
+
+	// c2 cannot go back either: the rollback fails, naming it.
+	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, mcastatus.ReasonRollbackFailed,
+		"rollback failed: 2/4 clusters done, 0 in progress, 1 failed, 0 timed out, 1 cannot be configured; failed: c2 (rollback failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica))", t0)
+	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: mcastatus.ReasonRollbackFailed,
+		Message: "rollback failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica)", LastTransitionTime: metav1.NewTime(t0)}
+	v = Build(in)
+	p = v.Placements[0]
+	if v.Phase != PhaseFailed || !strings.Contains(v.Health.Message, "RollbackFailed: rollback failed: ") || !strings.Contains(v.Health.Message, "failed: c2 (rollback failed: the add-on has not been healthy") {
+		t.Errorf("phase %s health %+v, want Failed naming c2 and its cause", v.Phase, v.Health)
+	}
+	if len(p.FailedClusters) != 2 || p.FailedClusters[0].Cluster != "c2" || p.FailedClusters[0].Reason != mcastatus.ReasonRollbackFailed {
+		t.Errorf("failed clusters %+v, want c2 RollbackFailed and c4", p.FailedClusters)
+	}
+
+	// Every cluster back (c4's config fixed): the rollback succeeded.
+	in = rollbackWorld(t)
+	in.MCAs = in.MCAs[:3]
+	in.Clusters["default/all"] = []string{"c1", "c3"}
+	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: mcastatus.ReasonRollbackSucceeded,
+		Message: mcastatus.MessageRollbackSucceeded, LastTransitionTime: metav1.NewTime(t0)}
+	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.", t0)
+	v = Build(in)
+	if v.Phase != PhaseSucceeded || v.Placements[0].Progress != (Progress{Total: 2, Done: 2, Source: "controller"}) || v.Placements[0].Change != "rollback" {
+		t.Errorf("phase %s placement %+v, want Succeeded with 2/2 done", v.Phase, v.Placements[0])
+	}
+}
+
+// TestRenderRollback pins the text and JSON output of a rollback (regenerate with -update).
+func TestRenderRollback(t *testing.T) {
+	in := rollbackWorld(t)
+	var buf bytes.Buffer
+	if err := Render(&buf, Build(in), in.Now); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "render-rollback.golden", buf.Bytes())
+	js, err := json.MarshalIndent(Build(in), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "view-rollback.json.golden", append(js, '\n'))
+}
+
+// Beyond maxClusterLines clusters, those done and healthy are only counted.
+func TestRenderManyClusters(t *testing.T) {
+	var clusters []Cluster
+	for i := range maxClusterLines + 5 {
+		clusters = append(clusters, Cluster{Cluster: fmt.Sprintf("c%02d", i), State: StateDone, Reason: mcastatus.ReasonRollbackSucceeded, Health: Healthy})
+	}
+	clusters[3] = Cluster{Cluster: "c03", State: StateInProgress, Reason: mcastatus.ReasonRollingBack, Message: "rolling back...", Health: Progressing}
+	var b strings.Builder
+	renderClusters(&b, clusters)
+	want := "  clusters:\n    c03  in progress  RollingBack: rolling back...\n    ... and 24 more done\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -9,13 +9,17 @@
 --     controller has not seen the change yet -> Progressing. (This is what keeps Argo CD from
 --     calling a freshly synced config change Healthy on the old status; it relies on config
 --     changes renaming the config, as the config-hash function does.)
---   * Progressing=False with a success reason (InstallSucceed, UpgradeSucceed, or OCM's Completed)
---     -> Healthy;
---   * Progressing=False with any other reason (InstallFailed, UpgradeFailed, PlacementNotFound,
---     ConfigurationNotFound, ...) -> Degraded;
---   * otherwise (Installing, Upgrading, WaitingForCanary, no condition) -> Progressing.
+--   * Progressing=False with a success reason (InstallSucceed, UpgradeSucceed, RollbackSucceeded,
+--     or OCM's Completed) -> Healthy;
+--   * Progressing=False with reason Manual: the progression is from before the install strategy
+--     became Placements again, and the controller has not taken the placement over yet ->
+--     Progressing;
+--   * Progressing=False with any other reason (InstallFailed, UpgradeFailed, RollbackFailed,
+--     PlacementNotFound, ConfigurationNotFound, ...) -> Degraded;
+--   * otherwise (Installing, Upgrading, RollingBack, WaitingForCanary, no condition) -> Progressing.
 -- The add-on is Degraded if any placement is, else Progressing if any placement is, else Healthy.
--- Install strategy Manual (no placements) -> Healthy: nothing rolls out from this object.
+-- Install strategy Manual -> Healthy: nothing rolls out from this object (the controller keeps the
+-- old progressions as history, with reason Manual).
 -- The Flux healthCheckExprs (health/flux) and the status command (internal/rolloutview) apply the
 -- same rules; health/*_test.go checks all three against this directory's testdata.
 --
@@ -23,7 +27,7 @@
 -- libraries (no string or math), the object in the global `obj`.
 -- kstatus compatibility: none; OCM add-on objects have no Ready/Reconciling conditions.
 
-local SUCCEEDED = { InstallSucceed = true, UpgradeSucceed = true, Completed = true }
+local SUCCEEDED = { InstallSucceed = true, UpgradeSucceed = true, RollbackSucceeded = true, Completed = true }
 local RESERVED = "__reserved_no_default__"
 
 local function str(v)
@@ -151,6 +155,9 @@ local function placementHealth(p, progressions, defaults)
   end
   if c.status == "False" and SUCCEEDED[c.reason] then
     return "Healthy", key .. ": " .. str(c.message)
+  end
+  if c.status == "False" and c.reason == "Manual" then
+    return "Progressing", key .. ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"
   end
   if c.status == "False" then
     return "Degraded", key .. ": " .. str(c.reason) .. ": " .. str(c.message)

@@ -2,14 +2,18 @@
 -- addonops' controller writes (Progressing with the seed's reasons, Configured) and the add-on's
 -- Available and Degraded conditions. In this order:
 --   * no conditions yet -> Progressing;
+--   * Configured=False with reason ConfigurationUnsupported or ConfigurationNotFound: a config in
+--     spec.configs is of a type the add-on does not support, or cannot be read, so the controller
+--     cannot configure the add-on at all -> Degraded (checked before the next rule: such a config
+--     never becomes a desiredConfig);
 --   * a config named in spec.configs is not among status.configReferences[].desiredConfig: the
 --     controller has not seen the change yet -> Progressing;
---   * Progressing reason InstallFailed or UpgradeFailed (or OCM's Failed,
+--   * Progressing reason InstallFailed, UpgradeFailed or RollbackFailed (or OCM's Failed,
 --     ConfigurationUnsupported) -> Degraded;
---   * Progressing=True (Installing, Upgrading) -> Progressing;
+--   * Progressing=True (Installing, Upgrading, RollingBack) -> Progressing;
 --   * Configured=False: the cluster waits for its turn in the rollout -> Progressing;
---   * Progressing is not False with a success reason (InstallSucceed, UpgradeSucceed, OCM's
---     Completed), e.g. still missing or OCM's WaitingForManifestApplied -> Progressing;
+--   * Progressing is not False with a success reason (InstallSucceed, UpgradeSucceed,
+--     RollbackSucceeded, OCM's Completed), e.g. still missing or OCM's WaitingForManifestApplied -> Progressing;
 --   * Degraded=True or Available=False -> Degraded;
 --   * Available present but not True (Unknown: no lease or probe result yet) -> Progressing;
 --   * otherwise (Available=True, or no health reporting at all) -> Healthy.
@@ -20,8 +24,9 @@
 -- libraries (no string or math), the object in the global `obj`.
 -- kstatus compatibility: none; OCM add-on objects have no Ready/Reconciling conditions.
 
-local FAILED = { InstallFailed = true, UpgradeFailed = true, Failed = true, ConfigurationUnsupported = true }
-local SUCCEEDED = { InstallSucceed = true, UpgradeSucceed = true, Completed = true }
+local FAILED = { InstallFailed = true, UpgradeFailed = true, RollbackFailed = true, Failed = true, ConfigurationUnsupported = true }
+local SUCCEEDED = { InstallSucceed = true, UpgradeSucceed = true, RollbackSucceeded = true, Completed = true }
+local UNCONFIGURABLE = { ConfigurationUnsupported = true, ConfigurationNotFound = true }
 
 local function str(v)
   if v == nil then
@@ -67,6 +72,20 @@ if status == nil or status.conditions == nil or #status.conditions == 0 then
   return hs
 end
 
+local conditions = {}
+for _, c in ipairs(status.conditions) do
+  if c.type ~= nil and conditions[c.type] == nil then
+    conditions[c.type] = c
+  end
+end
+
+local configured = conditions["Configured"]
+if configured ~= nil and configured.status == "False" and UNCONFIGURABLE[configured.reason] then
+  hs.status = "Degraded"
+  hs.message = str(configured.reason) .. ": " .. str(configured.message)
+  return hs
+end
+
 if obj.spec ~= nil then
   for _, c in ipairs(list(obj.spec.configs)) do
     if str(c.name) ~= "" and not isDesired(status, c) then
@@ -74,13 +93,6 @@ if obj.spec ~= nil then
       hs.message = "waiting for the controller to pick up " .. describe(c)
       return hs
     end
-  end
-end
-
-local conditions = {}
-for _, c in ipairs(status.conditions) do
-  if c.type ~= nil and conditions[c.type] == nil then
-    conditions[c.type] = c
   end
 end
 
@@ -95,7 +107,6 @@ if progressing ~= nil and progressing.status == "True" then
   hs.message = str(progressing.reason) .. ": " .. str(progressing.message)
   return hs
 end
-local configured = conditions["Configured"]
 if configured ~= nil and configured.status == "False" then
   hs.status = "Progressing"
   hs.message = "waiting for its turn in the rollout: " .. str(configured.message)

@@ -1,0 +1,137 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/addonops/addonops/controller/configgc"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// configGCDeletions counts the config versions the garbage collector deleted (or, in dry-run mode,
+// would have deleted).
+var configGCDeletions = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "addonops_config_gc_deletions_total",
+	Help: "Superseded config versions deleted by the garbage collector (dry_run=\"true\": reported only).",
+}, []string{"group", "resource", "dry_run"})
+
+func init() { crmetrics.Registry.MustRegister(configGCDeletions) }
+
+// collectConfigsEvery runs the garbage collection of superseded config versions every interval
+// until ctx is done.
+func (c *Controller) collectConfigsEvery(ctx context.Context, interval time.Duration) {
+	logger := klog.FromContext(ctx).WithValues("reconciler", "config-gc")
+	ctx = klog.NewContext(ctx, logger)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := c.collectConfigs(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			logger.Error(err, "Garbage collection of superseded config versions failed; retrying at the next interval", "interval", interval)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// collectConfigs deletes the config versions package configgc says to, from the cached state of
+// every CMA, MCA and watched config kind. A deletion is conditional on the object's UID and
+// resourceVersion, so a version re-created (a git revert) or changed since is never deleted.
+func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
+	logger := klog.FromContext(ctx)
+	cmas, err := c.cmas.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing ClusterManagementAddOns: %w", err)
+	}
+	var mcas []*addonv1alpha1.ManagedClusterAddOn
+	for _, o := range c.mcaIndex.List() {
+		mcas = append(mcas, o.(*addonv1alpha1.ManagedClusterAddOn))
+	}
+	referenced, rolling := configgc.References(cmas, mcas)
+	objects, byRef := c.configs.versions()
+	plan := configgc.Decide(configgc.Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
+		Keep: c.opts.ConfigGC.Keep, MinAge: c.opts.ConfigGC.MinAge})
+	dry := fmt.Sprint(c.opts.ConfigGC.DryRun)
+	var errs []error
+	for _, d := range plan {
+		obj := byRef[d.Ref]
+		if c.opts.ConfigGC.DryRun {
+			logger.Info("Would delete a superseded config version (dry run)", "config", d.Ref.String(), "reason", d.Reason)
+			c.recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionWouldBeDeleted", "dry run: would delete: "+d.Reason)
+			configGCDeletions.WithLabelValues(d.Group, d.Resource, dry).Inc()
+			continue
+		}
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		err := c.configs.delete(ctx, d.Ref, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+		switch {
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			continue // gone or changed since: the next run decides again
+		case err != nil:
+			errs = append(errs, fmt.Errorf("deleting %s: %w", d.Ref, err))
+			c.recorder.Event(obj, corev1.EventTypeWarning, "ConfigVersionDeleteFailed", fmt.Sprintf("cannot delete this superseded version: %v", err))
+			continue
+		}
+		logger.Info("Deleted a superseded config version", "config", d.Ref.String(), "reason", d.Reason)
+		c.recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionDeleted", "deleted: "+d.Reason)
+		configGCDeletions.WithLabelValues(d.Group, d.Resource, dry).Inc()
+	}
+	return errors.Join(errs...)
+}
+
+// versions lists the cached objects of every watched config kind, with config-hash's annotations,
+// and the objects by reference.
+func (s *configSource) versions() ([]configgc.Object, map[configref.Ref]*unstructured.Unstructured) {
+	s.mu.Lock()
+	infs := make(map[configref.GroupResource]*configInformer, len(s.informers))
+	for gr, inf := range s.informers {
+		infs[gr] = inf
+	}
+	s.mu.Unlock()
+	var out []configgc.Object
+	byRef := map[configref.Ref]*unstructured.Unstructured{}
+	for gr, inf := range infs {
+		if !inf.informer.HasSynced() {
+			continue // an unsynced cache could miss the newest version: decide on it later
+		}
+		for _, o := range inf.informer.GetStore().List() {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			ann := u.GetAnnotations()
+			ref := configref.Ref{GroupResource: gr, Namespace: u.GetNamespace(), Name: u.GetName()}
+			byRef[ref] = u
+			out = append(out, configgc.Object{Ref: ref, BaseName: ann[configref.BaseNameAnnotation], ContentHash: ann[configref.ContentHashAnnotation],
+				Created: u.GetCreationTimestamp().Time})
+		}
+	}
+	return out, byRef
+}
+
+// delete deletes one config object.
+func (s *configSource) delete(ctx context.Context, ref configref.Ref, opts metav1.DeleteOptions) error {
+	s.mu.Lock()
+	inf, ok := s.informers[ref.GroupResource]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s is not watched", ref.GroupResource)
+	}
+	if inf.namespaced {
+		return s.dynamic.Resource(inf.gvr).Namespace(ref.Namespace).Delete(ctx, ref.Name, opts)
+	}
+	return s.dynamic.Resource(inf.gvr).Delete(ctx, ref.Name, opts)
+}

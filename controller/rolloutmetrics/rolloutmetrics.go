@@ -1,0 +1,229 @@
+// Package rolloutmetrics is the controller's Prometheus view of add-on rollouts, served on
+// controller-runtime's registry (sigs.k8s.io/controller-runtime/pkg/metrics.Registry) next to the
+// workqueue and REST client metrics:
+//
+//   - addonops_rollout_clusters{addon,placement,state}: clusters of an install placement by the
+//     Progressing reason of their ManagedClusterAddOn (InstallSucceed, Upgrading, UpgradeFailed,
+//     WaitingForCanary, ...; NotInstalled when the cluster has no MCA yet, Unknown when its MCA has no
+//     Progressing condition). A Collector computes it from the controller's caches at scrape time,
+//     so it cannot drift from what the controller sees.
+//   - addonops_rollout_duration_seconds{addon,placement,result}: how long an install progression
+//     was busy (Installing, Upgrading, RollingBack) before it reached a final reason (result).
+//   - addonops_rollout_failures_total{addon,placement}: progressions that ended failed.
+//   - addonops_rollbacks_total{addon,placement}: rollbacks that ended (succeeded or failed).
+//
+// The last three are fed by ObserveProgressions, which the rollout reconciler calls after it wrote a
+// ClusterManagementAddOn's status.
+package rolloutmetrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	// Registers controller-runtime's client-go workqueue metrics provider (workqueue_depth,
+	// workqueue_adds_total, ... by queue name) in its init: the controller's named queues ("install",
+	// "rollout", "progress") report into controller-runtime's registry through it. The manager alone
+	// does not import it, and the provider must be set before the first queue is made.
+	_ "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+)
+
+// Progressing reasons the duration, failure and rollback metrics look at. They are the seed's
+// (mcastatus); the rollback ones are spelled as OCM's add-on lifecycle design spells them.
+const (
+	ReasonInstalling        = mcastatus.ReasonInstalling
+	ReasonUpgrading         = mcastatus.ReasonUpgrading
+	ReasonRollingBack       = mcastatus.ReasonRollingBack
+	ReasonInstallSucceed    = mcastatus.ReasonInstallSucceed
+	ReasonUpgradeSucceed    = mcastatus.ReasonUpgradeSucceed
+	ReasonRollbackSucceeded = mcastatus.ReasonRollbackSucceeded
+	ReasonInstallFailed     = mcastatus.ReasonInstallFailed
+	ReasonUpgradeFailed     = mcastatus.ReasonUpgradeFailed
+	ReasonRollbackFailed    = mcastatus.ReasonRollbackFailed
+
+	// StateNotInstalled is the state of a cluster a placement selects that has no MCA (yet).
+	StateNotInstalled = "NotInstalled"
+	// StateUnknown is the state of an MCA without a Progressing condition.
+	StateUnknown = "Unknown"
+)
+
+var (
+	busyReasons    = sets.New(ReasonInstalling, ReasonUpgrading, ReasonRollingBack)
+	succeedReasons = sets.New(ReasonInstallSucceed, ReasonUpgradeSucceed, ReasonRollbackSucceeded)
+	failedReasons  = sets.New(ReasonInstallFailed, ReasonUpgradeFailed, ReasonRollbackFailed)
+)
+
+var (
+	rolloutDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "addonops_rollout_duration_seconds",
+		Help: "Time an add-on install progression spent installing, upgrading or rolling back, by final result (the Progressing reason it ended with).",
+		// 10 s to about 11 h: a rollout over thousands of clusters with soak times takes hours.
+		Buckets: prometheus.ExponentialBuckets(10, 2, 13),
+	}, []string{"addon", "placement", "result"})
+	rolloutFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "addonops_rollout_failures_total",
+		Help: "Add-on install progressions that ended failed (InstallFailed, UpgradeFailed, RollbackFailed).",
+	}, []string{"addon", "placement"})
+	rollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "addonops_rollbacks_total",
+		Help: "Add-on rollbacks that ended (RollingBack to RollbackSucceeded or RollbackFailed).",
+	}, []string{"addon", "placement"})
+)
+
+func init() {
+	crmetrics.Registry.MustRegister(rolloutDuration, rolloutFailures, rollbacks, registered)
+}
+
+// registered is the addonops_rollout_clusters collector on controller-runtime's registry; it
+// reports what every counter added with AddClusterCounter counts.
+var registered = NewClustersCollector(func() []ClusterCount {
+	registeredMu.Lock()
+	counters := make([]func() []ClusterCount, 0, len(registeredCounters))
+	for _, c := range registeredCounters {
+		counters = append(counters, c)
+	}
+	registeredMu.Unlock()
+	var out []ClusterCount
+	for _, c := range counters {
+		out = append(out, c()...)
+	}
+	return out
+})
+
+var (
+	registeredMu       sync.Mutex
+	registeredSeq      int
+	registeredCounters = map[int]func() []ClusterCount{}
+)
+
+// AddClusterCounter serves addonops_rollout_clusters on controller-runtime's registry from count
+// (a controller's RolloutClusterCounts) until remove is called. Counters must not report the
+// same add-on: a process runs one controller, tests run several, each on its own add-ons (one
+// that is not the leader reports nothing).
+func AddClusterCounter(count func() []ClusterCount) (remove func()) {
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	registeredSeq++
+	id := registeredSeq
+	registeredCounters[id] = count
+	return func() {
+		registeredMu.Lock()
+		defer registeredMu.Unlock()
+		delete(registeredCounters, id)
+	}
+}
+
+// ObserveProgressions records the progressions of add-on addon that went from a busy Progressing
+// condition (status True; Installing, Upgrading, RollingBack) in old to a final one (status False;
+// ...Succeed(ed), ...Failed) in new: the busy time (from the busy condition's lastTransitionTime to
+// now), a failure, a rollback. old and new are a CMA's status.installProgressions before and after
+// a status write; calling it again with the same pair after a retry would count twice, so call it
+// only after a successful write.
+func ObserveProgressions(addon string, old, new []addonv1alpha1.InstallProgression, now time.Time) {
+	for _, o := range Transitions(old, new, now) {
+		rolloutDuration.WithLabelValues(addon, o.Placement, o.Result).Observe(o.Duration.Seconds())
+		if o.Failed {
+			rolloutFailures.WithLabelValues(addon, o.Placement).Inc()
+		}
+		if o.Rollback {
+			rollbacks.WithLabelValues(addon, o.Placement).Inc()
+		}
+	}
+}
+
+// Transition is one finished busy period of an install progression.
+type Transition struct {
+	Placement string // namespace/name
+	Result    string // the final reason
+	Duration  time.Duration
+	Failed    bool
+	Rollback  bool
+}
+
+// Transitions lists the progressions that finished between old and new (see ObserveProgressions).
+func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []Transition {
+	var out []Transition
+	for i := range new {
+		n := &new[i]
+		cur := progressing(n.Conditions)
+		if cur == nil || cur.Status != metav1.ConditionFalse || !(succeedReasons.Has(cur.Reason) || failedReasons.Has(cur.Reason)) {
+			continue
+		}
+		var prev *metav1.Condition
+		for j := range old {
+			if old[j].Namespace == n.Namespace && old[j].Name == n.Name {
+				prev = progressing(old[j].Conditions)
+				break
+			}
+		}
+		if prev == nil || prev.Status != metav1.ConditionTrue || !busyReasons.Has(prev.Reason) {
+			continue
+		}
+		d := now.Sub(prev.LastTransitionTime.Time)
+		if d < 0 {
+			d = 0
+		}
+		out = append(out, Transition{
+			Placement: n.Namespace + "/" + n.Name,
+			Result:    cur.Reason,
+			Duration:  d,
+			Failed:    failedReasons.Has(cur.Reason),
+			Rollback:  prev.Reason == ReasonRollingBack,
+		})
+	}
+	return out
+}
+
+func progressing(conds []metav1.Condition) *metav1.Condition {
+	return meta.FindStatusCondition(conds, addonv1alpha1.ManagedClusterAddOnConditionProgressing)
+}
+
+// ClusterCount is the number of clusters of one add-on's install placement in one state.
+type ClusterCount struct {
+	Addon, Placement, State string
+	Count                   int
+}
+
+// ClustersCollector serves addonops_rollout_clusters from a function that counts the clusters
+// when Prometheus scrapes (a controller's caches).
+type ClustersCollector struct {
+	count func() []ClusterCount
+}
+
+var clustersDesc = prometheus.NewDesc("addonops_rollout_clusters",
+	"Clusters of an add-on's install placement by the Progressing reason of their ManagedClusterAddOn (NotInstalled: no ManagedClusterAddOn yet; Unknown: no Progressing condition).",
+	[]string{"addon", "placement", "state"}, nil)
+
+// NewClustersCollector returns a collector calling count at every scrape. count returns nothing
+// while the caches have not synced (a replica that is not the leader).
+func NewClustersCollector(count func() []ClusterCount) *ClustersCollector {
+	return &ClustersCollector{count: count}
+}
+
+// Describe implements prometheus.Collector.
+func (c *ClustersCollector) Describe(ch chan<- *prometheus.Desc) { ch <- clustersDesc }
+
+// Collect implements prometheus.Collector.
+func (c *ClustersCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, n := range c.count() {
+		ch <- prometheus.MustNewConstMetric(clustersDesc, prometheus.GaugeValue, float64(n.Count), n.Addon, n.Placement, n.State)
+	}
+}
+
+// StateOf is the state label of a cluster's MCA (nil: the cluster has none).
+func StateOf(mca *addonv1alpha1.ManagedClusterAddOn) string {
+	if mca == nil {
+		return StateNotInstalled
+	}
+	if c := progressing(mca.Status.Conditions); c != nil && c.Reason != "" {
+		return c.Reason
+	}
+	return StateUnknown
+}
