@@ -35,6 +35,7 @@ import (
 
 	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/controller/deploytemplates"
+	"github.com/addonops/addonops/controller/registration"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/internal/version"
 )
@@ -74,6 +75,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.BoolVar(&opts.ConfigGC.DryRun, "config-gc-dry-run", false, "only report (events, logs, metric) the config versions the garbage collection would delete")
 	fs.DurationVar(&opts.ConfigGC.Interval, "config-gc-interval", time.Minute, "how often the garbage collection of config versions runs")
 	deployTemplates := fs.Bool("deploy-templates", false, "deploy template add-ons (AddOnTemplate) of the managed CMAs ourselves: ManifestWorks paced by the rollout, agent registration (CSR approval and signing, hub RoleBindings) and the Available condition; for hubs without OCM's addon-manager (leave off where it runs: it deploys them)")
+	signingCANamespace := fs.String("signing-ca-namespace", registration.DefaultSigningCANamespace, "with --deploy-templates: namespace of a CustomSigner's signingCA secret when the AddOnTemplate names none (the controller must be allowed to get secrets there)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
 	leaderElect := fs.Bool("leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
 	leaderNamespace := fs.String("leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file)")
@@ -172,7 +174,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	synced := c.Synced
 	if *deployTemplates {
-		templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: opts.Addons, Workers: opts.Workers, Resync: opts.Resync})
+		templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: opts.Addons, Workers: opts.Workers, Resync: opts.Resync, SigningCANamespace: *signingCANamespace})
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
@@ -173,6 +175,95 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	// Everything done settles; a refusal in the last writes would show now.
 	time.Sleep(time.Second)
 	if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
+		t.Fatalf("the controller was refused by the RBAC of %s", base)
+	}
+}
+
+// TestConfigGCWithBaseRBAC: the garbage collection of superseded config versions (on by default)
+// deletes an unreferenced old version of an AddOnDeploymentConfig with config/default's RBAC.
+func TestConfigGCWithBaseRBAC(t *testing.T) {
+	hub, _ := hubWith(t, base)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := hub.Clients
+	const ns, addon = "rbac-gc", "rbac-gc"
+	if err := localhub.EnsureNamespace(ctx, c.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	adcs := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(ns)
+	for i, name := range []string{"gc-v1", "gc-v2"} {
+		if i > 0 {
+			time.Sleep(1100 * time.Millisecond) // creation timestamps have second resolution: v2 is newer
+		}
+		if _, err := adcs.Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{
+				configref.BaseNameAnnotation: "gc", configref.ContentHashAnnotation: name}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A manually installed add-on (no MCA: nothing rolls out) uses v2; v1 is superseded.
+	if _, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, &addonv1alpha1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+			SupportedConfigs: []addonv1alpha1.ConfigMeta{{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"},
+				DefaultConfig:       &addonv1alpha1.ConfigReferent{Namespace: ns, Name: "gc-v2"},
+			}},
+			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Delete(context.Background(), addon, metav1.DeleteOptions{})
+	})
+
+	cfg, err := configtest.ServiceAccountConfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(&log)))
+	klog.SetLogger(logger)
+	defer klog.ClearLogger()
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond,
+		ConfigGC: controller.ConfigGCOptions{Keep: 0, MinAge: -1, Interval: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(klog.NewContext(ctx, logger)) }()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the controller did not stop within 30s")
+		}
+		if t.Failed() {
+			t.Logf("controller log:\n%s", log.String())
+		}
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := adcs.Get(ctx, "gc-v1", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if strings.Contains(log.String(), "forbidden") {
+			t.Fatalf("the garbage collection was refused by the RBAC of %s", base)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the superseded version gc-v1 was not deleted within a minute: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := adcs.Get(ctx, "gc-v2", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the version in use: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if strings.Contains(log.String(), "forbidden") {
 		t.Fatalf("the controller was refused by the RBAC of %s", base)
 	}
 }
