@@ -65,6 +65,7 @@ var (
 // suite is what every scenario shares: the hub, OCM's placement controller and work agents, and
 // the addonops controller with template deployment.
 type suite struct {
+	kubelet *kubelet
 	ctx     context.Context
 	hub     *localhub.Hub
 	c       *localhub.Clients
@@ -101,6 +102,7 @@ func newSuite(t *testing.T) *suite {
 		t.Fatal(err)
 	}
 	t.Logf("no klusterlet runs: the test creates the agents' install namespace %s itself", installNamespace)
+	s.kubelet = s.startKubelet(t)
 
 	var err error
 	if s.applier, err = ssapply.New(s.c.Dynamic, s.c.Kube.Discovery(), fieldManager); err != nil {
