@@ -24,8 +24,16 @@ const (
 	// AnnotationContentHash holds the full content hash (OCM's spec hash of the object).
 	AnnotationContentHash = configref.ContentHashAnnotation
 
-	AnnotationArgoSyncOptions = "argocd.argoproj.io/sync-options"
-	AnnotationFluxPrune       = "kustomize.toolkit.fluxcd.io/prune"
+	AnnotationArgoSyncOptions    = "argocd.argoproj.io/sync-options"
+	AnnotationArgoCompareOptions = "argocd.argoproj.io/compare-options"
+	AnnotationFluxPrune          = "kustomize.toolkit.fluxcd.io/prune"
+
+	// The options prune protection stamps: Argo CD must neither delete a superseded version
+	// (Prune=false) nor report the Application OutOfSync because of it (IgnoreExtraneous: a
+	// version removed from Git stays on the hub until the controller collects it).
+	argoNoPrune          = "Prune=false"
+	argoIgnoreExtraneous = "IgnoreExtraneous"
+	fluxPruneDisabled    = "disabled"
 
 	annotationLocalConfig = "config.kubernetes.io/local-config"
 	// Build annotations kustomize puts on objects while it builds (read, never written).
@@ -518,10 +526,12 @@ func (r *run) apply() error {
 		if err := setAnnotation(o.node, AnnotationContentHash, o.hash); err != nil {
 			return fmt.Errorf("%s: %w", o.describe(), err)
 		}
-		if r.settings.pruneProtection {
-			if err := r.protect(o); err != nil {
-				return fmt.Errorf("%s: %w", o.describe(), err)
-			}
+		protect := r.protect
+		if !r.settings.pruneProtection {
+			protect = unprotect
+		}
+		if err := protect(o); err != nil {
+			return fmt.Errorf("%s: %w", o.describe(), err)
 		}
 	}
 	for _, rw := range r.rewrites {
@@ -533,8 +543,9 @@ func (r *run) apply() error {
 	return nil
 }
 
-// protect keeps Argo CD and Flux from pruning a superseded version that clusters still use.
-// Existing Argo CD sync options are kept; a Prune option other than false/confirm is replaced.
+// protect keeps Argo CD and Flux from pruning a superseded version that clusters still use, and
+// Argo CD from reporting it OutOfSync once Git no longer has it. Existing Argo CD options are kept;
+// a Prune option other than false/confirm is replaced.
 func (r *run) protect(o *object) error {
 	ann := o.node.GetAnnotations()
 	opts := ann[AnnotationArgoSyncOptions]
@@ -557,25 +568,90 @@ func (r *run) protect(o *object) error {
 	}
 	if !protected {
 		if replaced != "" {
-			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by Prune=false: clusters that have not rolled out keep using this version",
-				o.describe(), AnnotationArgoSyncOptions, replaced)
+			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by %s: clusters that have not rolled out keep using this version",
+				o.describe(), AnnotationArgoSyncOptions, replaced, argoNoPrune)
 		}
-		value := strings.Join(append(kept, "Prune=false"), ",")
+		value := strings.Join(append(kept, argoNoPrune), ",")
 		if replaced == "" && len(kept) > 0 {
-			value = strings.TrimRight(opts, ", ") + ",Prune=false" // keep the author's text as it is
+			value = strings.TrimRight(opts, ", ") + "," + argoNoPrune // keep the author's text as it is
 		}
 		if err := setAnnotation(o.node, AnnotationArgoSyncOptions, value); err != nil {
 			return err
 		}
 	}
-	if v := ann[AnnotationFluxPrune]; v != "disabled" {
+	if err := setAnnotation(o.node, AnnotationArgoCompareOptions, addOption(ann[AnnotationArgoCompareOptions], argoIgnoreExtraneous)); err != nil {
+		return err
+	}
+	if v := ann[AnnotationFluxPrune]; v != fluxPruneDisabled {
 		if v != "" {
-			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by \"disabled\": clusters that have not rolled out keep using this version",
-				o.describe(), AnnotationFluxPrune, v)
+			r.req.Warningf(o.node, "metadata.annotations", "%s: %s %q replaced by %q: clusters that have not rolled out keep using this version",
+				o.describe(), AnnotationFluxPrune, v, fluxPruneDisabled)
 		}
-		return setAnnotation(o.node, AnnotationFluxPrune, "disabled")
+		return setAnnotation(o.node, AnnotationFluxPrune, fluxPruneDisabled)
 	}
 	return nil
+}
+
+// unprotect takes back what protect stamped (pruneProtection: false): Prune=false and
+// IgnoreExtraneous from the Argo CD options, which keep any other option the author wrote, and
+// Flux's prune: disabled. An annotation left without options is removed.
+func unprotect(o *object) error {
+	ann := o.node.GetAnnotations()
+	for _, a := range []struct{ key, opt string }{
+		{AnnotationArgoSyncOptions, argoNoPrune},
+		{AnnotationArgoCompareOptions, argoIgnoreExtraneous},
+		{AnnotationFluxPrune, fluxPruneDisabled},
+	} {
+		v, ok := ann[a.key]
+		if !ok {
+			continue
+		}
+		rest := removeOption(v, a.opt)
+		switch {
+		case rest == v:
+		case rest == "":
+			if err := o.node.PipeE(yaml.ClearAnnotation(a.key)); err != nil {
+				return fmt.Errorf("removing annotation %s: %w", a.key, err)
+			}
+		default:
+			if err := setAnnotation(o.node, a.key, rest); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addOption appends opt to a comma-separated Argo CD option list unless it is there already,
+// keeping the author's text as it is.
+func addOption(opts, opt string) string {
+	for _, o := range strings.Split(opts, ",") {
+		if strings.TrimSpace(o) == opt {
+			return opts
+		}
+	}
+	if strings.Trim(opts, ", ") == "" {
+		return opt
+	}
+	return strings.TrimRight(opts, ", ") + "," + opt
+}
+
+// removeOption drops opt from a comma-separated option list; the other options keep their text
+// and order. It returns opts unchanged when opt is not there.
+func removeOption(opts, opt string) string {
+	var kept []string
+	found := false
+	for _, o := range strings.Split(opts, ",") {
+		if strings.TrimSpace(o) == opt {
+			found = true
+			continue
+		}
+		kept = append(kept, o)
+	}
+	if !found {
+		return opts
+	}
+	return strings.Trim(strings.Join(kept, ","), ", ")
 }
 
 // setAnnotation sets an annotation unless it already has the value, so that re-runs leave the

@@ -256,3 +256,32 @@ data:
 		})
 	}
 }
+
+func TestOptionLists(t *testing.T) {
+	add := []struct{ opts, want string }{
+		{"", "IgnoreExtraneous"},
+		{" , ", "IgnoreExtraneous"},
+		{"ServerSideDiff=true", "ServerSideDiff=true,IgnoreExtraneous"},
+		{"ServerSideDiff=true, ", "ServerSideDiff=true,IgnoreExtraneous"},
+		{"IgnoreExtraneous", "IgnoreExtraneous"},
+		{"A=1, IgnoreExtraneous ,B=2", "A=1, IgnoreExtraneous ,B=2"},
+	}
+	for _, c := range add {
+		if got := addOption(c.opts, "IgnoreExtraneous"); got != c.want {
+			t.Errorf("addOption(%q) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+	remove := []struct{ opts, want string }{
+		{"Prune=false", ""},
+		{"Prune=confirm", "Prune=confirm"},
+		{"ServerSideApply=true, Prune=false,Validate=false", "ServerSideApply=true,Validate=false"},
+		{"Prune=false, Validate=false", "Validate=false"},
+		{"Validate=false,Prune=false", "Validate=false"},
+		{"Validate=false", "Validate=false"},
+	}
+	for _, c := range remove {
+		if got := removeOption(c.opts, "Prune=false"); got != c.want {
+			t.Errorf("removeOption(%q) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+}

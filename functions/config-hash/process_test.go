@@ -203,10 +203,11 @@ func TestAnnotations(t *testing.T) {
 	}
 	got := parseOutput(t, out).get("AddOnDeploymentConfig", "hub", "hello").GetAnnotations()
 	want := map[string]string{
-		AnnotationBaseName:        "hello",
-		AnnotationContentHash:     mustHash(t, a),
-		AnnotationArgoSyncOptions: "Prune=false",
-		AnnotationFluxPrune:       "disabled",
+		AnnotationBaseName:           "hello",
+		AnnotationContentHash:        mustHash(t, a),
+		AnnotationArgoSyncOptions:    "Prune=false",
+		AnnotationArgoCompareOptions: "IgnoreExtraneous",
+		AnnotationFluxPrune:          "disabled",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -424,8 +425,15 @@ spec:
 				adc("hub", "b", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=confirm'}"),
 				adc("hub", "c", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=true,ServerSideApply=true', kustomize.toolkit.fluxcd.io/prune: enabled}"),
 				adc("hub", "d", "x", "annotations: {argocd.argoproj.io/sync-options: 'Validate=false, '}"),
-				adc("hub", "e", "x", "annotations: {argocd.argoproj.io/sync-options: ' , '}")),
+				adc("hub", "e", "x", "annotations: {argocd.argoproj.io/sync-options: ' , ', argocd.argoproj.io/compare-options: 'ServerSideDiff=true'}"),
+				adc("hub", "f", "x", "annotations: {argocd.argoproj.io/compare-options: 'IgnoreExtraneous, ServerSideDiff=true'}")),
 			check: func(t *testing.T, o output, results []string) {
+				for base, want := range map[string]string{"a": "IgnoreExtraneous", "e": "ServerSideDiff=true,IgnoreExtraneous",
+					"f": "IgnoreExtraneous, ServerSideDiff=true"} {
+					if got := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()[AnnotationArgoCompareOptions]; got != want {
+						t.Errorf("%s: compare-options %q, want %q", base, got, want)
+					}
+				}
 				for base, want := range map[string]string{"a": "ServerSideApply=true, Validate=false,Prune=false", "b": "Prune=confirm",
 					"c": "ServerSideApply=true,Prune=false", "d": "Validate=false,Prune=false", "e": "Prune=false"} {
 					if got := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()[AnnotationArgoSyncOptions]; got != want {
@@ -443,11 +451,32 @@ spec:
 			input:  hub,
 			check: func(t *testing.T, o output, results []string) {
 				ann := o.get("AddOnDeploymentConfig", "hub", "cfg").GetAnnotations()
-				if _, ok := ann[AnnotationArgoSyncOptions]; ok {
-					t.Fatalf("annotations %v", ann)
+				for _, a := range []string{AnnotationArgoSyncOptions, AnnotationArgoCompareOptions, AnnotationFluxPrune} {
+					if _, ok := ann[a]; ok {
+						t.Fatalf("annotation %s in %v", a, ann)
+					}
 				}
-				if _, ok := ann[AnnotationFluxPrune]; ok {
-					t.Fatalf("annotations %v", ann)
+			}},
+		{name: "prune protection turned off removes what an earlier run stamped, and only that",
+			config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {pruneProtection: 'false'}\n",
+			input: docs(adc("hub", "a", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=false', argocd.argoproj.io/compare-options: IgnoreExtraneous, kustomize.toolkit.fluxcd.io/prune: disabled}"),
+				adc("hub", "b", "x", "annotations: {argocd.argoproj.io/sync-options: 'ServerSideApply=true, Prune=false,Validate=false', argocd.argoproj.io/compare-options: 'ServerSideDiff=true,IgnoreExtraneous'}"),
+				adc("hub", "c", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=confirm', addonops.io/hash-suffix: 'true'}"),
+				adc("hub", "keep", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=false', addonops.io/hash-suffix: 'false'}")),
+			check: func(t *testing.T, o output, results []string) {
+				want := map[string]map[string]string{
+					"a":    {},
+					"b":    {AnnotationArgoSyncOptions: "ServerSideApply=true,Validate=false", AnnotationArgoCompareOptions: "ServerSideDiff=true"},
+					"c":    {AnnotationArgoSyncOptions: "Prune=confirm"},
+					"keep": {AnnotationArgoSyncOptions: "Prune=false"}, // not a versioned config: not ours to change
+				}
+				for base, w := range want {
+					ann := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()
+					for _, a := range []string{AnnotationArgoSyncOptions, AnnotationArgoCompareOptions, AnnotationFluxPrune} {
+						if got, ok := ann[a]; got != w[a] || ok != (w[a] != "") {
+							t.Errorf("%s: %s = %q (set %t), want %q", base, a, got, ok, w[a])
+						}
+					}
 				}
 			}},
 		{name: "bad functionConfig", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {typo: 1}\n", input: hub,
