@@ -94,9 +94,13 @@ type run struct {
 	// current maps each object's current identity to it; aliases maps names it had before
 	// (its base name, kustomize's previous names) to it; byName ignores the namespace, to explain
 	// references that miss by namespace only.
-	current  map[refKey]*object
-	aliases  map[refKey][]*object
-	byName   map[refKey][]*object
+	current map[refKey]*object
+	aliases map[refKey][]*object
+	byName  map[refKey][]*object
+	// renamed maps every name a reference may still use for a config this run renames (its name in
+	// the input, its base name) to the configs, whatever their group, resource and namespace: a
+	// reference with such a name that resolves to nothing is stale.
+	renamed  map[string][]*object
 	rewrites []rewrite
 }
 
@@ -113,7 +117,8 @@ func process(req *krmfn.Request) error {
 		return nil
 	}
 	r := &run{req: req, settings: s, kinds: configref.NewKinds(), grKinds: map[configref.GroupResource]*configref.Kind{},
-		current: map[refKey]*object{}, aliases: map[refKey][]*object{}, byName: map[refKey][]*object{}}
+		current: map[refKey]*object{}, aliases: map[refKey][]*object{}, byName: map[refKey][]*object{},
+		renamed: map[string][]*object{}}
 	// Each phase reports every problem it finds, and nothing is changed unless all phases pass.
 	if r.learnKinds(); req.HasErrors() {
 		return nil
@@ -398,6 +403,13 @@ func (r *run) indexNames() {
 			continue
 		}
 		gr := o.info.GroupResource()
+		if o.hashed {
+			for _, name := range []string{o.name, o.base} {
+				if name != o.final && !slices.Contains(r.renamed[name], o) {
+					r.renamed[name] = append(r.renamed[name], o)
+				}
+			}
+		}
 		r.current[refKey{gr, o.scopedNamespace(), o.name}] = o
 		r.byName[refKey{gr: gr, name: o.name}] = append(r.byName[refKey{gr: gr, name: o.name}], o)
 		if o.hashed && o.base != o.name {
@@ -454,6 +466,9 @@ func (r *run) resolve(holder *object, site configref.Site) {
 	ref := site.Ref
 	kind, ok := r.kindOf(ref.GroupResource)
 	if !ok {
+		if r.stale(holder, site, "") {
+			return
+		}
 		r.req.Infof(holder.node, site.Path, "%s: %s refers to %s, a resource config-hash knows no kind of (no CustomResourceDefinition in the input, no functionConfig mapping), so no object of the input matches it; left as is",
 			holder.describe(), site.Path, ref)
 		return
@@ -462,6 +477,9 @@ func (r *run) resolve(holder *object, site configref.Site) {
 	if !kind.Namespaced {
 		ns = ""
 	} else if ns == "" {
+		if r.stale(holder, site, " (it has no namespace, but "+ref.Resource+" are namespaced)") {
+			return
+		}
 		r.req.Warningf(holder.node, site.Path, "%s: %s refers to %s without a namespace, but %s are namespaced: OCM reads a reference without namespace as cluster-scoped and will not find it; left as is",
 			holder.describe(), site.Path, ref, ref.Resource)
 		return
@@ -492,6 +510,9 @@ func (r *run) resolve(holder *object, site configref.Site) {
 		r.rewrites = append(r.rewrites, rewrite{site, target, target.final})
 		return
 	}
+	if r.stale(holder, site, "") {
+		return
+	}
 	if near := r.byName[refKey{gr: ref.GroupResource, name: ref.Name}]; len(near) > 0 {
 		var names []string
 		for _, t := range near {
@@ -504,6 +525,29 @@ func (r *run) resolve(holder *object, site configref.Site) {
 	}
 	r.req.Infof(holder.node, site.Path, "%s: %s refers to %s, which is not in the input (it may exist only in the cluster); left as is",
 		holder.describe(), site.Path, ref)
+}
+
+// stale reports a reference that resolves to nothing although its name is one a config of the
+// input had before this run renamed it: almost certainly a mistyped group, resource or namespace,
+// which would leave the reference on a name that no longer exists. A warning, an error under
+// strict. It tells whether it reported.
+func (r *run) stale(holder *object, site configref.Site, hint string) bool {
+	targets := r.renamed[site.Ref.Name]
+	if len(targets) == 0 {
+		return false
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, fmt.Sprintf("%s (%s) to %s", t.describe(), t.info.GroupResource(), t.final))
+	}
+	report, fix := r.req.Warningf, "left as is (strict: true makes this an error)"
+	if r.settings.strict {
+		report, fix = r.req.Errorf, "or, if the config exists only in the cluster, turn strict off"
+	}
+	report(holder.node, site.Path, "%s: %s refers to %s%s, which is not in the input, but the input renames %s: "+
+		"a stale reference if it means that config: correct its group, resource or namespace; %s",
+		holder.describe(), site.Path, site.Ref, hint, strings.Join(names, " and "), fix)
+	return true
 }
 
 // apply renames hashed objects, stamps their annotations and rewrites references.

@@ -212,7 +212,7 @@ data:
 			}
 		}},
 		{name: "unknown spec field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {pruneProtecton: false}\n",
-			wantErr: `functionConfig spec: unknown field "pruneProtecton" (known fields: kinds, nameLimits, pruneProtection, resources)`},
+			wantErr: `functionConfig spec: unknown field "pruneProtecton" (known fields: kinds, nameLimits, pruneProtection, resources, strict)`},
 		{name: "unknown nested field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {resources: [{group: a, kind: B, plural: bs}]}\n",
 			wantErr: `functionConfig spec.resources[0]: unknown field "plural" (known fields: group, kind, resource, scope)`},
 		{name: "unknown top-level field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nkinds: []\n",
