@@ -295,6 +295,11 @@ func (r *run) hashOne(o *object) error {
 			"run config-hash in the top-level kustomization only, or remove %s and %s to hash it as a new config named from %q",
 			o.name, AnnotationBaseName, base, base, base, suffixLen, AnnotationBaseName, AnnotationContentHash, o.name)
 	}
+	for _, path := range quoteYAML11Booleans(o.node) {
+		r.req.Warningf(o.node, path.field, "%s: %s: unquoted %s is the string %q to kustomize, kpt and config-hash (YAML 1.2) but a boolean to kubectl and other YAML 1.1 readers: "+
+			"config-hash quotes it so that every tool gives this config the same content and name; write %q in the source (or true/false for a boolean)",
+			o.describe(), path.field, path.value, path.value, path.value)
+	}
 	hash, err := contentHash(o.node)
 	if err != nil {
 		return err
@@ -328,6 +333,65 @@ func isSuffixed(name, base string) bool {
 		}
 	}
 	return true
+}
+
+// yaml11Boolean is an unquoted scalar that YAML 1.1 reads as a boolean and YAML 1.2 as a string.
+type yaml11Boolean struct{ field, value string }
+
+// quoteYAML11Booleans double-quotes every plain scalar of obj (outside metadata, which the hash
+// leaves out) that YAML 1.2 reads as a string but YAML 1.1 as a boolean: y, yes, on, n, no, off in
+// any of their cases, values and mapping keys alike. kustomize reads its resources as YAML 1.2 and
+// hands them to the function quoted ("yes"); kpt and the standalone binary pass them as written,
+// and kubectl (YAML 1.1) would send true. Quoting them before hashing is the one rule that gives a
+// config the same content, hash and name under all three, and writing them quoted makes the output
+// mean the same to every reader. It returns what it quoted.
+func quoteYAML11Booleans(obj *yaml.RNode) []yaml11Boolean {
+	var found []yaml11Boolean
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key, value := n.Content[i], n.Content[i+1]
+				field := key.Value
+				if path != "" {
+					field = path + "." + key.Value
+				}
+				if path == "" && key.Value == "metadata" {
+					continue
+				}
+				if isYAML11Boolean(key) {
+					key.Style = yaml.DoubleQuotedStyle
+					found = append(found, yaml11Boolean{field: field + " (a key)", value: key.Value})
+				}
+				walk(value, field)
+			}
+		case yaml.SequenceNode:
+			for i, item := range n.Content {
+				walk(item, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.ScalarNode:
+			if isYAML11Boolean(n) {
+				n.Style = yaml.DoubleQuotedStyle
+				found = append(found, yaml11Boolean{field: path, value: n.Value})
+			}
+		}
+	}
+	walk(obj.YNode(), "")
+	return found
+}
+
+// isYAML11Boolean tells whether n is a plain scalar YAML 1.2 reads as a string and YAML 1.1 as a
+// boolean (the words gopkg.in/yaml.v3's encoder quotes for YAML 1.1 readers).
+func isYAML11Boolean(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || (n.Tag != "" && n.Tag != yaml.NodeTagString) {
+		return false
+	}
+	switch n.Value {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return true
+	}
+	return false
 }
 
 // contentHash is OCM's spec hash of the object: every top-level field but apiVersion, kind,

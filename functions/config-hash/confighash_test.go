@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,5 +284,41 @@ func TestOptionLists(t *testing.T) {
 		if got := removeOption(c.opts, "Prune=false"); got != c.want {
 			t.Errorf("removeOption(%q) = %q, want %q", c.opts, got, c.want)
 		}
+	}
+}
+
+func TestQuoteYAML11Booleans(t *testing.T) {
+	obj := yaml.MustParse(`apiVersion: v1
+kind: X
+metadata: {name: yes, labels: {on: off}}
+spec:
+  a: yes
+  b: [on, 'off', "N", true, yess, !!str no]
+  Y: 1
+`)
+	found := quoteYAML11Booleans(obj)
+	want := []yaml11Boolean{{"spec.a", "yes"}, {"spec.b[0]", "on"}, {"spec.Y (a key)", "Y"}}
+	if !slices.Equal(found, want) {
+		t.Errorf("found %v, want %v", found, want)
+	}
+	wantOut := `apiVersion: v1
+kind: X
+metadata: {name: yes, labels: {on: off}}
+spec:
+  a: "yes"
+  b: ["on", 'off', "N", true, yess, !!str no]
+  "Y": 1
+`
+	if got := obj.MustString(); got != wantOut {
+		t.Errorf("output:\n%s\nwant:\n%s", got, wantOut)
+	}
+	// Quoted, the words hash like the strings kustomize hands the function.
+	plain, err := contentHash(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, err := contentHash(yaml.MustParse("apiVersion: v1\nkind: X\nmetadata: {name: x}\nspec: {a: \"yes\", b: [\"on\", \"off\", \"N\", true, yess, \"no\"], \"Y\": 1}\n"))
+	if err != nil || plain != quoted {
+		t.Errorf("hash %s, want %s (%v)", plain, quoted, err)
 	}
 }
