@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,4 +216,49 @@ func TestKustomizeBuildOrder(t *testing.T) {
 			t.Fatalf("ok=%t, stderr:\n%s\nwant it to contain %q", ok, stderr, want)
 		}
 	})
+}
+
+// TestMalformedInput runs the built binary, as kustomize and kpt do, on input that is not a
+// well-formed ResourceList or YAML stream: a clear message, exit 1, nothing on stdout, never a
+// stack trace.
+func TestMalformedInput(t *testing.T) {
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+	adcs := "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: a, namespace: hub}\n---\n" +
+		"apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: b, namespace: hub}\n"
+	var utf16 []byte
+	utf16 = append(utf16, 0xFF, 0xFE)
+	for _, r := range adcs {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	dir := t.TempDir()
+	krmfntest.WriteFile(t, filepath.Join(dir, "two-docs.yaml"), "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {pruneProtection: 'false'}\n")
+	krmfntest.WriteFile(t, filepath.Join(dir, "adcs.yaml"), adcs)
+	cases := []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"items holding a list", rl + "items: [[x]]\n", nil, "config-hash: the ResourceList on stdin has items[0]: a list, but every item must be an object"},
+		{"items a scalar", rl + "items: hello\n", nil, `config-hash: the ResourceList on stdin has items: the scalar "hello", but items must be a list of objects`},
+		{"UTF-16", string(utf16), nil, "config-hash: stdin is UTF-16"},
+		{"empty stdin", "", nil, "config-hash: no input: stdin holds no YAML document"},
+		{"functionConfig file with two documents", "", []string{"--config", "two-docs.yaml", "adcs.yaml"}, "config-hash: functionConfig two-docs.yaml holds 2 documents, but a functionConfig is exactly one object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(tools.Function, tc.args...)
+			cmd.Dir = dir
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || stdout.Len() != 0 || stderr.String() != tc.want+"\n" && !strings.HasPrefix(stderr.String(), tc.want) {
+				t.Fatalf("err %v, stdout %q, stderr %q; want exit 1, no stdout, stderr starting %q", err, stdout.String(), stderr.String(), tc.want)
+			}
+			if strings.Contains(stderr.String(), "goroutine") {
+				t.Fatalf("stack trace:\n%s", stderr.String())
+			}
+		})
+	}
 }

@@ -1,11 +1,13 @@
 package krmfn
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -42,15 +44,27 @@ func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.W
 	return Execute(name, in, fn, stdout, stderr)
 }
 
-// ReadConfig reads a functionConfig file holding exactly one object.
+// ReadConfig reads a functionConfig file, which must hold exactly one object: a second document
+// would otherwise be ignored without a word.
 func ReadConfig(path string) (*yaml.RNode, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading functionConfig: %w", err)
 	}
-	node, err := yaml.Parse(string(data))
+	if err := checkText(data, "functionConfig "+path); err != nil {
+		return nil, err
+	}
+	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("parsing functionConfig %s: %w", path, err)
 	}
-	return node, nil
+	switch {
+	case len(docs) == 0:
+		return nil, fmt.Errorf("functionConfig %s holds no object: give it one (e.g. kind: ConfigMap with data), or leave --config out", path)
+	case len(docs) > 1:
+		return nil, fmt.Errorf("functionConfig %s holds %d documents, but a functionConfig is exactly one object: keep one", path, len(docs))
+	case !isObject(docs[0]):
+		return nil, fmt.Errorf("functionConfig %s is %s, but a functionConfig is an object (a YAML mapping)", path, describeNode(docs[0]))
+	}
+	return docs[0], nil
 }
