@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
@@ -119,56 +120,77 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// TestKptRender runs config-hash from a Kptfile pipeline, as the README shows, with
-// `kpt fn render --allow-exec`: it names the example's configs as kustomize does, and a second
-// render changes nothing.
+// TestKptRender renders the kpt example package (examples/hello-addon-kpt/package, whose Kptfile
+// runs config-hash from $PATH) with `kpt fn render --allow-exec`, as its README shows: the package
+// becomes the example's expected/, the configs get the names kustomize gives them in
+// examples/hello-addon, and a second render changes nothing.
 func TestKptRender(t *testing.T) {
+	const example = "examples/hello-addon-kpt"
 	work := t.TempDir()
-	hub := filepath.Join(work, "hub")
-	for name, content := range krmfntest.ReadTree(t, "examples/hello-addon/hub") {
-		krmfntest.WriteFile(t, filepath.Join(hub, name), content)
+	pkg := filepath.Join(work, "hello-addon-kpt")
+	for name, content := range krmfntest.ReadTree(t, filepath.Join(example, "package")) {
+		krmfntest.WriteFile(t, filepath.Join(pkg, name), content)
 	}
-	krmfntest.WriteFile(t, filepath.Join(hub, "Kptfile"), `apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: hub
-  annotations:
-    config.kubernetes.io/local-config: "true"
-pipeline:
-  mutators:
-  - exec: `+tools.Function+`
-    configPath: config-hash.yaml
-`)
-	krmfntest.WriteFile(t, filepath.Join(hub, "config-hash.yaml"), `apiVersion: addonops.io/v1alpha1
-kind: ConfigHash
-metadata:
-  name: config-hash
-  annotations:
-    config.kubernetes.io/local-config: "true"
-spec:
-  pruneProtection: true
-`)
-	if _, stderr, ok := krmfntest.Run(t, work, tools.Kpt, "fn", "render", "hub", "--allow-exec"); !ok {
-		t.Fatalf("kpt fn render failed:\n%s", stderr)
+	render := func() {
+		t.Helper()
+		cmd := exec.Command(tools.Kpt, "fn", "render", "hello-addon-kpt", "--allow-exec")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(tools.Function)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kpt fn render: %v\n%s", err, out)
+		}
 	}
-	rendered := krmfntest.ReadTree(t, hub)
+	render()
+	rendered := krmfntest.ReadTree(t, pkg)
+	golden().CompareTree(t, krmfntest.Case{Dir: example}, "", rendered)
 	var got []string
 	for name, content := range rendered {
-		if name == "Kptfile" || name == "config-hash.yaml" {
-			continue
+		if name != "Kptfile" && name != "config-hash.yaml" {
+			got = append(got, identities(t, content)...)
 		}
-		got = append(got, identities(t, content)...)
 	}
 	slices.Sort(got)
 	want := identities(t, krmfntest.ReadFile(t, "examples/hello-addon/expected/kustomize-build.yaml"))
 	if !slices.Equal(got, want) {
 		t.Fatalf("kpt render named the objects\n%v\nkustomize\n%v", got, want)
 	}
-	if _, stderr, ok := krmfntest.Run(t, work, tools.Kpt, "fn", "render", "hub", "--allow-exec"); !ok {
-		t.Fatalf("second kpt fn render failed:\n%s", stderr)
-	}
-	if again := krmfntest.ReadTree(t, hub); !maps.Equal(again, rendered) {
+	render()
+	if again := krmfntest.ReadTree(t, pkg); !maps.Equal(again, rendered) {
 		t.Fatalf("second render changed the package:\n%s", cmp.Diff(rendered, again))
+	}
+}
+
+// TestCatalogMetadata checks metadata.yaml, the function's entry in the layout of
+// kpt-functions-catalog: every field is there, and its source and example URLs name folders of
+// this repository that exist.
+func TestCatalogMetadata(t *testing.T) {
+	var meta struct {
+		Name               string   `json:"name"`
+		Description        string   `json:"description"`
+		Tags               []string `json:"tags"`
+		SourceURL          string   `json:"sourceURL"`
+		ExamplePackageURLs []string `json:"examplePackageURLs"`
+		License            string   `json:"license"`
+	}
+	if err := sigsyaml.UnmarshalStrict([]byte(krmfntest.ReadFile(t, "metadata.yaml")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Name != "config-hash" || meta.Description == "" || !slices.Contains(meta.Tags, "mutator") || meta.License != "Apache-2.0" {
+		t.Errorf("metadata.yaml: %+v", meta)
+	}
+	const tree = "https://github.com/addonops/addonops/tree/main/functions/config-hash"
+	if meta.SourceURL != tree {
+		t.Errorf("sourceURL %q, want %q", meta.SourceURL, tree)
+	}
+	examples, _ := filepath.Glob("examples/*")
+	if len(meta.ExamplePackageURLs) != len(examples) {
+		t.Errorf("examplePackageURLs %q, want one per folder of %q", meta.ExamplePackageURLs, examples)
+	}
+	for _, u := range meta.ExamplePackageURLs {
+		dir, ok := strings.CutPrefix(u, tree+"/")
+		if st, err := os.Stat(dir); !ok || err != nil || !st.IsDir() {
+			t.Errorf("examplePackageURL %q names no example folder", u)
+		}
 	}
 }
 
