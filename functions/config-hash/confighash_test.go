@@ -22,12 +22,15 @@ func transform(t *testing.T, input, config string) (string, []string, int) {
 		cfg = yaml.MustParse(config)
 	}
 	var out, errw bytes.Buffer
-	var results framework.Results
-	code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: cfg}, func(r *krmfn.Request) error {
-		err := process(r)
-		results = r.Results
-		return err
+	var stream *krmfn.Stream
+	code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: cfg}, func(s *krmfn.Stream) (krmfn.Transform, error) {
+		stream = s
+		return process(s)
 	}, &out, &errw)
+	var results framework.Results
+	if stream != nil {
+		results = stream.Results
+	}
 	var lines []string
 	for _, r := range results {
 		lines = append(lines, string(r.Severity)+": "+r.Message)

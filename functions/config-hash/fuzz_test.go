@@ -100,7 +100,7 @@ func withoutResults(t *testing.T, out string) string {
 
 func execute(input string, fc *yaml.RNode) (string, string, int) {
 	var out, errw bytes.Buffer
-	code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: fc}, process, &out, &errw)
+	code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: fc}, process, &out, &errw)
 	return out.String(), errw.String(), code
 }
 

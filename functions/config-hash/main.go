@@ -10,5 +10,5 @@ derived from their content, and rewrite the ClusterManagementAddOn / ManagedClus
 to them. Reads a ResourceList (kustomize, kpt) or plain YAML on stdin, or the FILEs given.`
 
 func main() {
-	krmfn.Main("config-hash", usage, process)
+	krmfn.MainStream("config-hash", usage, process)
 }

@@ -597,7 +597,7 @@ func BenchmarkProcess(b *testing.B) {
 			input := benchgen.ResourceList(n, n/10) // what kustomize and kpt send
 			for b.Loop() {
 				var out, errw bytes.Buffer
-				if code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input)}, process, &out, &errw); code != 0 {
+				if code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input)}, process, &out, &errw); code != 0 {
 					b.Fatal(errw.String())
 				}
 			}

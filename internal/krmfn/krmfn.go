@@ -33,29 +33,74 @@ import (
 type Request struct {
 	Items          []*yaml.RNode
 	FunctionConfig *yaml.RNode // nil when none was given
-	Results        framework.Results
+	Reporter
 }
 
 // ProcessFunc transforms a request. A returned error is reported like an error result.
 type ProcessFunc func(*Request) error
 
+// Reporter collects a function's results.
+type Reporter struct {
+	Results framework.Results
+}
+
+// Ref identifies an object in results without holding its YAML.
+type Ref struct {
+	APIVersion, Kind, Namespace, Name string
+	// Path and Index locate the object in its file, when it came from one.
+	Path  string
+	Index int
+	valid bool // made by RefOf from an object, which a result then names
+}
+
+// RefOf identifies obj (nil gives the zero Ref, which names no object).
+func RefOf(obj *yaml.RNode) Ref {
+	if obj == nil {
+		return Ref{}
+	}
+	ref := Ref{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind(), Name: obj.GetName(), Namespace: obj.GetNamespace(), valid: true}
+	if path, index, err := kioutil.GetFileAnnotations(obj); err == nil && path != "" {
+		ref.Path = path
+		fmt.Sscan(index, &ref.Index)
+	}
+	return ref
+}
+
 // Errorf records an error result about obj (which may be nil), at the optional field path.
-func (r *Request) Errorf(obj *yaml.RNode, field, format string, args ...any) {
+func (r *Reporter) Errorf(obj *yaml.RNode, field, format string, args ...any) {
 	r.add(framework.Error, obj, field, fmt.Sprintf(format, args...))
 }
 
 // Warningf records a warning result.
-func (r *Request) Warningf(obj *yaml.RNode, field, format string, args ...any) {
+func (r *Reporter) Warningf(obj *yaml.RNode, field, format string, args ...any) {
 	r.add(framework.Warning, obj, field, fmt.Sprintf(format, args...))
 }
 
 // Infof records an informational result.
-func (r *Request) Infof(obj *yaml.RNode, field, format string, args ...any) {
+func (r *Reporter) Infof(obj *yaml.RNode, field, format string, args ...any) {
 	r.add(framework.Info, obj, field, fmt.Sprintf(format, args...))
 }
 
+// Report records a result about the object ref names (a Ref not made by RefOf names none).
+func (r *Reporter) Report(sev framework.Severity, ref Ref, field, format string, args ...any) {
+	res := &framework.Result{Message: fmt.Sprintf(format, args...), Severity: sev}
+	if ref.valid {
+		res.ResourceRef = &yaml.ResourceIdentifier{
+			TypeMeta: yaml.TypeMeta{APIVersion: ref.APIVersion, Kind: ref.Kind},
+			NameMeta: yaml.NameMeta{Name: ref.Name, Namespace: ref.Namespace},
+		}
+		if ref.Path != "" {
+			res.File = &framework.File{Path: ref.Path, Index: ref.Index}
+		}
+	}
+	if field != "" {
+		res.Field = &framework.Field{Path: field}
+	}
+	r.Results = append(r.Results, res)
+}
+
 // HasErrors tells whether an error result was recorded.
-func (r *Request) HasErrors() bool {
+func (r *Reporter) HasErrors() bool {
 	for _, res := range r.Results {
 		if res.Severity == framework.Error {
 			return true
@@ -64,22 +109,8 @@ func (r *Request) HasErrors() bool {
 	return false
 }
 
-func (r *Request) add(sev framework.Severity, obj *yaml.RNode, field, msg string) {
-	res := &framework.Result{Message: msg, Severity: sev}
-	if obj != nil {
-		res.ResourceRef = &yaml.ResourceIdentifier{
-			TypeMeta: yaml.TypeMeta{APIVersion: obj.GetApiVersion(), Kind: obj.GetKind()},
-			NameMeta: yaml.NameMeta{Name: obj.GetName(), Namespace: obj.GetNamespace()},
-		}
-		if path, index, err := kioutil.GetFileAnnotations(obj); err == nil && path != "" {
-			res.File = &framework.File{Path: path}
-			fmt.Sscan(index, &res.File.Index)
-		}
-	}
-	if field != "" {
-		res.Field = &framework.Field{Path: field}
-	}
-	r.Results = append(r.Results, res)
+func (r *Reporter) add(sev framework.Severity, obj *yaml.RNode, field, msg string) {
+	r.Report(sev, RefOf(obj), field, "%s", msg)
 }
 
 // Describe names an object for messages: "Kind namespace/name" or "Kind name".
@@ -98,6 +129,9 @@ type Input struct {
 	Files []string
 	// FunctionConfig is used in plain mode (a ResourceList brings its own).
 	FunctionConfig *yaml.RNode
+	// LimitMemory lets ExecuteStream cap the process's Go memory at a few times the input's size
+	// (debug.SetMemoryLimit), which only a function binary should do: MainStream sets it.
+	LimitMemory bool
 }
 
 // Execute reads the input, runs fn and writes the output to stdout. Error, warning and (in plain
@@ -343,7 +377,7 @@ func write(rw *kio.ByteReadWriter, req *Request, out io.Writer) error {
 }
 
 func writeResults(rw *kio.ByteReadWriter, req *Request, out io.Writer) error {
-	return write(rw, &Request{Results: req.Results}, out)
+	return write(rw, &Request{Reporter: req.Reporter}, out)
 }
 
 // ErrUsage marks a command-line usage error.

@@ -17,8 +17,25 @@ func Main(name, usage string, fn ProcessFunc) {
 	os.Exit(Run(name, usage, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fn))
 }
 
+// MainStream is Main for a StreamFunc. It lets ExecuteStream limit the process's memory.
+func MainStream(name, usage string, fn StreamFunc) {
+	os.Exit(run(name, usage, os.Args[1:], os.Stdin, os.Stderr, func(in Input) int {
+		in.LimitMemory = true
+		return ExecuteStream(name, in, fn, os.Stdout, os.Stderr)
+	}))
+}
+
 // Run is Main with explicit arguments and streams, for tests.
 func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.Writer, fn ProcessFunc) int {
+	return run(name, usage, args, stdin, stderr, func(in Input) int { return Execute(name, in, fn, stdout, stderr) })
+}
+
+// RunStream is Run for a StreamFunc.
+func RunStream(name, usage string, args []string, stdin io.Reader, stdout, stderr io.Writer, fn StreamFunc) int {
+	return run(name, usage, args, stdin, stderr, func(in Input) int { return ExecuteStream(name, in, fn, stdout, stderr) })
+}
+
+func run(name, usage string, args []string, stdin io.Reader, stderr io.Writer, execute func(Input) int) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "functionConfig `FILE` for plain YAML input (a ResourceList carries its own)")
@@ -41,7 +58,7 @@ func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.W
 		}
 		in.FunctionConfig = cfg
 	}
-	return Execute(name, in, fn, stdout, stderr)
+	return execute(in)
 }
 
 // ReadConfig reads a functionConfig file, which must hold exactly one object: a second document
