@@ -32,6 +32,8 @@ type Item struct {
 	// annotate: set the reader's index annotations (plain stdin, as kyaml's reader does) or the
 	// path and index annotations (files mode).
 	annotate, files bool
+	// split is the input a seq item was split from, told when the item does not parse alone.
+	split *input
 }
 
 // Node parses the item. Every call returns a new tree, which the caller may change freely.
@@ -41,11 +43,16 @@ func (it *Item) Node() (*yaml.RNode, error) {
 	}
 	if it.seq {
 		var doc yaml.Node
-		if err := yaml.NewDecoder(bytes.NewReader(it.text)).Decode(&doc); err != nil {
-			return nil, err
+		err := yaml.NewDecoder(bytes.NewReader(it.text)).Decode(&doc)
+		if err == nil && (doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode ||
+			len(doc.Content[0].Content) != 1 || doc.Content[0].Content[0].Kind != yaml.MappingNode) {
+			err = fmt.Errorf("not one object")
 		}
-		if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode || len(doc.Content[0].Content) != 1 {
-			return nil, fmt.Errorf("a ResourceList item is not one list entry")
+		if err != nil {
+			// The split was wrong, or the item is: ExecuteStream parses the input whole and starts
+			// over, which tells which.
+			it.split.splitFailed = true
+			return nil, fmt.Errorf("a ResourceList item does not parse on its own: %w", err)
 		}
 		return yaml.NewRNode(doc.Content[0].Content[0]), nil
 	}
@@ -87,7 +94,9 @@ type Stream struct {
 type Transform func(index int, obj *yaml.RNode) error
 
 // StreamFunc goes through the items, reports, and returns the transform to write them with. A
-// returned error is reported like an error result; on any error nothing is written.
+// returned error is reported like an error result; on any error nothing is written. It may be
+// called a second time, on a new Stream of the same input (when a ResourceList split into items
+// without parsing it whole turns out to need whole parsing), and must then start afresh.
 type StreamFunc func(*Stream) (Transform, error)
 
 // input is a read invocation's input.
@@ -100,6 +109,10 @@ type input struct {
 	apiVersion, kind string
 	fcOut            *yaml.RNode
 	size             int // of the input, in bytes
+	// data is stdin, once split into items; splitFailed tells that one of them did not parse on
+	// its own, and the input must be parsed whole instead.
+	data        []byte
+	splitFailed bool
 }
 
 // readStream reads the input the way read does, but keeps it as bytes.
@@ -148,18 +161,27 @@ func readStream(in Input) (*input, error) {
 		return nil, err
 	}
 	data = withoutCR(data)
-	res, err := stdinInput(data, in.FunctionConfig)
+	return stdinInput(data, in.FunctionConfig, true)
+}
+
+// stdinInput makes the input of what stdin held, split into items without parsing it whole if
+// split allows and its layout does.
+func stdinInput(data []byte, plainConfig *yaml.RNode, split bool) (*input, error) {
+	if split {
+		if list, ok := splitResourceList(data); ok {
+			list.size = len(data)
+			return list, nil
+		}
+	}
+	res, err := wholeInput(data, plainConfig)
 	if res != nil {
 		res.size = len(data)
 	}
 	return res, err
 }
 
-// stdinInput makes the input of what stdin held.
-func stdinInput(data []byte, plainConfig *yaml.RNode) (*input, error) {
-	if list, ok := splitResourceList(data); ok {
-		return list, nil
-	}
+// wholeInput makes the input of what stdin held, each document parsed whole.
+func wholeInput(data []byte, plainConfig *yaml.RNode) (*input, error) {
 	items, err := documents(data, "reading input")
 	if err != nil {
 		return nil, err
@@ -356,13 +378,11 @@ func splitResourceList(data []byte) (*input, bool) {
 			res.functionConfig = fc.Value
 		}
 	}
+	// The items are parsed when the function asks for them; one that does not parse on its own
+	// makes ExecuteStream parse the input whole and start over.
+	res.data = data
 	for _, c := range chunks {
-		it := &Item{text: data[c[0]:c[1]:c[1]], seq: true}
-		n, err := it.Node()
-		if err != nil || !isObject(n) {
-			return nil, false // whole parsing tells what is wrong
-		}
-		res.items = append(res.items, it)
+		res.items = append(res.items, &Item{text: data[c[0]:c[1]:c[1]], seq: true, split: res})
 	}
 	return res, true
 }
@@ -380,19 +400,15 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		// the heap double its live size first).
 		debug.SetMemoryLimit(max(int64(src.size)*memoryPerInputByte, minMemoryLimit))
 	}
-	s := &Stream{Items: src.items, FunctionConfig: src.functionConfig}
-	transform, err := fn(s)
-	if err != nil {
-		s.Errorf(nil, "", "%v", err)
-	}
-	// A first pass transforms and encodes every item without keeping the output: whatever can fail
-	// fails here, before anything is written. The second pass writes to stdout as it encodes, so
-	// the output is never held in memory as a whole.
-	if !s.HasErrors() {
-		if err := src.write(s, transform, io.Discard); err != nil {
-			// Reported as an error the function returned (the transform's, mostly).
-			s.Errorf(nil, "", "%v", err)
+	s, transform := src.run(fn)
+	if src.splitFailed {
+		// An item did not parse on its own: the input was split wrongly, or it is malformed.
+		// Parsed whole it is right, or says what is wrong; the function starts over.
+		if src, err = wholeInput(src.data, in.FunctionConfig); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return 1
 		}
+		s, transform = src.run(fn)
 	}
 	plain := !src.wrapped
 	for _, res := range s.Results {
@@ -420,6 +436,25 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		return 1
 	}
 	return 0
+}
+
+// run runs fn, then a first pass that transforms and encodes every item without keeping the
+// output: whatever can fail fails there, before anything is written. (The pass that writes to
+// stdout as it encodes comes once the results are out, so the output is never held in memory as
+// a whole.)
+func (src *input) run(fn StreamFunc) (*Stream, Transform) {
+	s := &Stream{Items: src.items, FunctionConfig: src.functionConfig}
+	transform, err := fn(s)
+	if err != nil {
+		s.Errorf(nil, "", "%v", err)
+	}
+	if !s.HasErrors() {
+		if err := src.write(s, transform, io.Discard); err != nil {
+			// Reported as an error the function returned (the transform's, mostly).
+			s.Errorf(nil, "", "%v", err)
+		}
+	}
+	return s, transform
 }
 
 // write encodes the transformed items the way kyaml's writer encodes them.

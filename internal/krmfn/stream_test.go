@@ -81,9 +81,25 @@ func TestSplitResourceList(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range []string{streamInputs[7], streamInputs[8], streamInputs[9], streamInputs[10], streamInputs[11]} {
+	// Comments between items, and another layout: parsed whole from the start.
+	for _, in := range []string{streamInputs[7], streamInputs[9], streamInputs[11]} {
 		if _, ok := splitResourceList([]byte(in)); ok {
 			t.Fatalf("split, but needs whole parsing:\n%s", in)
+		}
+	}
+	// A quoted scalar across an item boundary, an alias to another item: split, but an item does
+	// not parse on its own, which makes ExecuteStream parse the input whole (TestStreamMatchesExecute
+	// checks the outcome).
+	for _, in := range []string{streamInputs[8], streamInputs[10]} {
+		list, ok := splitResourceList([]byte(in))
+		if !ok {
+			t.Fatalf("not split:\n%s", in)
+		}
+		for _, it := range list.items {
+			_, _ = it.Node()
+		}
+		if !list.splitFailed {
+			t.Fatalf("every item parsed on its own:\n%s", in)
 		}
 	}
 }
