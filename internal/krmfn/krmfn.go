@@ -12,6 +12,10 @@
 //     exit 1: empty stdin, text that is not UTF-8 (a UTF-16 stream would otherwise lose all but its
 //     first document), a ResourceList that is not the only document, has no items, or whose items
 //     are not a list of objects, and a --config file that is not exactly one object.
+//
+// A function works on a Request (every object as a YAML tree; Execute, Main) or, when inputs may be
+// tens of megabytes, on a Stream (objects parsed one at a time; ExecuteStream, MainStream), which
+// keeps memory at a few times the input's size and writes the same bytes.
 package krmfn
 
 import (

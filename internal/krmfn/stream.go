@@ -479,8 +479,12 @@ func (src *input) write(s *Stream, transform Transform, out io.Writer) error {
 	if src.wrapped {
 		return src.writeList(each, s, out)
 	}
-	encoder := yaml.NewEncoder(out)
-	err := each(func(n *yaml.RNode) error {
+	// One encoder per document: yaml.v3's encoder keeps every event it ever emitted (its event
+	// queue only grows), which for a long stream takes gigabytes and quadratic time. A stream of
+	// documents encoded by one encoder is each document alone, joined by "---" lines.
+	var buf bytes.Buffer
+	first := true
+	return each(func(n *yaml.RNode) error {
 		// Plain output carries no reader bookkeeping, whoever added it (see write).
 		seqIndent := n.GetAnnotations()[kioutil.SeqIndentAnnotation]
 		for _, a := range []string{kioutil.PathAnnotation, kioutil.IndexAnnotation, kioutil.IdAnnotation,
@@ -492,17 +496,26 @@ func (src *input) write(s *Stream, transform Transform, out io.Writer) error {
 		if err := yaml.ClearEmptyAnnotations(n); err != nil {
 			return err
 		}
+		buf.Reset()
+		if !first {
+			buf.WriteString("---\n")
+		}
+		first = false
+		encoder := yaml.NewEncoder(&buf)
 		if seqIndent == string(yaml.WideSequenceStyle) {
 			encoder.DefaultSeqIndent()
 		} else {
 			encoder.CompactSeqIndent()
 		}
-		return encoder.Encode(n.Document())
-	})
-	if err != nil {
+		if err := encoder.Encode(n.Document()); err != nil {
+			return err
+		}
+		if err := encoder.Close(); err != nil {
+			return err
+		}
+		_, err := out.Write(buf.Bytes())
 		return err
-	}
-	return encoder.Close()
+	})
 }
 
 // The memory limit ExecuteStream sets under Input.LimitMemory: per byte of input, and at least.
