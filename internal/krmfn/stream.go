@@ -32,8 +32,10 @@ type Item struct {
 	// annotate: set the reader's index annotations (plain stdin, as kyaml's reader does) or the
 	// path and index annotations (files mode).
 	annotate, files bool
-	// split is the input a seq item was split from, told when the item does not parse alone.
-	split *input
+	// split is the input a seq item was split from, told when the item does not parse alone;
+	// parsed tells that it did once.
+	split  *input
+	parsed bool
 }
 
 // Node parses the item. Every call returns a new tree, which the caller may change freely.
@@ -54,6 +56,7 @@ func (it *Item) Node() (*yaml.RNode, error) {
 			it.split.splitFailed = true
 			return nil, fmt.Errorf("a ResourceList item does not parse on its own: %w", err)
 		}
+		it.parsed = true
 		return yaml.NewRNode(doc.Content[0].Content[0]), nil
 	}
 	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(it.text), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
@@ -287,7 +290,7 @@ func documents(data []byte, what string) ([]*Item, error) {
 }
 
 var (
-	itemsLine = regexp.MustCompile(`^items:[ \t]*(#.*)?\n?$`)
+	itemsLine = regexp.MustCompile(`^items:([ \t]+(#.*)?)?\n?$`) // a comment needs a blank before #
 	entryLine = regexp.MustCompile(`^( *)-( |\n|$)`)
 )
 
@@ -401,6 +404,18 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		debug.SetMemoryLimit(max(int64(src.size)*memoryPerInputByte, minMemoryLimit))
 	}
 	s, transform := src.run(fn)
+	if s.HasErrors() && !src.splitFailed {
+		// The function may have stopped before it parsed every item, and the dry run did not
+		// happen: an item that does not parse alone must still be found, as reading the input
+		// whole finds it.
+		for _, it := range src.items {
+			if it.split != nil && !it.parsed {
+				if _, err := it.Node(); err != nil {
+					break
+				}
+			}
+		}
+	}
 	if src.splitFailed {
 		// An item did not parse on its own: the input was split wrongly, or it is malformed.
 		// Parsed whole it is right, or says what is wrong; the function starts over.

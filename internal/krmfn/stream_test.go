@@ -21,6 +21,10 @@ func renameStream(s *Stream) (Transform, error) {
 			continue
 		}
 		s.Infof(n, "", "renamed %s", Describe(n))
+		// rename stops at the first object it cannot rename; so does this.
+		if err := n.SetName(n.GetName() + "-x"); err != nil {
+			return nil, err
+		}
 	}
 	return func(_ int, n *yaml.RNode) error { return n.SetName(n.GetName() + "-x") }, nil
 }
