@@ -401,7 +401,7 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		// The input stays in memory and every pass makes a tree per item, garbage at once: let the
 		// collector free it before the heap grows past a few times the input (Go's default lets
 		// the heap double its live size first).
-		debug.SetMemoryLimit(max(int64(src.size)*memoryPerInputByte, minMemoryLimit))
+		debug.SetMemoryLimit(int64(src.size)*memoryPerInputByteX2/2 + memoryBase)
 	}
 	s, transform := src.run(fn)
 	if s.HasErrors() && !src.splitFailed {
@@ -533,10 +533,12 @@ func (src *input) write(s *Stream, transform Transform, out io.Writer) error {
 	})
 }
 
-// The memory limit ExecuteStream sets under Input.LimitMemory: per byte of input, and at least.
+// The memory limit ExecuteStream sets under Input.LimitMemory: 3.5 bytes per byte of input (the
+// input itself, what a function keeps per object, and room for garbage), plus what the runtime
+// takes on any input. The limit is soft: on a starved CPU the heap can overshoot it.
 const (
-	memoryPerInputByte = 4
-	minMemoryLimit     = 64 << 20
+	memoryPerInputByteX2 = 7
+	memoryBase           = 8 << 20
 )
 
 // itemsPlaceholder stands for the items while the ResourceList around them is encoded.
