@@ -19,13 +19,13 @@ import (
 // input's size, and kyaml's writer needs several times that again to encode the ResourceList as
 // one document. A Stream keeps the input as bytes and parses one object at a time: the function
 // goes through the items as often as it needs (Item.Node parses anew each time), reports, and
-// returns a Transform; Execute then parses, transforms and encodes the items one by one, producing
-// the very bytes kyaml's writer would.
+// returns a Transform; ExecuteStream then parses, transforms and encodes the items one by one,
+// producing the very bytes kyaml's writer would.
 
 // Item is one input object, parsed on demand.
 type Item struct {
 	text  []byte      // a YAML document, or (seq) a one-item sequence: a ResourceList item
-	seq   bool        //
+	seq   bool        // text is a ResourceList item, split from the list without parsing it
 	node  *yaml.RNode // the object, when the input could only be parsed whole
 	path  string      // the FILE it came from (files mode)
 	index int         // its index among the documents of its file or stream
