@@ -32,6 +32,9 @@ type Config struct {
 	// PruneProtection stamps Argo CD's and Flux's "do not prune" annotations on hashed configs
 	// (default true): clusters that have not rolled out yet still read the superseded version.
 	PruneProtection *bool `json:"pruneProtection,omitempty"`
+	// Strict turns the warnings about stale references (a reference that names a config this run
+	// renames but does not resolve to it) into errors, for CI.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // KindRef names a kind by API group ("" for the core group) and kind.
@@ -67,6 +70,7 @@ type settings struct {
 	resourceSources []string
 	nameLimits      map[groupKind]int
 	pruneProtection bool
+	strict          bool
 }
 
 type groupKind struct{ group, kind string }
@@ -236,7 +240,7 @@ func unknownField(path, key string, t reflect.Type) error {
 }
 
 func (cfg Config) validate() (settings, error) {
-	s := settings{hashKinds: map[groupKind]bool{}, nameLimits: map[groupKind]int{}, pruneProtection: true}
+	s := settings{hashKinds: map[groupKind]bool{}, nameLimits: map[groupKind]int{}, pruneProtection: true, strict: cfg.Strict}
 	if cfg.PruneProtection != nil {
 		s.pruneProtection = *cfg.PruneProtection
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,12 +22,15 @@ func transform(t *testing.T, input, config string) (string, []string, int) {
 		cfg = yaml.MustParse(config)
 	}
 	var out, errw bytes.Buffer
-	var results framework.Results
-	code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: cfg}, func(r *krmfn.Request) error {
-		err := process(r)
-		results = r.Results
-		return err
+	var stream *krmfn.Stream
+	code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: cfg}, func(s *krmfn.Stream) (krmfn.Transform, error) {
+		stream = s
+		return process(s)
 	}, &out, &errw)
+	var results framework.Results
+	if stream != nil {
+		results = stream.Results
+	}
 	var lines []string
 	for _, r := range results {
 		lines = append(lines, string(r.Severity)+": "+r.Message)
@@ -212,7 +216,7 @@ data:
 			}
 		}},
 		{name: "unknown spec field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {pruneProtecton: false}\n",
-			wantErr: `functionConfig spec: unknown field "pruneProtecton" (known fields: kinds, nameLimits, pruneProtection, resources)`},
+			wantErr: `functionConfig spec: unknown field "pruneProtecton" (known fields: kinds, nameLimits, pruneProtection, resources, strict)`},
 		{name: "unknown nested field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {resources: [{group: a, kind: B, plural: bs}]}\n",
 			wantErr: `functionConfig spec.resources[0]: unknown field "plural" (known fields: group, kind, resource, scope)`},
 		{name: "unknown top-level field", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nkinds: []\n",
@@ -254,5 +258,70 @@ data:
 				tc.check(t, s)
 			}
 		})
+	}
+}
+
+func TestOptionLists(t *testing.T) {
+	add := []struct{ opts, want string }{
+		{"", "IgnoreExtraneous"},
+		{" , ", "IgnoreExtraneous"},
+		{"ServerSideDiff=true", "ServerSideDiff=true,IgnoreExtraneous"},
+		{"ServerSideDiff=true, ", "ServerSideDiff=true,IgnoreExtraneous"},
+		{"IgnoreExtraneous", "IgnoreExtraneous"},
+		{"A=1, IgnoreExtraneous ,B=2", "A=1, IgnoreExtraneous ,B=2"},
+	}
+	for _, c := range add {
+		if got := addOption(c.opts, "IgnoreExtraneous"); got != c.want {
+			t.Errorf("addOption(%q) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+	remove := []struct{ opts, want string }{
+		{"Prune=false", ""},
+		{"Prune=confirm", "Prune=confirm"},
+		{"ServerSideApply=true, Prune=false,Validate=false", "ServerSideApply=true,Validate=false"},
+		{"Prune=false, Validate=false", "Validate=false"},
+		{"Validate=false,Prune=false", "Validate=false"},
+		{"Validate=false", "Validate=false"},
+	}
+	for _, c := range remove {
+		if got := removeOption(c.opts, "Prune=false"); got != c.want {
+			t.Errorf("removeOption(%q) = %q, want %q", c.opts, got, c.want)
+		}
+	}
+}
+
+func TestQuoteYAML11Booleans(t *testing.T) {
+	obj := yaml.MustParse(`apiVersion: v1
+kind: X
+metadata: {name: yes, labels: {on: off}}
+spec:
+  a: yes
+  b: [on, 'off', "N", true, yess, !!str no]
+  Y: 1
+`)
+	found := quoteYAML11Booleans(obj)
+	want := []yaml11Boolean{{"spec.a", "yes"}, {"spec.b[0]", "on"}, {"spec.Y (a key)", "Y"}}
+	if !slices.Equal(found, want) {
+		t.Errorf("found %v, want %v", found, want)
+	}
+	wantOut := `apiVersion: v1
+kind: X
+metadata: {name: yes, labels: {on: off}}
+spec:
+  a: "yes"
+  b: ["on", 'off', "N", true, yess, !!str no]
+  "Y": 1
+`
+	if got := obj.MustString(); got != wantOut {
+		t.Errorf("output:\n%s\nwant:\n%s", got, wantOut)
+	}
+	// Quoted, the words hash like the strings kustomize hands the function.
+	plain, err := contentHash(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, err := contentHash(yaml.MustParse("apiVersion: v1\nkind: X\nmetadata: {name: x}\nspec: {a: \"yes\", b: [\"on\", \"off\", \"N\", true, yess, \"no\"], \"Y\": 1}\n"))
+	if err != nil || plain != quoted {
+		t.Errorf("hash %s, want %s (%v)", plain, quoted, err)
 	}
 }

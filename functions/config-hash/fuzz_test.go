@@ -12,10 +12,11 @@ import (
 	"github.com/addonops/addonops/internal/krmfn"
 )
 
-// FuzzConfigHash feeds arbitrary input (plain YAML or a ResourceList) and an arbitrary
-// functionConfig to the function. Whatever the input: no panic; a failure exits 1 with a message
-// on stderr and writes no resources (a ResourceList caller gets error results only); a success is
-// idempotent, its output coming back unchanged from a second run.
+// FuzzConfigHash feeds arbitrary input (plain YAML or a ResourceList, well-formed or not) and an
+// arbitrary functionConfig to the function. Whatever the input: no panic; a failure exits 1 with a
+// message on stderr and writes no resources (malformed input: nothing at all; a ResourceList
+// caller whose input the function rejects gets error results only); a success is idempotent, its
+// output coming back unchanged from a second run.
 // The seeds are every golden case's input, plain and as a ResourceList, so `go test` runs them.
 func FuzzConfigHash(f *testing.F) {
 	dirs, err := filepath.Glob("testdata/*/resources")
@@ -47,6 +48,13 @@ func FuzzConfigHash(f *testing.F) {
 	f.Add("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", "")
 	f.Add("kind: AddOnDeploymentConfig\napiVersion: addon.open-cluster-management.io/v1alpha1\nmetadata: {name: a, namespace: b}\nspec: [1, {a: .nan}]\n", "")
 	f.Add("apiVersion: v1\nkind: List\nitems: [{kind: X}]\n", "apiVersion: v1\nkind: ConfigMap\ndata: {kinds: '[{group: \"\", kind: X}]'}\n")
+	// ResourceList shapes that once panicked, were read as empty or dropped documents.
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+	for _, shape := range []string{"items: [[x]]\n", "items: hello\n", "items: [~]\n", "items: [x, {kind: X}]\n", "functionConfig: {kind: X}\n",
+		"items: []\nfunctionConfig: [x]\n", "items: []\n---\nkind: X\n", "items: []\nresults: 5\n"} {
+		f.Add(rl+shape, "")
+	}
+	f.Add("\xff\xfea\x00:\x00 \x00b\x00\n\x00", "")
 
 	f.Fuzz(func(t *testing.T, input, config string) {
 		var fc *yaml.RNode
@@ -62,6 +70,9 @@ func FuzzConfigHash(f *testing.F) {
 				t.Fatalf("second run differs (exit %d, stderr %s):\ninput:\n%s\nfirst:\n%s\nsecond:\n%s", code2, stderr2, input, out, again)
 			}
 		case 1:
+			if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+				t.Fatalf("stack trace on stderr:\n%s", stderr)
+			}
 			if stderr == "" {
 				t.Fatalf("failed without a message; input:\n%s", input)
 			}
@@ -89,7 +100,7 @@ func withoutResults(t *testing.T, out string) string {
 
 func execute(input string, fc *yaml.RNode) (string, string, int) {
 	var out, errw bytes.Buffer
-	code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: fc}, process, &out, &errw)
+	code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input), FunctionConfig: fc}, process, &out, &errw)
 	return out.String(), errw.String(), code
 }
 

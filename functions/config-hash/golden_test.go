@@ -1,17 +1,24 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
+	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/functions/config-hash/internal/benchgen"
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
@@ -25,7 +32,74 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // tools are built once in TestMain: the function binary, and the real kustomize and kpt.
 var tools krmfntest.Tools
 
-func TestMain(m *testing.M) { krmfntest.Main(m, "config-hash", &tools) }
+func TestMain(m *testing.M) {
+	if stdin := os.Getenv(measureEnv); stdin != "" {
+		os.Exit(measurePeakRSS(stdin, os.Args[1:]))
+	}
+	krmfntest.Main(m, "config-hash", &tools)
+}
+
+// measureEnv makes the test binary a measuring helper (see TestPeakMemory).
+const measureEnv = "CONFIG_HASH_TEST_MEASURE_STDIN"
+
+// measurePeakRSS runs cmdline with stdin piped from a file and prints its peak resident set size
+// in bytes.
+func measurePeakRSS(stdin string, cmdline []string) int {
+	f, err := os.Open(stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer f.Close()
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	cmd.Stdin = io.MultiReader(f) // a pipe, as kustomize sends it
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024)
+	return 0
+}
+
+// TestPeakMemory runs the binary on a generated hub of 5,000 configs (about 5 MB) and checks its
+// peak memory: at most five times the input plus what the Go runtime takes on a tiny input (before
+// config-hash streamed its input it took about 150 times the input). The measuring is done by a
+// fresh copy of the test binary: Go starts commands with vfork, and Linux counts the starting
+// process's own peak as the child's.
+func TestPeakMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates and hashes 5,000 configs")
+	}
+	dir := t.TempDir()
+	peak := func(input string) int64 {
+		t.Helper()
+		path := filepath.Join(dir, "input.yaml")
+		krmfntest.WriteFile(t, path, input)
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(self, tools.Function)
+		cmd.Env = append(os.Environ(), measureEnv+"="+path)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("measuring: %v", err)
+		}
+		var rss int64
+		if _, err := fmt.Sscan(string(out), &rss); err != nil {
+			t.Fatalf("measuring: %q", out)
+		}
+		return rss
+	}
+	floor := peak(benchgen.ResourceList(10, 1))
+	input := benchgen.ResourceList(5000, 500)
+	got, limit := peak(input), floor+5*int64(len(input))
+	t.Logf("input %.1f MiB, peak RSS %.1f MiB (runtime floor %.1f MiB)", float64(len(input))/(1<<20), float64(got)/(1<<20), float64(floor)/(1<<20))
+	if got > limit {
+		t.Errorf("peak RSS %.1f MiB, more than five times the %.1f MiB input above the %.1f MiB floor", float64(got)/(1<<20), float64(len(input))/(1<<20), float64(floor)/(1<<20))
+	}
+}
 
 // golden runs the cases; kustomize gets a ConfigHash without options for a case without
 // fnconfig.yaml.
@@ -117,56 +191,77 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-// TestKptRender runs config-hash from a Kptfile pipeline, as the README shows, with
-// `kpt fn render --allow-exec`: it names the example's configs as kustomize does, and a second
-// render changes nothing.
+// TestKptRender renders the kpt example package (examples/hello-addon-kpt/package, whose Kptfile
+// runs config-hash from $PATH) with `kpt fn render --allow-exec`, as its README shows: the package
+// becomes the example's expected/, the configs get the names kustomize gives them in
+// examples/hello-addon, and a second render changes nothing.
 func TestKptRender(t *testing.T) {
+	const example = "examples/hello-addon-kpt"
 	work := t.TempDir()
-	hub := filepath.Join(work, "hub")
-	for name, content := range krmfntest.ReadTree(t, "examples/hello-addon/hub") {
-		krmfntest.WriteFile(t, filepath.Join(hub, name), content)
+	pkg := filepath.Join(work, "hello-addon-kpt")
+	for name, content := range krmfntest.ReadTree(t, filepath.Join(example, "package")) {
+		krmfntest.WriteFile(t, filepath.Join(pkg, name), content)
 	}
-	krmfntest.WriteFile(t, filepath.Join(hub, "Kptfile"), `apiVersion: kpt.dev/v1
-kind: Kptfile
-metadata:
-  name: hub
-  annotations:
-    config.kubernetes.io/local-config: "true"
-pipeline:
-  mutators:
-  - exec: `+tools.Function+`
-    configPath: config-hash.yaml
-`)
-	krmfntest.WriteFile(t, filepath.Join(hub, "config-hash.yaml"), `apiVersion: addonops.io/v1alpha1
-kind: ConfigHash
-metadata:
-  name: config-hash
-  annotations:
-    config.kubernetes.io/local-config: "true"
-spec:
-  pruneProtection: true
-`)
-	if _, stderr, ok := krmfntest.Run(t, work, tools.Kpt, "fn", "render", "hub", "--allow-exec"); !ok {
-		t.Fatalf("kpt fn render failed:\n%s", stderr)
+	render := func() {
+		t.Helper()
+		cmd := exec.Command(tools.Kpt, "fn", "render", "hello-addon-kpt", "--allow-exec")
+		cmd.Dir = work
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(tools.Function)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kpt fn render: %v\n%s", err, out)
+		}
 	}
-	rendered := krmfntest.ReadTree(t, hub)
+	render()
+	rendered := krmfntest.ReadTree(t, pkg)
+	golden().CompareTree(t, krmfntest.Case{Dir: example}, "", rendered)
 	var got []string
 	for name, content := range rendered {
-		if name == "Kptfile" || name == "config-hash.yaml" {
-			continue
+		if name != "Kptfile" && name != "config-hash.yaml" {
+			got = append(got, identities(t, content)...)
 		}
-		got = append(got, identities(t, content)...)
 	}
 	slices.Sort(got)
 	want := identities(t, krmfntest.ReadFile(t, "examples/hello-addon/expected/kustomize-build.yaml"))
 	if !slices.Equal(got, want) {
 		t.Fatalf("kpt render named the objects\n%v\nkustomize\n%v", got, want)
 	}
-	if _, stderr, ok := krmfntest.Run(t, work, tools.Kpt, "fn", "render", "hub", "--allow-exec"); !ok {
-		t.Fatalf("second kpt fn render failed:\n%s", stderr)
-	}
-	if again := krmfntest.ReadTree(t, hub); !maps.Equal(again, rendered) {
+	render()
+	if again := krmfntest.ReadTree(t, pkg); !maps.Equal(again, rendered) {
 		t.Fatalf("second render changed the package:\n%s", cmp.Diff(rendered, again))
+	}
+}
+
+// TestCatalogMetadata checks metadata.yaml, the function's entry in the layout of
+// kpt-functions-catalog: every field is there, and its source and example URLs name folders of
+// this repository that exist.
+func TestCatalogMetadata(t *testing.T) {
+	var meta struct {
+		Name               string   `json:"name"`
+		Description        string   `json:"description"`
+		Tags               []string `json:"tags"`
+		SourceURL          string   `json:"sourceURL"`
+		ExamplePackageURLs []string `json:"examplePackageURLs"`
+		License            string   `json:"license"`
+	}
+	if err := sigsyaml.UnmarshalStrict([]byte(krmfntest.ReadFile(t, "metadata.yaml")), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if meta.Name != "config-hash" || meta.Description == "" || !slices.Contains(meta.Tags, "mutator") || meta.License != "Apache-2.0" {
+		t.Errorf("metadata.yaml: %+v", meta)
+	}
+	const tree = "https://github.com/addonops/addonops/tree/main/functions/config-hash"
+	if meta.SourceURL != tree {
+		t.Errorf("sourceURL %q, want %q", meta.SourceURL, tree)
+	}
+	examples, _ := filepath.Glob("examples/*")
+	if len(meta.ExamplePackageURLs) != len(examples) {
+		t.Errorf("examplePackageURLs %q, want one per folder of %q", meta.ExamplePackageURLs, examples)
+	}
+	for _, u := range meta.ExamplePackageURLs {
+		dir, ok := strings.CutPrefix(u, tree+"/")
+		if st, err := os.Stat(dir); !ok || err != nil || !st.IsDir() {
+			t.Errorf("examplePackageURL %q names no example folder", u)
+		}
 	}
 }
 
@@ -214,4 +309,49 @@ func TestKustomizeBuildOrder(t *testing.T) {
 			t.Fatalf("ok=%t, stderr:\n%s\nwant it to contain %q", ok, stderr, want)
 		}
 	})
+}
+
+// TestMalformedInput runs the built binary, as kustomize and kpt do, on input that is not a
+// well-formed ResourceList or YAML stream: a clear message, exit 1, nothing on stdout, never a
+// stack trace.
+func TestMalformedInput(t *testing.T) {
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+	adcs := "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: a, namespace: hub}\n---\n" +
+		"apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnDeploymentConfig\nmetadata: {name: b, namespace: hub}\n"
+	var utf16 []byte
+	utf16 = append(utf16, 0xFF, 0xFE)
+	for _, r := range adcs {
+		utf16 = append(utf16, byte(r), 0)
+	}
+	dir := t.TempDir()
+	krmfntest.WriteFile(t, filepath.Join(dir, "two-docs.yaml"), "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {pruneProtection: 'false'}\n")
+	krmfntest.WriteFile(t, filepath.Join(dir, "adcs.yaml"), adcs)
+	cases := []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"items holding a list", rl + "items: [[x]]\n", nil, "config-hash: the ResourceList on stdin has items[0]: a list, but every item must be an object"},
+		{"items a scalar", rl + "items: hello\n", nil, `config-hash: the ResourceList on stdin has items: the scalar "hello", but items must be a list of objects`},
+		{"UTF-16", string(utf16), nil, "config-hash: stdin is UTF-16"},
+		{"empty stdin", "", nil, "config-hash: no input: stdin holds no YAML document"},
+		{"functionConfig file with two documents", "", []string{"--config", "two-docs.yaml", "adcs.yaml"}, "config-hash: functionConfig two-docs.yaml holds 2 documents, but a functionConfig is exactly one object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(tools.Function, tc.args...)
+			cmd.Dir = dir
+			cmd.Stdin = strings.NewReader(tc.stdin)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 || stdout.Len() != 0 || stderr.String() != tc.want+"\n" && !strings.HasPrefix(stderr.String(), tc.want) {
+				t.Fatalf("err %v, stdout %q, stderr %q; want exit 1, no stdout, stderr starting %q", err, stdout.String(), stderr.String(), tc.want)
+			}
+			if strings.Contains(stderr.String(), "goroutine") {
+				t.Fatalf("stack trace:\n%s", stderr.String())
+			}
+		})
+	}
 }

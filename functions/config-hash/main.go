@@ -20,5 +20,5 @@ func main() {
 		fmt.Println(version.String("config-hash"))
 		return
 	}
-	krmfn.Main("config-hash", usage, process)
+	krmfn.MainStream("config-hash", usage, process)
 }

@@ -203,10 +203,11 @@ func TestAnnotations(t *testing.T) {
 	}
 	got := parseOutput(t, out).get("AddOnDeploymentConfig", "hub", "hello").GetAnnotations()
 	want := map[string]string{
-		AnnotationBaseName:        "hello",
-		AnnotationContentHash:     mustHash(t, a),
-		AnnotationArgoSyncOptions: "Prune=false",
-		AnnotationFluxPrune:       "disabled",
+		AnnotationBaseName:           "hello",
+		AnnotationContentHash:        mustHash(t, a),
+		AnnotationArgoSyncOptions:    "Prune=false",
+		AnnotationArgoCompareOptions: "IgnoreExtraneous",
+		AnnotationFluxPrune:          "disabled",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -234,6 +235,7 @@ spec:
   versions: [{name: v1, served: true, storage: true}]
 `
 	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: hub}\nspec: {size: 1}\n"
+	strict := "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nmetadata: {name: x}\nspec: {strict: true}\n"
 	cases := []struct {
 		name, input, config string
 		edit                func(string) string // applied to the input after placeholders are filled
@@ -247,7 +249,9 @@ spec:
 				if got := o.refs("ManagedClusterAddOn", "cluster1", "hello"); !slices.Equal(got, want) {
 					t.Fatalf("refs %v, want %v", got, want)
 				}
-				wantResult(t, results, "info: ManagedClusterAddOn cluster1/hello: spec.configs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io cluster1/cfg, which is not in the input (the input has AddOnDeploymentConfig hub/cfg); left as is")
+				// Same name as a renamed config, other namespace: a mistyped namespace unless the config
+				// lives only in the cluster, so a warning (kustomize shows only stderr).
+				wantResult(t, results, "warning: ManagedClusterAddOn cluster1/hello: spec.configs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io cluster1/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg (addondeploymentconfigs.addon.open-cluster-management.io) to "+hubName(t)+": a stale reference if it means that config: correct its group, resource or namespace; left as is (strict: true makes this an error)")
 			}},
 		{name: "reference to a config only in the cluster",
 			input: docs(hub, cma("hello", "addondeploymentconfigs other/x", "configmaps other/cm", "gadgets.example.com g")),
@@ -260,12 +264,43 @@ spec:
 				wantResult(t, results, "info: ClusterManagementAddOn hello: spec.defaultConfigs[2] refers to gadgets.example.com g, a resource config-hash knows no kind of")
 			}},
 		{name: "reference without namespace to a namespaced kind",
-			input: docs(hub, cma("hello", "addondeploymentconfigs cfg")),
+			input: docs(hub, cma("hello", "addondeploymentconfigs other")),
 			check: func(t *testing.T, o output, results []string) {
-				if got := o.refs("ClusterManagementAddOn", "", "hello"); !slices.Equal(got, []string{"addondeploymentconfigs cfg"}) {
+				if got := o.refs("ClusterManagementAddOn", "", "hello"); !slices.Equal(got, []string{"addondeploymentconfigs other"}) {
 					t.Fatalf("refs %v", got)
 				}
-				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io cfg without a namespace")
+				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io other without a namespace")
+			}},
+		{name: "reference without namespace to a renamed config is stale",
+			input: docs(hub, cma("hello", "addondeploymentconfigs cfg")),
+			check: func(t *testing.T, o output, results []string) {
+				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io cfg (it has no namespace, but addondeploymentconfigs are namespaced), which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg")
+			}},
+		{name: "stale reference: mistyped resource",
+			input: docs(hub, cma("hello", "addondeploymentconfig hub/cfg")),
+			check: func(t *testing.T, o output, results []string) {
+				if got := o.refs("ClusterManagementAddOn", "", "hello"); !slices.Equal(got, []string{"addondeploymentconfig hub/cfg"}) {
+					t.Fatalf("refs %v", got)
+				}
+				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfig.addon.open-cluster-management.io hub/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg (addondeploymentconfigs.addon.open-cluster-management.io) to "+hubName(t))
+			}},
+		{name: "stale reference: mistyped group",
+			input: docs(hub, cma("hello", "addondeploymentconfigs.addon.open-cluster-management hub/cfg")),
+			check: func(t *testing.T, o output, results []string) {
+				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management hub/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg")
+			}},
+		{name: "stale reference to a hashed base name of another kind",
+			input: docs(template("cfg", "a"), cma("hello", "configmaps hub/cfg")),
+			check: func(t *testing.T, o output, results []string) {
+				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to configmaps hub/cfg, which is not in the input, but the input renames AddOnTemplate cfg (addontemplates.addon.open-cluster-management.io) to cfg-")
+			}},
+		{name: "strict: a stale reference is an error", config: strict,
+			input:   docs(hub, cma("hello", "addondeploymentconfigs elsewhere/cfg")),
+			wantErr: "ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io elsewhere/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg (addondeploymentconfigs.addon.open-cluster-management.io) to NAME: a stale reference if it means that config: correct its group, resource or namespace; or, if the config exists only in the cluster, turn strict off"},
+		{name: "strict: a reference to a config only in the cluster is fine", config: strict,
+			input: docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x", "gadgets.example.com g")),
+			check: func(t *testing.T, o output, results []string) {
+				wantResult(t, results, "info: ClusterManagementAddOn hello: spec.defaultConfigs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster); left as is")
 			}},
 		{name: "reserved no-default name is not a reference",
 			input: docs(template("t", "a"), cma("hello", "addontemplates __reserved_no_default__")),
@@ -413,9 +448,16 @@ spec:
 				"  internal.config.kubernetes.io/previousKinds: AddOnDeploymentConfig"),
 				cma("a", "addondeploymentconfigs hub/cfg")),
 			wantErr: `but kustomize moved that AddOnDeploymentConfig to namespace "moved" during this build`},
-		{name: "reference without group",
-			input:   docs(hub, "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ManagedClusterAddOn\nmetadata: {name: a, namespace: c}\nspec:\n  configs:\n  - {resource: addondeploymentconfigs, namespace: hub, name: cfg}\n"),
-			wantErr: "ManagedClusterAddOn c/a: spec.configs[0]: config reference has no group"},
+		{name: "reference without group is in the core group, as OCM defaults it",
+			input: docs(hub, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: hub\n  annotations: {addonops.io/hash-suffix: 'true'}\ndata: {k: v}\n",
+				"apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: ManagedClusterAddOn\nmetadata: {name: a, namespace: c}\nspec:\n  configs:\n  - {resource: configmaps, namespace: hub, name: cm}\n  - {resource: addondeploymentconfigs, namespace: hub, name: cfg}\n"),
+			check: func(t *testing.T, o output, results []string) {
+				cm := o.get("ConfigMap", "hub", "cm").GetName()
+				if got, want := o.refs("ManagedClusterAddOn", "c", "a"), []string{"configmaps hub/" + cm, "addondeploymentconfigs hub/cfg"}; !slices.Equal(got, want) {
+					t.Fatalf("refs %v, want %v", got, want)
+				}
+				wantResult(t, results, "warning: ManagedClusterAddOn c/a: spec.configs[1] refers to addondeploymentconfigs hub/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg")
+			}},
 		{name: "reference without resource",
 			input:   docs(hub, "apiVersion: addon.open-cluster-management.io/v1beta1\nkind: ClusterManagementAddOn\nmetadata: {name: a}\nspec:\n  defaultConfigs:\n  - {group: addon.open-cluster-management.io, namespace: hub, name: cfg}\n"),
 			wantErr: "ClusterManagementAddOn a: spec.defaultConfigs[0]: config reference has no resource"},
@@ -424,8 +466,15 @@ spec:
 				adc("hub", "b", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=confirm'}"),
 				adc("hub", "c", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=true,ServerSideApply=true', kustomize.toolkit.fluxcd.io/prune: enabled}"),
 				adc("hub", "d", "x", "annotations: {argocd.argoproj.io/sync-options: 'Validate=false, '}"),
-				adc("hub", "e", "x", "annotations: {argocd.argoproj.io/sync-options: ' , '}")),
+				adc("hub", "e", "x", "annotations: {argocd.argoproj.io/sync-options: ' , ', argocd.argoproj.io/compare-options: 'ServerSideDiff=true'}"),
+				adc("hub", "f", "x", "annotations: {argocd.argoproj.io/compare-options: 'IgnoreExtraneous, ServerSideDiff=true'}")),
 			check: func(t *testing.T, o output, results []string) {
+				for base, want := range map[string]string{"a": "IgnoreExtraneous", "e": "ServerSideDiff=true,IgnoreExtraneous",
+					"f": "IgnoreExtraneous, ServerSideDiff=true"} {
+					if got := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()[AnnotationArgoCompareOptions]; got != want {
+						t.Errorf("%s: compare-options %q, want %q", base, got, want)
+					}
+				}
 				for base, want := range map[string]string{"a": "ServerSideApply=true, Validate=false,Prune=false", "b": "Prune=confirm",
 					"c": "ServerSideApply=true,Prune=false", "d": "Validate=false,Prune=false", "e": "Prune=false"} {
 					if got := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()[AnnotationArgoSyncOptions]; got != want {
@@ -443,11 +492,32 @@ spec:
 			input:  hub,
 			check: func(t *testing.T, o output, results []string) {
 				ann := o.get("AddOnDeploymentConfig", "hub", "cfg").GetAnnotations()
-				if _, ok := ann[AnnotationArgoSyncOptions]; ok {
-					t.Fatalf("annotations %v", ann)
+				for _, a := range []string{AnnotationArgoSyncOptions, AnnotationArgoCompareOptions, AnnotationFluxPrune} {
+					if _, ok := ann[a]; ok {
+						t.Fatalf("annotation %s in %v", a, ann)
+					}
 				}
-				if _, ok := ann[AnnotationFluxPrune]; ok {
-					t.Fatalf("annotations %v", ann)
+			}},
+		{name: "prune protection turned off removes what an earlier run stamped, and only that",
+			config: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {pruneProtection: 'false'}\n",
+			input: docs(adc("hub", "a", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=false', argocd.argoproj.io/compare-options: IgnoreExtraneous, kustomize.toolkit.fluxcd.io/prune: disabled}"),
+				adc("hub", "b", "x", "annotations: {argocd.argoproj.io/sync-options: 'ServerSideApply=true, Prune=false,Validate=false', argocd.argoproj.io/compare-options: 'ServerSideDiff=true,IgnoreExtraneous'}"),
+				adc("hub", "c", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=confirm', addonops.io/hash-suffix: 'true'}"),
+				adc("hub", "keep", "x", "annotations: {argocd.argoproj.io/sync-options: 'Prune=false', addonops.io/hash-suffix: 'false'}")),
+			check: func(t *testing.T, o output, results []string) {
+				want := map[string]map[string]string{
+					"a":    {},
+					"b":    {AnnotationArgoSyncOptions: "ServerSideApply=true,Validate=false", AnnotationArgoCompareOptions: "ServerSideDiff=true"},
+					"c":    {AnnotationArgoSyncOptions: "Prune=confirm"},
+					"keep": {AnnotationArgoSyncOptions: "Prune=false"}, // not a versioned config: not ours to change
+				}
+				for base, w := range want {
+					ann := o.get("AddOnDeploymentConfig", "hub", base).GetAnnotations()
+					for _, a := range []string{AnnotationArgoSyncOptions, AnnotationArgoCompareOptions, AnnotationFluxPrune} {
+						if got, ok := ann[a]; got != w[a] || ok != (w[a] != "") {
+							t.Errorf("%s: %s = %q (set %t), want %q", base, a, got, ok, w[a])
+						}
+					}
 				}
 			}},
 		{name: "bad functionConfig", config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {typo: 1}\n", input: hub,
@@ -471,7 +541,7 @@ spec:
 				if code != 1 || out != "" {
 					t.Fatalf("exit %d, output %q; want an error", code, out)
 				}
-				wantError(t, results, tc.wantErr)
+				wantError(t, results, strings.ReplaceAll(tc.wantErr, "NAME", hubName(t)))
 				return
 			}
 			if code != 0 {
@@ -527,7 +597,7 @@ func BenchmarkProcess(b *testing.B) {
 			input := benchgen.ResourceList(n, n/10) // what kustomize and kpt send
 			for b.Loop() {
 				var out, errw bytes.Buffer
-				if code := krmfn.Execute("config-hash", krmfn.Input{Stdin: strings.NewReader(input)}, process, &out, &errw); code != 0 {
+				if code := krmfn.ExecuteStream("config-hash", krmfn.Input{Stdin: strings.NewReader(input)}, process, &out, &errw); code != 0 {
 					b.Fatal(errw.String())
 				}
 			}

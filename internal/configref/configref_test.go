@@ -132,13 +132,6 @@ func TestSitesAndRewrite(t *testing.T) {
 
 func TestSitesErrors(t *testing.T) {
 	cases := map[string]string{
-		"no group": `apiVersion: addon.open-cluster-management.io/v1beta1
-kind: ManagedClusterAddOn
-metadata: {name: a, namespace: c1}
-spec:
-  configs:
-  - resource: addondeploymentconfigs
-    name: x`,
 		"no resource": `apiVersion: addon.open-cluster-management.io/v1beta1
 kind: ClusterManagementAddOn
 metadata: {name: a}
@@ -180,5 +173,14 @@ spec:
 	sites, err := Sites(yaml.MustParse(ok))
 	if err != nil || len(sites) != 1 || sites[0].Ref.Group != "" {
 		t.Fatalf("core group ref: %v %v", sites, err)
+	}
+	// So is no group at all: OCM's API defaults it to "", the core group.
+	noGroup := strings.Replace(ok, "  - group: \"\"\n    resource", "  - resource", 1)
+	if noGroup == ok {
+		t.Fatal("test input not edited")
+	}
+	sites, err = Sites(yaml.MustParse(noGroup))
+	if err != nil || len(sites) != 1 || sites[0].Ref != (Ref{GroupResource: GroupResource{Resource: "configmaps"}, Namespace: "c1", Name: "cfg"}) {
+		t.Fatalf("ref without group: %v %v", sites, err)
 	}
 }

@@ -38,9 +38,9 @@ func HoldsReferences(apiVersion, kind string) bool {
 // Sites returns every config reference in obj, in document order: CMA v1alpha1
 // spec.supportedConfigs[].defaultConfig, CMA v1beta1 spec.defaultConfigs[], CMA
 // spec.installStrategy.placements[].configs[] and MCA spec.configs[]. Objects of other kinds have
-// none. A reference without a group field (write group: "" for the core API group), without a
-// resource or without a name is an error naming the field, because a guess would silently point
-// it at the wrong config.
+// none. A reference without a group field is in the core API group, as OCM's API defaults it
+// (group: ""). A reference without a resource or without a name is an error naming the field,
+// because a guess would silently point it at the wrong config.
 func Sites(obj *yaml.RNode) ([]Site, error) {
 	if !HoldsReferences(obj.GetApiVersion(), obj.GetKind()) {
 		return nil, nil
@@ -124,9 +124,7 @@ func Sites(obj *yaml.RNode) ([]Site, error) {
 }
 
 func groupResource(item *yaml.RNode, path string) (GroupResource, error) {
-	if item.Field("group") == nil {
-		return GroupResource{}, fmt.Errorf("%s: config reference has no group: set group to the config's API group (group: \"\" for the core API group)", path)
-	}
+	// No group field: "" (the core group), OCM's API default.
 	gr := GroupResource{Group: stringField(item, "group"), Resource: stringField(item, "resource")}
 	if gr.Resource == "" {
 		return gr, fmt.Errorf("%s: config reference has no resource: set the plural resource name, e.g. resource: addondeploymentconfigs", path)

@@ -7,7 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
 // rename appends "-x" to every name, or fails on an object named "bad".
@@ -102,10 +105,195 @@ func TestPlainErrorWritesNothing(t *testing.T) {
 	}
 }
 
-func TestMalformedInput(t *testing.T) {
-	var out, errw bytes.Buffer
-	code := Execute("t", Input{Stdin: strings.NewReader("a: [b\n")}, rename, &out, &errw)
-	if code != 1 || !strings.Contains(errw.String(), "t: reading input") || out.Len() != 0 {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errw.String())
+// TestKustomizeShowsOnlyStderr pins down, with the real kustomize (v5.8.2, the go.mod's), why
+// Execute writes warnings and errors to stderr itself: kustomize prints no result of an exec
+// function, whatever its severity, but passes the function's stderr through.
+func TestKustomizeShowsOnlyStderr(t *testing.T) {
+	kustomize, err := krmfntest.KustomizePath("")
+	if err != nil {
+		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	krmfntest.WriteFile(t, filepath.Join(dir, "fn.sh"), `#!/bin/sh
+cat >/dev/null
+echo "STDERR-LINE" >&2
+cat <<'EOF'
+apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+results:
+- {message: WARNING-RESULT, severity: warning}
+- {message: ERROR-RESULT, severity: error}
+EOF
+`)
+	if err := os.Chmod(filepath.Join(dir, "fn.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	krmfntest.WriteFile(t, filepath.Join(dir, "fn.yaml"), "apiVersion: x/v1\nkind: Fn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: "+filepath.Join(dir, "fn.sh")+"\n")
+	krmfntest.WriteFile(t, filepath.Join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+	krmfntest.WriteFile(t, filepath.Join(dir, "kustomization.yaml"), "resources: [cm.yaml]\ntransformers: [fn.yaml]\n")
+	stdout, stderr, ok := krmfntest.Tools{Kustomize: kustomize}.KustomizeBuild(t, dir)
+	if !ok || !strings.Contains(stdout, "name: a") {
+		t.Fatalf("build failed (ok=%t): %s", ok, stderr)
+	}
+	if !strings.Contains(stderr, "STDERR-LINE") {
+		t.Errorf("kustomize no longer passes the function's stderr through: %q", stderr)
+	}
+	if strings.Contains(stdout+stderr, "RESULT") {
+		t.Errorf("kustomize now prints results; Execute could stop duplicating them on stderr:\nstdout %s\nstderr %s", stdout, stderr)
+	}
+}
+
+const rlHeader = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+
+func utf16(s string, bom bool) string {
+	var b []byte
+	if bom {
+		b = append(b, 0xFF, 0xFE)
+	}
+	for _, r := range s {
+		b = append(b, byte(r), 0)
+	}
+	return string(b)
+}
+
+// Input that is not what the contract accepts is a clear error: exit 1, a message on stderr that
+// says what is wrong, nothing at all on stdout (not even a ResourceList), no panic.
+func TestMalformedInputs(t *testing.T) {
+	twoObjects := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+	cases := []struct{ name, input, want string }{
+		{"items holds a list", rlHeader + "items: [[x]]\n", "the ResourceList on stdin has items[0]: a list, but every item must be an object"},
+		{"items holds a scalar item", rlHeader + "items: [x]\n", `items[0]: the scalar "x", but every item must be an object`},
+		{"items holds a null item", rlHeader + "items:\n- \n", "items[0]: null, but every item must be an object"},
+		{"items is a scalar", rlHeader + "items: hello\n", `the ResourceList on stdin has items: the scalar "hello", but items must be a list of objects`},
+		{"items is a mapping", rlHeader + "items: {a: b}\n", "has items: a mapping, but items must be a list of objects"},
+		{"no items", rlHeader + "functionConfig: {kind: X}\n", "the ResourceList on stdin has no items field"},
+		{"ResourceList among other documents", rlHeader + "items: []\n---\n" + twoObjects, "document 1 on stdin is a ResourceList, which must be the only document of the input (there are 3)"},
+		{"List items hold a list", "apiVersion: v1\nkind: List\nitems: [[x]]\n", "the List on stdin has items[0]: a list"},
+		{"UTF-16 with byte order mark", utf16(twoObjects, true), "stdin is UTF-16"},
+		{"UTF-16 without byte order mark", utf16(twoObjects, false), "stdin holds NUL bytes"},
+		{"not UTF-8", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff}\n", "stdin is not valid UTF-8"},
+		{"empty stdin", "", "no input: stdin holds no YAML document"},
+		{"only separators and comments", "# nothing\n---\n\n---\n", "no input: stdin holds no YAML document"},
+		{"malformed YAML", "a: [b\n", "reading input"},
+		{"plain document is a list", "- a\n- b\n", "reading input"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			code := Run("t", "test", nil, strings.NewReader(tc.input), &out, &errw, rename)
+			if code != 1 || out.Len() != 0 || !strings.HasPrefix(errw.String(), "t: ") || !strings.Contains(errw.String(), tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr with %q", code, out.String(), errw.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestMalformedFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	obj := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+	good := write("good.yaml", obj)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"functionConfig with two documents", []string{"--config", write("two.yaml", "kind: ConfigMap\n---\nkind: ConfigMap\n"), good}, "two.yaml holds 2 documents, but a functionConfig is exactly one object"},
+		{"empty functionConfig", []string{"--config", write("empty.yaml", "# nothing\n"), good}, "empty.yaml holds no object"},
+		{"functionConfig not an object", []string{"--config", write("list.yaml", "- a\n"), good}, "list.yaml is a list, but a functionConfig is an object"},
+		{"UTF-16 file", []string{write("utf16.yaml", utf16(obj+"---\n"+obj, true))}, "utf16.yaml is UTF-16"},
+		{"ResourceList as a file", []string{write("rl.yaml", rlHeader+"items: []\n")}, "rl.yaml: document 1 is a ResourceList: pipe it into stdin"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			code := Run("t", "test", tc.args, strings.NewReader(""), &out, &errw, rename)
+			if code != 1 || out.Len() != 0 || !strings.Contains(errw.String(), tc.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr with %q", code, out.String(), errw.String(), tc.want)
+			}
+		})
+	}
+}
+
+// An empty ResourceList is valid input (kpt sends one for an empty package), and the answer
+// carries the functionConfig it was given.
+func TestEmptyResourceList(t *testing.T) {
+	for _, in := range []string{rlHeader + "items: []\n", rlHeader + "items:\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"} {
+		var out, errw bytes.Buffer
+		if code := Run("t", "test", nil, strings.NewReader(in), &out, &errw, rename); code != 0 {
+			t.Fatalf("exit %d: %s", code, errw.String())
+		}
+		rl := yaml.MustParse(out.String())
+		if rl.GetKind() != "ResourceList" || (strings.Contains(in, "functionConfig") != (rl.Field("functionConfig") != nil)) {
+			t.Fatalf("output:\n%s", out.String())
+		}
+	}
+}
+
+// FuzzResourceList feeds raw input, seeded with ResourceList shapes, through Execute. Whatever
+// the input: no panic; either a clean failure (exit 1, a message on stderr, and on stdout nothing,
+// or for a function's own error a ResourceList with error results and no items), or valid output:
+// a ResourceList answer to a ResourceList, holding objects only.
+func FuzzResourceList(f *testing.F) {
+	for _, s := range []string{
+		resourceList,
+		strings.Replace(resourceList, "name: a\n", "name: bad\n", 1),
+		rlHeader + "items: []\n",
+		rlHeader + "items: [[x]]\n",
+		rlHeader + "items: hello\n",
+		rlHeader + "items: [~, {kind: X}]\n",
+		rlHeader + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\nfunctionConfig: [x]\nresults: 5\n",
+		rlHeader + "items: []\n---\nkind: X\n",
+		"apiVersion: v1\nkind: List\nitems: [{kind: X, metadata: {name: a}}]\n",
+		`{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]}`,
+		utf16(resourceList, true),
+		"",
+		"a: &x [*x]\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var out, errw bytes.Buffer
+		code := Execute("t", Input{Stdin: strings.NewReader(input)}, rename, &out, &errw)
+		switch code {
+		case 1:
+			if errw.Len() == 0 {
+				t.Fatalf("failed without a message; input %q", input)
+			}
+			if out.Len() == 0 {
+				return
+			}
+			rl, err := yaml.Parse(out.String())
+			if err != nil || rl.GetKind() != "ResourceList" || !strings.Contains(out.String(), "items: []") || !strings.Contains(out.String(), "severity: error") {
+				t.Fatalf("failed run wrote more than error results:\n%s\ninput %q", out.String(), input)
+			}
+		case 0:
+			wrapped := false
+			if in, err := yaml.Parse(input); err == nil && isObject(in) && in.GetKind() == "ResourceList" {
+				wrapped = true
+			}
+			items, err := (&kio.ByteReader{Reader: strings.NewReader(out.String()), OmitReaderAnnotations: true}).Read()
+			if err != nil {
+				t.Fatalf("output is not valid YAML: %v\n%s\ninput %q", err, out.String(), input)
+			}
+			if rl, err := yaml.Parse(out.String()); wrapped && (err != nil || !isObject(rl) || rl.GetKind() != "ResourceList") {
+				t.Fatalf("a ResourceList was not answered with one:\n%s", out.String())
+			}
+			for _, it := range items {
+				if !isObject(it) {
+					t.Fatalf("output holds a non-object:\n%s\ninput %q", out.String(), input)
+				}
+			}
+		default:
+			t.Fatalf("exit %d", code)
+		}
+	})
 }

@@ -1,11 +1,13 @@
 package krmfn
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -15,8 +17,25 @@ func Main(name, usage string, fn ProcessFunc) {
 	os.Exit(Run(name, usage, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, fn))
 }
 
+// MainStream is Main for a StreamFunc. It lets ExecuteStream limit the process's memory.
+func MainStream(name, usage string, fn StreamFunc) {
+	os.Exit(run(name, usage, os.Args[1:], os.Stdin, os.Stderr, func(in Input) int {
+		in.LimitMemory = true
+		return ExecuteStream(name, in, fn, os.Stdout, os.Stderr)
+	}))
+}
+
 // Run is Main with explicit arguments and streams, for tests.
 func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.Writer, fn ProcessFunc) int {
+	return run(name, usage, args, stdin, stderr, func(in Input) int { return Execute(name, in, fn, stdout, stderr) })
+}
+
+// RunStream is Run for a StreamFunc.
+func RunStream(name, usage string, args []string, stdin io.Reader, stdout, stderr io.Writer, fn StreamFunc) int {
+	return run(name, usage, args, stdin, stderr, func(in Input) int { return ExecuteStream(name, in, fn, stdout, stderr) })
+}
+
+func run(name, usage string, args []string, stdin io.Reader, stderr io.Writer, execute func(Input) int) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "functionConfig `FILE` for plain YAML input (a ResourceList carries its own)")
@@ -39,18 +58,30 @@ func Run(name, usage string, args []string, stdin io.Reader, stdout, stderr io.W
 		}
 		in.FunctionConfig = cfg
 	}
-	return Execute(name, in, fn, stdout, stderr)
+	return execute(in)
 }
 
-// ReadConfig reads a functionConfig file holding exactly one object.
+// ReadConfig reads a functionConfig file, which must hold exactly one object: a second document
+// would otherwise be ignored without a word.
 func ReadConfig(path string) (*yaml.RNode, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading functionConfig: %w", err)
 	}
-	node, err := yaml.Parse(string(data))
+	if err := checkText(data, "functionConfig "+path); err != nil {
+		return nil, err
+	}
+	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
 	if err != nil {
 		return nil, fmt.Errorf("parsing functionConfig %s: %w", path, err)
 	}
-	return node, nil
+	switch {
+	case len(docs) == 0:
+		return nil, fmt.Errorf("functionConfig %s holds no object: give it one (e.g. kind: ConfigMap with data), or leave --config out", path)
+	case len(docs) > 1:
+		return nil, fmt.Errorf("functionConfig %s holds %d documents, but a functionConfig is exactly one object: keep one", path, len(docs))
+	case !isObject(docs[0]):
+		return nil, fmt.Errorf("functionConfig %s is %s, but a functionConfig is an object (a YAML mapping)", path, describeNode(docs[0]))
+	}
+	return docs[0], nil
 }

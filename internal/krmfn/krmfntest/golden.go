@@ -199,7 +199,7 @@ func (g *Golden) CheckKpt(t testing.TB, c Case) {
 		}
 		return
 	}
-	g.compareTree(t, c, "kpt", after)
+	g.CompareTree(t, c, "kpt", after)
 	// kpt edits in place: a second run must leave every file as it is.
 	if _, stderr, ok := Run(t, work, g.Kpt, args...); !ok {
 		t.Fatalf("second kpt run failed: %s", stderr)
@@ -255,7 +255,9 @@ func (g *Golden) Compare(t testing.TB, c Case, name, got string) {
 	}
 }
 
-func (g *Golden) compareTree(t testing.TB, c Case, name string, got map[string]string) {
+// CompareTree compares files (by path) with the tree under the case's expected/name (under Update,
+// writes them there).
+func (g *Golden) CompareTree(t testing.TB, c Case, name string, got map[string]string) {
 	t.Helper()
 	dir := filepath.Join(c.Dir, "expected", name)
 	if g.Update {

@@ -1,24 +1,30 @@
 // Command bench measures config-hash the way users run it (`make bench-config-hash`): the binary
 // on a generated hub package of 2,000 configs and 200 ClusterManagementAddOns, alone and with a
 // real kustomize build, side by side; then the binary alone at 200, 2,000 and 20,000 configs to
-// show how it grows. Times are medians of wall-clock runs.
+// show how it grows, with its peak memory (the largest resident set of its runs) against the input's
+// size. Times are medians of wall-clock runs.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/addonops/addonops/functions/config-hash/internal/benchgen"
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == measureCommand {
+		os.Exit(measure(os.Args[2], os.Args[3:]))
+	}
 	bin := flag.String("bin", "bin/config-hash", "config-hash binary to measure")
 	kustomize := flag.String("kustomize", "", "kustomize binary (default: the go.mod tool, located with `go tool -n kustomize`)")
 	runs := flag.Int("runs", 3, "runs of each config-hash measurement (the median is shown)")
@@ -26,8 +32,9 @@ func main() {
 	configs := flag.Int("configs", 2000, "configs in the package compared with and without kustomize (CMAs: a tenth)")
 	growth := flag.String("growth", "200,2000,20000", "config counts for the growth table")
 	work := flag.String("work", "", "directory for the generated packages (default: a temporary one, removed afterwards)")
+	compare := flag.Bool("compare", true, "run the side-by-side comparison with kustomize build (minutes); false: the growth table only")
 	flag.Parse()
-	b := bench{runs: *runs, kustomizeRuns: *kustomizeRuns}
+	b := bench{runs: *runs, kustomizeRuns: *kustomizeRuns, compare: *compare}
 	if err := b.run(*bin, *kustomize, *configs, *growth, *work); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -37,6 +44,7 @@ func main() {
 type bench struct {
 	bin, kustomize      string
 	runs, kustomizeRuns int
+	compare             bool
 }
 
 func (b *bench) run(bin, kustomize string, configs int, growth, work string) error {
@@ -73,14 +81,16 @@ func (b *bench) run(bin, kustomize string, configs int, growth, work string) err
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("config-hash benchmark on %d CPUs (%s, load average %s); times are medians of %d run(s) for config-hash, %d round(s) of kustomize builds\n\n",
 		runtime.NumCPU(), runtime.GOARCH, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "), b.runs, b.kustomizeRuns)
-	if err := b.compare(work, configs); err != nil {
-		return err
+	if b.compare {
+		if err := b.compareKustomize(work, configs); err != nil {
+			return err
+		}
 	}
 	return b.grow(work, sizes)
 }
 
-// compare times config-hash and kustomize side by side on one package.
-func (b *bench) compare(work string, configs int) error {
+// compareKustomize times config-hash and kustomize side by side on one package.
+func (b *bench) compareKustomize(work string, configs int) error {
 	cmas := max(1, configs/10)
 	pkg, err := b.writePackage(work, configs, cmas)
 	if err != nil {
@@ -120,7 +130,7 @@ func (b *bench) compare(work string, configs int) error {
 				n = b.runs
 			}
 			for range n {
-				d, err := timeIt(1, r.stdin, r.cmd...)
+				d, _, err := timeIt(1, r.stdin, r.cmd...)
 				if err != nil {
 					return err
 				}
@@ -144,17 +154,22 @@ func (b *bench) compare(work string, configs int) error {
 	return nil
 }
 
-// grow times config-hash alone at several sizes.
+// grow times config-hash alone at several sizes, and shows its peak memory against the input.
 func (b *bench) grow(work string, sizes []int) error {
-	fmt.Println("Growth of config-hash alone (CMAs = configs / 10):")
-	fmt.Printf("  %8s %6s %10s %12s\n", "configs", "CMAs", "time", "per config")
+	fmt.Println("Growth of config-hash alone (CMAs = configs / 10), on the ResourceList kustomize sends it:")
+	fmt.Printf("  %8s %6s %10s %10s %12s %12s %10s\n", "configs", "CMAs", "input", "time", "per config", "peak RSS", "RSS/input")
 	var first time.Duration
 	for _, n := range sizes {
 		pkg, err := b.writePackage(filepath.Join(work, "growth"), n, max(1, n/10))
 		if err != nil {
 			return err
 		}
-		d, err := timeIt(b.runs, filepath.Join(pkg, "resourcelist.yaml"), b.bin)
+		input := filepath.Join(pkg, "resourcelist.yaml")
+		st, err := os.Stat(input)
+		if err != nil {
+			return err
+		}
+		d, rss, err := timeIt(b.runs, input, b.bin)
 		if err != nil {
 			return err
 		}
@@ -162,10 +177,23 @@ func (b *bench) grow(work string, sizes []int) error {
 		if first == 0 {
 			first = per
 		}
-		fmt.Printf("  %8d %6d %10s %9d µs  (x%.2f the per-config time at %d)\n", n, max(1, n/10), secs(d), per.Microseconds(), per.Seconds()/first.Seconds(), sizes[0])
+		fmt.Printf("  %8d %6d %10s %10s %9d µs %12s %9.1fx  (x%.2f the per-config time at %d)\n", n, max(1, n/10), mib(st.Size()), secs(d),
+			per.Microseconds(), mib(rss), float64(rss)/float64(st.Size()), per.Seconds()/first.Seconds(), sizes[0])
 	}
+	// The floor: what the binary takes on a tiny input, mostly the Go runtime and the binary itself.
+	pkg, err := b.writePackage(filepath.Join(work, "growth"), 10, 1)
+	if err != nil {
+		return err
+	}
+	_, rss, err := timeIt(1, filepath.Join(pkg, "resourcelist.yaml"), b.bin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  peak RSS on a 10-config input (the runtime's floor): %s\n", mib(rss))
 	return nil
 }
+
+func mib(bytes int64) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
 // writePackage generates a package under dir/<configs>: kustomizations that build the configs
 // as they are (plain), through config-hash (with-fn) and through a pass-through exec transformer
@@ -200,28 +228,66 @@ func (b *bench) writePackage(dir string, configs, cmas int) (string, error) {
 	return pkg, nil
 }
 
-// timeIt runs a command runs times, stdin from a file if given, and returns the median wall time.
-func timeIt(runs int, stdin string, cmdline ...string) (time.Duration, error) {
+// timeIt runs a command runs times, stdin from a file if given, and returns the median wall time
+// and the largest peak resident set size (bytes) of the runs.
+//
+// The peak is measured by a copy of this program started just for it ("measure"): Go starts
+// commands with vfork, and Linux then counts the parent's own peak, which holds the generated
+// packages, as the child's; a small measuring process has a small peak of its own.
+func timeIt(runs int, stdin string, cmdline ...string) (time.Duration, int64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, 0, err
+	}
 	var times []time.Duration
+	var peak int64
 	for range max(1, runs) {
-		cmd := exec.Command(cmdline[0], cmdline[1:]...)
-		if stdin != "" {
-			f, err := os.Open(stdin)
-			if err != nil {
-				return 0, err
-			}
-			cmd.Stdin = f
-			defer f.Close()
-		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
+		cmd := exec.Command(self, append([]string{measureCommand, stdin}, cmdline...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
-			return 0, fmt.Errorf("%s: %w\n%s", strings.Join(cmdline, " "), err, stderr.String())
+			return 0, 0, fmt.Errorf("%s: %w\n%s", strings.Join(cmdline, " "), err, stderr.String())
 		}
 		times = append(times, time.Since(start))
+		var rss int64
+		if _, err := fmt.Sscan(stdout.String(), &rss); err != nil {
+			return 0, 0, fmt.Errorf("measuring %s: %q: %w", cmdline[0], stdout.String(), err)
+		}
+		peak = max(peak, rss)
 	}
-	return median(times), nil
+	return median(times), peak, nil
+}
+
+const measureCommand = "measure"
+
+// measure runs cmdline with stdin piped from the file stdin ("" for none), its output discarded,
+// and prints its peak resident set size in bytes. It returns the exit code.
+func measure(stdin string, cmdline []string) int {
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer f.Close()
+		// Through a pipe, as kustomize and kpt send it (a file would let the binary size its
+		// buffer from the file's size).
+		cmd.Stdin = io.MultiReader(f)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no resource usage on this system")
+		return 1
+	}
+	fmt.Println(ru.Maxrss * 1024) // kilobytes on Linux
+	return 0
 }
 
 func median(times []time.Duration) time.Duration {
