@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,14 +16,12 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -317,29 +314,6 @@ func (s *suite) placementDecisions(t *testing.T, namespace, placement string, gr
 		}
 		return ""
 	})
-}
-
-// setDeploymentsReady sets the status a kubelet and the Deployment controller would set once the
-// agent's pod runs (neither runs here), so that the work agents report the Deployments ready
-// through status feedback and the add-ons' health becomes Available.
-func (s *suite) setDeploymentsReady(t *testing.T, names map[string]string) {
-	t.Helper()
-	t.Logf("no kubelet runs: the test sets the status of the agent Deployments to 1/1 ready itself (%d clusters)", len(names))
-	for _, cluster := range slices.Sorted(maps.Keys(names)) {
-		deps := s.c.Kube.AppsV1().Deployments(installNamespace)
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d, err := deps.Get(s.ctx, names[cluster], metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-			_, err = deps.UpdateStatus(s.ctx, d, metav1.UpdateOptions{})
-			return err
-		})
-		if err != nil {
-			t.Fatalf("setting the status of Deployment %s/%s: %v", installNamespace, names[cluster], err)
-		}
-	}
 }
 
 // appliedBy reports whether cluster's work agent applied obj: OCM's agent owns what it applies

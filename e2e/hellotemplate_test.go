@@ -107,15 +107,8 @@ func testHelloTemplate(t *testing.T, s *suite) {
 			s.checkHelloAgents(t, out, i > 0)
 			if step.name == "base" {
 				s.checkRegistration(t)
-				names := map[string]string{}
-				for c, m := range mcas.latestCopy() {
-					if strings.HasPrefix(m.Available, "True") {
-						t.Errorf("%s: Available %s before any Deployment is ready", c, m.Available)
-					}
-					names[c] = helloAgentName(c)
-				}
-				s.setDeploymentsReady(t, names)
 			}
+			checkSuccessOnlyWhenAvailable(t, events)
 			mcas.waitFor(t, s, "every add-on Available", func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					if m[c].Available != "True/ProbeAvailable" {

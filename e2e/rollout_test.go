@@ -28,14 +28,17 @@ const (
 // Progressing reasons of the seed (000): the addonops controller writes these on MCAs and on the
 // ClusterManagementAddOn's install progressions.
 const (
-	installing       = "Installing"
-	installSucceed   = "InstallSucceed"
-	upgrading        = "Upgrading"
-	upgradeSucceed   = "UpgradeSucceed"
-	waitingForCanary = "WaitingForCanary"
+	installing        = "Installing"
+	installSucceed    = "InstallSucceed"
+	upgrading         = "Upgrading"
+	upgradeSucceed    = "UpgradeSucceed"
+	waitingForCanary  = "WaitingForCanary"
+	rollingBack       = "RollingBack"
+	rollbackSucceeded = "RollbackSucceeded"
 )
 
-var seedReasons = []string{installing, installSucceed, "InstallFailed", upgrading, upgradeSucceed, "UpgradeFailed", waitingForCanary}
+var seedReasons = []string{installing, installSucceed, "InstallFailed", upgrading, upgradeSucceed, "UpgradeFailed", waitingForCanary,
+	rollingBack, rollbackSucceeded, "RollbackFailed"}
 
 // rolloutStep is one of kustomize-rollout-examples, as its README describes it, applied through its
 // e2e overlay (testdata/rollout-examples/<name>).
@@ -376,18 +379,11 @@ func (s *suite) deployWork(t *testing.T, cluster, addon string) *workv1.Manifest
 	return w
 }
 
-// checkAvailability: without ready Deployments the add-on is not Available; once the test sets the
-// Deployments' status (no kubelet runs), the agents report it and every add-on becomes Available.
+// checkAvailability: every add-on is Available (the suite's kubelet reports the agent Deployments
+// ready, the work agents report that through status feedback), and no cluster was declared done
+// before its add-on was: health gates success.
 func (s *suite) checkAvailability(t *testing.T, mcas *recorder[mcaSnap]) {
 	t.Helper()
-	names := map[string]string{}
-	for c, m := range mcas.latestCopy() {
-		if strings.HasPrefix(m.Available, "True") {
-			t.Errorf("%s: Available %s before any Deployment is ready", c, m.Available)
-		}
-		names[c] = agentName(c)
-	}
-	s.setDeploymentsReady(t, names)
 	mcas.waitFor(t, s, "every add-on Available", func(m map[string]mcaSnap) string {
 		for _, c := range clusters {
 			if m[c].Available != "True/ProbeAvailable" {
@@ -396,6 +392,22 @@ func (s *suite) checkAvailability(t *testing.T, mcas *recorder[mcaSnap]) {
 		}
 		return ""
 	})
+	_, events := mcas.since(0)
+	checkSuccessOnlyWhenAvailable(t, events)
+}
+
+// checkSuccessOnlyWhenAvailable fails for every recorded MCA state that reports a success reason
+// while the add-on was not Available=True.
+func checkSuccessOnlyWhenAvailable(t *testing.T, events []mcaSnap) {
+	t.Helper()
+	for _, e := range events {
+		switch e.Progressing {
+		case installSucceed, upgradeSucceed, rollbackSucceeded:
+			if !strings.HasPrefix(e.Available, "True") {
+				t.Errorf("%s: %s while Available is %s: a cluster is done only when healthy", e.Cluster, e.Progressing, e.Available)
+			}
+		}
+	}
 }
 
 // latestCopy returns the latest state of every key.
