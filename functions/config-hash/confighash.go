@@ -354,8 +354,11 @@ func (r *run) selected(o *object, ann map[string]string) (bool, string, error) {
 		return false, "", nil
 	}
 	switch {
-	case configref.HoldsReferences(o.ref.APIVersion, o.kind):
+	case configref.HoldsReferences(o.ref.APIVersion, o.kind) && ann[AnnotationHashSuffix] == "true":
 		return false, "metadata.annotations", fmt.Errorf("a %s's name is the add-on's name and cannot be hash-suffixed: remove %s", o.kind, AnnotationHashSuffix)
+	case configref.HoldsReferences(o.ref.APIVersion, o.kind):
+		// Selected by the functionConfig's spec.kinds: say so, not an annotation that is not there.
+		return false, "", fmt.Errorf("a %s's name is the add-on's name and cannot be hash-suffixed: remove kind %s from the functionConfig's spec.kinds", o.kind, o.kind)
 	case o.name == "":
 		return false, "metadata.name", fmt.Errorf("has no metadata.name")
 	case ann[kustomizeNeedsHashSuffix] == "enabled":
