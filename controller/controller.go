@@ -317,7 +317,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.workFactory.Start(ctx.Done())
 	c.started.Store(true)
 	if !cache.WaitForCacheSync(ctx.Done(), c.hasSynced()...) {
-		return fmt.Errorf("waiting for the informer caches to sync: %w", ctx.Err())
+		// Only a stop ends the wait early: a stop before the caches synced is a clean shutdown.
+		logger.Info("Stopped before the informer caches synced", "reason", context.Cause(ctx))
+		return nil
 	}
 	logger.Info("Caches synced", "addons", c.opts.Addons, "workers", c.opts.Workers)
 

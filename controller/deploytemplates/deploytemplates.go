@@ -75,7 +75,9 @@ func New(cfg *rest.Config, opts Options) (*Runner, error) {
 
 // Run starts the cache and the reconcilers and blocks until ctx is done.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.cache.Start(ctx); err != nil {
+	if err := r.cache.Start(ctx); err != nil && ctx.Err() != nil {
+		return nil // stopped before the caches synced: a clean shutdown
+	} else if err != nil {
 		return fmt.Errorf("template reconcilers: %w", err)
 	}
 	r.synced.Store(true)
