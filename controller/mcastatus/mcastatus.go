@@ -65,9 +65,10 @@ const (
 // all its clusters: a cluster is then done once its works are applied (see Healthy).
 const HealthCheckAnnotation = "addonops.io/health-check"
 
-// DeployerGrace is how long a new attempt gives the add-on deployer to report on it: a
-// ManifestApplied=False written before the attempt began counts as this attempt's failure only
-// once the attempt is this old (the deployer had time to re-render and did not report success).
+// DeployerGrace is how long the deployer's ManifestApplied=False must last, within one attempt, to
+// count as the attempt's failure: a deployer that lost a write race says False and then True again
+// within moments, one written before the attempt began may not be about it yet, and a render error
+// or a rejected work stays.
 const DeployerGrace = 15 * time.Second
 
 // Kind is what moving an MCA to new configs is: its first install, an upgrade to a version it

@@ -122,8 +122,8 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // A failure gives the failed reason of the kind (InstallFailed, UpgradeFailed, RollbackFailed) with
 // the cause: a work with the desired configs that reports Applied=False or Available=False at its
 // generation (OCM never looks at False, so its maxFailures only ever counts timeouts), or the
-// deployer's ManifestApplied=False (a render error, a rejected work) once DeployerGrace has passed
-// or written during this attempt. An add-on that stays unhealthy is failed by the rollout
+// deployer's ManifestApplied=False (a render error, a rejected work) once it has been False for
+// DeployerGrace during this attempt. An add-on that stays unhealthy is failed by the rollout
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
 // nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
 // OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
@@ -187,21 +187,24 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 }
 
 // deployerVerdict reads the deployer's ManifestApplied condition for the attempt that started at
-// attempt: failed with the deployer's words when it is False and was written during the attempt or
-// the attempt is older than DeployerGrace; otherwise recheck says when the grace ends.
+// attempt: failed, with the deployer's words, once it has been False for DeployerGrace, counted
+// from when it turned False or from the attempt's start, whichever is later. A deployer that lost a
+// write race reports False and then True again within moments (OCM's does, on ManifestWork update
+// conflicts); a render error or a rejected work stays False. Until then, recheck says when to look
+// again.
 func deployerVerdict(conds []metav1.Condition, attempt, now time.Time) (failed bool, detail string, recheck time.Duration) {
 	c := meta.FindStatusCondition(conds, ConditionManifestApplied)
 	if c == nil || c.Status != metav1.ConditionFalse {
 		return false, "", 0
 	}
-	detail = fmt.Sprintf("the add-on deployer reports ManifestApplied=False (%s: %s)", c.Reason, c.Message)
-	if attempt.IsZero() || !c.LastTransitionTime.Time.Before(attempt) {
-		return true, detail, 0
+	since := c.LastTransitionTime.Time
+	if attempt.After(since) {
+		since = attempt
 	}
-	if waited := now.Sub(attempt); waited < DeployerGrace {
+	if waited := now.Sub(since); waited < DeployerGrace {
 		return false, "", DeployerGrace - waited
 	}
-	return true, detail, 0
+	return true, fmt.Sprintf("the add-on deployer reports ManifestApplied=False (%s: %s)", c.Reason, c.Message), 0
 }
 
 // WorksReady reports whether the add-on's works run exactly the MCA's desired configs, Applied and

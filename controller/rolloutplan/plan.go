@@ -20,8 +20,8 @@
 //
 // A cluster's change fails (InstallFailed, UpgradeFailed or RollbackFailed, with the cause in the
 // message) when a work with its desired configs reports Applied=False or Available=False at its
-// generation, when the deployer reports ManifestApplied=False (a render error, a rejected work;
-// one written before the change began counts once mcastatus.DeployerGrace passed), or when its
+// generation, when the deployer reports ManifestApplied=False (a render error, a rejected work)
+// for mcastatus.DeployerGrace (15s: a deployer that lost a write race says True again at once), or when its
 // works are applied but the add-on stays unhealthy for the placement's progressDeadline
 // (DefaultUnhealthyDeadline, 5m, when the strategy has none). Failures and timeouts count toward
 // maxFailures and are named, with their causes, in the install progression's message.

@@ -249,6 +249,11 @@ func TestRenderErrorIsAFailure(t *testing.T) {
 	w.step()
 	w.agent("c1", renderError)
 	w.step()
+	// A moment of grace: a deployer that lost a write race reports False and then True again.
+	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
+	w.advance(mcastatus.DeployerGrace)
+	w.recheck("c1")
+	w.step()
 	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "failed: c1 (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to render: boom))", "b", "a", "a")
 	w.expectStates("c1=b/a/T c2=a/a/F")
 	// Revert: c1's works never left a, so it is done at once.
@@ -258,6 +263,25 @@ func TestRenderErrorIsAFailure(t *testing.T) {
 	w.agent("c1", succeed)
 	w.step()
 	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed", "a", "a", "a")
+}
+
+// A deployer that loses a write race (ManifestApplied=False for a moment, then True) fails nothing.
+func TestDeployerWriteRaceIsNotAFailure(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	p := w.placement("aws", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2"})
+	w.installAll()
+	w.setConfig(p, "b")
+	w.step()
+	w.agent("c1", renderError) // "failed to apply manifestWork: the object has been modified"
+	w.step()
+	w.agent("c1", succeed) // the retry a moment later
+	w.step()
+	w.expectProgression(p, mcastatus.ReasonUpgrading, "1/2 clusters done, 1 in progress, 0 failed", "b", "a", "a")
+	if slices.Contains(w.eventReasons(), "UpgradeFailed") {
+		t.Fatalf("a lost write race raised a failure event: %v", w.eventReasons())
+	}
 }
 
 // The canary placement may be any placement: here not an install placement; its clusters get

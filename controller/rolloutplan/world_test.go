@@ -256,6 +256,17 @@ func (w *world) agent(cluster string, o outcome) {
 	w.mcas[cluster] = m
 }
 
+// recheck is the progress tracker looking at a cluster again (its recheck time came).
+func (w *world) recheck(cluster string) {
+	m := w.mcas[cluster].DeepCopy()
+	var works []*workv1.ManifestWork
+	if wk := w.works[cluster]; wk != nil {
+		works = append(works, wk)
+	}
+	m.Status, _ = mcastatus.Progress(m, works, mcastatus.HealthChecked(w.cma), mcastatus.Now(w.now))
+	w.mcas[cluster] = m
+}
+
 // run lets every configured, not yet applied cluster of the list succeed.
 func (w *world) agents(o outcome, clusters ...string) {
 	w.t.Helper()
