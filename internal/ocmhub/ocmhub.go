@@ -121,6 +121,9 @@ type OCM struct {
 	PlacementStartup time.Duration
 	// AddonManagerLog is the addon-manager's log, "" unless Options.AddonManager.
 	AddonManagerLog string
+	// AddonManagerPath is the addon-manager's binary. client-go names the field manager of what
+	// the addon-manager writes after it (its base name), which tells its writes from others'.
+	AddonManagerPath string
 	// AddonManagerStartup is how long the addon-manager took from launch to running its
 	// controllers.
 	AddonManagerStartup time.Duration
@@ -244,7 +247,7 @@ func (o *OCM) startAddonManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	o.AddonManagerLog = p.LogPath
+	o.AddonManagerLog, o.AddonManagerPath = p.LogPath, o.addonBin
 	o.AddonManagerStartup = time.Since(p.Started)
 	return nil
 }
