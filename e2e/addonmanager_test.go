@@ -518,3 +518,56 @@ func transientFailures(events []condSnap) (all, other []condSnap) {
 	}
 	return all, other
 }
+
+func tplSnap(cluster, desired, applied, reason string) mcaSnap {
+	return mcaSnap{Cluster: cluster, DesiredTpl: desired, AppliedTpl: applied, Progressing: reason}
+}
+
+func TestTemplateInFlight(t *testing.T) {
+	cls := []string{"c1", "c2", "c3"}
+	start := map[string]mcaSnap{}
+	for _, c := range cls {
+		start[c] = tplSnap(c, "a", "a", installSucceed)
+	}
+	for _, tc := range []struct {
+		name   string
+		events []mcaSnap
+		want   int
+	}{
+		{"one at a time", []mcaSnap{
+			tplSnap("c1", "b", "a", upgrading), tplSnap("c1", "b", "b", upgradeSucceed),
+			tplSnap("c2", "b", "a", upgrading), tplSnap("c2", "b", "b", upgradeSucceed),
+			tplSnap("c3", "b", "a", upgrading), tplSnap("c3", "b", "b", upgradeSucceed),
+		}, 1},
+		// Applied but not yet healthy is still in flight: the next one must not start.
+		{"next told before the previous succeeded", []mcaSnap{
+			tplSnap("c1", "b", "a", upgrading), tplSnap("c1", "b", "b", upgrading),
+			tplSnap("c2", "b", "a", upgrading), tplSnap("c1", "b", "b", upgradeSucceed),
+		}, 2},
+		{"all at once", []mcaSnap{
+			tplSnap("c1", "b", "a", upgrading), tplSnap("c2", "b", "a", upgrading), tplSnap("c3", "b", "a", upgrading),
+		}, 3},
+		{"nothing happened", nil, 0},
+	} {
+		if got, when := templateInFlight(start, tc.events, cls, "b"); got != tc.want {
+			t.Errorf("%s: %d in flight (%v), want %d", tc.name, got, when, tc.want)
+		}
+	}
+}
+
+func TestTransientFailures(t *testing.T) {
+	events := []condSnap{
+		{"c1", "Progressing", "False", "UpgradeFailed", "upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to apply manifestWork: " + workConflict + ` "addon-hello-template-deploy-0": the object has been modified)`},
+		{"c1", "Progressing", "True", "Upgrading", "upgrading..."},
+		{"c2", "ManifestApplied", "False", "ManifestWorkApplyFailed", workConflict},
+		{"c3", "Progressing", "False", "UpgradeFailed", "upgrade failed: work addon-hello-template-deploy-0 reports Applied=False"},
+		{"c3", "Progressing", "False", "InstallFailed", "install failed"},
+	}
+	all, other := transientFailures(events)
+	if len(all) != 3 {
+		t.Errorf("all = %v, want the three *Failed Progressing reasons", all)
+	}
+	if len(other) != 2 || other[0].Cluster != "c3" || other[1].Cluster != "c3" {
+		t.Errorf("other = %v, want c3's two failures, not c1's race", other)
+	}
+}
