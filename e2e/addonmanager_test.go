@@ -131,6 +131,9 @@ func TestAddonManagerDefaultMode(t *testing.T) {
 		raced[f.Cluster] = true
 		t.Logf("transient failure from a ManifestWork update race in OCM's deployer: %s", f)
 	}
+	if unfrozen := toldWithoutWaiting(start, events, amClusters, newTpl); len(unfrozen) > 0 {
+		t.Errorf("clusters told to run %s after another without having waited with Configured=False: %v", newTpl, unfrozen)
+	}
 	for _, c := range amClusters {
 		got := reasonsOf(start, events, c, func(m mcaSnap) string { return m.Progressing })
 		if raced[c] {
@@ -519,6 +522,33 @@ func transientFailures(events []condSnap) (all, other []condSnap) {
 	return all, other
 }
 
+func TestToldWithoutWaiting(t *testing.T) {
+	cls := []string{"c1", "c2"}
+	start := map[string]mcaSnap{
+		"c1": {Cluster: "c1", DesiredTpl: "a", AppliedTpl: "a", Progressing: installSucceed, Configured: "True"},
+		"c2": {Cluster: "c2", DesiredTpl: "a", AppliedTpl: "a", Progressing: installSucceed, Configured: "True"},
+	}
+	told := func(c string) mcaSnap {
+		return mcaSnap{Cluster: c, DesiredTpl: "b", AppliedTpl: "a", Progressing: upgrading, Configured: "True"}
+	}
+	waiting := func(c string) mcaSnap {
+		return mcaSnap{Cluster: c, DesiredTpl: "a", AppliedTpl: "a", Progressing: installSucceed, Configured: "False"}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []mcaSnap
+		want   []string
+	}{
+		{"the second waited", []mcaSnap{told("c1"), waiting("c2"), told("c2")}, nil},
+		{"the second never waited", []mcaSnap{told("c1"), told("c2")}, []string{"c2"}},
+		{"waited before the first was told", []mcaSnap{waiting("c2"), told("c1"), told("c2")}, nil},
+	} {
+		if got := toldWithoutWaiting(start, tc.events, cls, "b"); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func tplSnap(cluster, desired, applied, reason string) mcaSnap {
 	return mcaSnap{Cluster: cluster, DesiredTpl: desired, AppliedTpl: applied, Progressing: reason}
 }
@@ -570,4 +600,37 @@ func TestTransientFailures(t *testing.T) {
 	if len(other) != 2 || other[0].Cluster != "c3" || other[1].Cluster != "c3" {
 		t.Errorf("other = %v, want c3's two failures, not c1's race", other)
 	}
+}
+
+// toldWithoutWaiting returns the clusters, other than the first one told to run tpl, that were told
+// without having been Configured=False with their old template during the step: how OCM's
+// deployer is kept from moving a waiting cluster (reference: Configured gates template add-ons).
+func toldWithoutWaiting(start map[string]mcaSnap, events []mcaSnap, clusters []string, tpl string) []string {
+	waited := map[string]bool{}
+	told := map[string]bool{}
+	note := func(s mcaSnap) {
+		if s.DesiredTpl != tpl && s.Configured == "False" {
+			waited[s.Cluster] = true
+		}
+	}
+	for _, s := range start {
+		note(s)
+	}
+	var first string
+	var out []string
+	for _, e := range events {
+		note(e)
+		if e.DesiredTpl != tpl || told[e.Cluster] || !slices.Contains(clusters, e.Cluster) {
+			continue
+		}
+		told[e.Cluster] = true
+		if first == "" {
+			first = e.Cluster
+			continue
+		}
+		if !waited[e.Cluster] {
+			out = append(out, e.Cluster)
+		}
+	}
+	return out
 }
