@@ -241,11 +241,19 @@ const helloWorkName = "addon-" + helloAddon + "-deploy-0"
 // works returns the hello-template deploy work of every cluster that has one.
 func (s *suite) works(t *testing.T) map[string]*workv1.ManifestWork {
 	t.Helper()
+	out, err := s.listWorks(s.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (s *suite) listWorks(ctx context.Context) (map[string]*workv1.ManifestWork, error) {
 	out := map[string]*workv1.ManifestWork{}
 	sel := labels.SelectorFromSet(labels.Set{addonv1alpha1.AddonLabelKey: helloAddon}).String()
-	list, err := s.c.Work.WorkV1().ManifestWorks(metav1.NamespaceAll).List(s.ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := s.c.Work.WorkV1().ManifestWorks(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		t.Fatalf("listing the add-on's ManifestWorks: %v", err)
+		return nil, fmt.Errorf("listing the add-on's ManifestWorks: %w", err)
 	}
 	for i := range list.Items {
 		w := &list.Items[i]
@@ -253,7 +261,7 @@ func (s *suite) works(t *testing.T) map[string]*workv1.ManifestWork {
 			out[w.Namespace] = w
 		}
 	}
-	return out
+	return out, nil
 }
 
 // waitWorksByOCM waits until every cluster has its deploy work, rendered from tpl: the Deployment
@@ -358,7 +366,8 @@ func (s *suite) keepDeploymentsReady(t *testing.T) (stop func()) {
 // then the ManagedClusterAddOns: a cluster's work whose generation moved past before[cluster]
 // must belong to a cluster whose MCA was already told to run newTpl (works are read first, so a
 // work changed by then was changed after OCM saw the MCA's turn, and the turn, once given, stays).
-// It returns the first violation seen, or nil, and how many polls ran.
+// The function returned stops the polling and returns the first violation, or an error when no
+// poll ran or not every cluster's work was seen to change (the check would have been vacuous).
 func (s *suite) watchFrozenWorks(ctx context.Context, t *testing.T, newTpl string, before map[string]int64) func() error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(ctx)
@@ -367,8 +376,12 @@ func (s *suite) watchFrozenWorks(ctx context.Context, t *testing.T, newTpl strin
 	polls, changesSeen := 0, 0
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			works := s.works(t)
-			mcaList, err := s.c.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			// Works first, then MCAs (see above); a failed read skips the poll.
+			works, err := s.listWorks(ctx)
+			var mcaList *addonv1alpha1.ManagedClusterAddOnList
+			if err == nil {
+				mcaList, err = s.c.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+			}
 			if err == nil {
 				polls++
 				told := map[string]bool{}
