@@ -18,5 +18,10 @@
 // each cluster's Deployment after the cluster; testdata/README.md explains. No kubelet runs: the
 // tests set Deployment status themselves where readiness matters, and say so.
 //
+// TestAddonManagerDefaultMode runs on a hub of its own with OCM's addon-manager too, and the
+// addonops controller in its default mode (no template deployment): OCM renders hello-template into
+// works, registers the agents and writes health; the controller paces an install and a Progressive
+// (maxConcurrency 1) template upgrade.
+//
 // The tests live in _test.go files; `make test` runs them (`make ocm-binaries` first).
 package e2e

@@ -19,6 +19,7 @@ type binary struct {
 var (
 	placementBinary = binary{name: "OCM placement controller", relPath: "bin/ocm-placement", env: "ADDONOPS_OCM_PLACEMENT"}
 	workBinary      = binary{name: "OCM work agent", relPath: "bin/ocm-work", env: "ADDONOPS_OCM_WORK"}
+	addonBinary     = binary{name: "OCM addon-manager", relPath: "bin/ocm-addon", env: "ADDONOPS_OCM_ADDON"}
 )
 
 // resolve returns the binary's path: explicit (an Options field), else $env, else relPath under the
@@ -43,7 +44,7 @@ func (b binary) resolve(explicit, repoRootOpt string) (string, error) {
 			return "", fmt.Errorf("%s: %s (from %s) %v. Fix or unset %s; `make %s` builds %s at the repository root",
 				b.name, path, source, err, source, b.relPath, b.relPath)
 		}
-		return "", fmt.Errorf("%s: %s %v. Build it with `make %s` (or `make ocm-binaries` for both OCM binaries) "+
+		return "", fmt.Errorf("%s: %s %v. Build it with `make %s` (or `make ocm-binaries` for every OCM binary) "+
 			"at the repository root: about 7.5 minutes the first time, or set $%s to the binary",
 			b.name, path, err, b.relPath, b.env)
 	}

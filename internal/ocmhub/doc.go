@@ -53,6 +53,10 @@
 //   - One OCM per hub at a time: a second placement controller (or a second agent for a cluster)
 //     waits for the first one's lease and fails to start. Tests sharing a hub must not run OCM
 //     in parallel (t.Parallel).
+//   - Options.AddonManager also runs OCM's addon-manager (bin/ocm-addon, `addon manager`; lease
+//     manager-lock in open-cluster-management-hub): it renders AddOnTemplates of CMAs into works,
+//     registers agents and writes health from the works' status feedback. Never combine it with the
+//     addonops controller's --deploy-templates for the same add-ons.
 //   - Leases: placement-lock in open-cluster-management-hub, work-agent-lock in each cluster
 //     namespace. Stop sends SIGTERM so they are released and the next process takes over at
 //     once; a process killed hard leaves its lease held for up to 2m17s.

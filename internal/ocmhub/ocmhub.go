@@ -36,7 +36,10 @@ const (
 	// controllercmd). A lease acquired after the process started means its controllers are running,
 	// which is the readiness this package waits for; neither command reports more than that.
 	placementLease = "placement-lock"
-	workAgentLease = "work-agent-lock"
+	// addonManagerLease is the addon-manager's: `addon manager` names its controller command
+	// "manager" (OCM pkg/cmd/hub/addon.go).
+	addonManagerLease = "manager-lock"
+	workAgentLease    = "work-agent-lock"
 
 	stopGrace = 15 * time.Second
 )
@@ -47,10 +50,19 @@ type Options struct {
 	// $ADDONOPS_OCM_WORK, else bin/ocm-placement and bin/ocm-work at the repository root
 	// (`make ocm-binaries`).
 	PlacementPath, WorkPath string
+	// AddonManager also starts OCM's addon-manager (`addon manager`): it installs add-ons from
+	// ClusterManagementAddOns not annotated lifecycle "self", renders AddOnTemplates into
+	// ManifestWorks, registers agents and writes add-on health. Off by default: most tests run the
+	// addonops controller with --deploy-templates, which must not share add-ons with it.
+	AddonManager bool
+	// AddonPath is OCM's addon binary. Default: $ADDONOPS_OCM_ADDON, else bin/ocm-addon at the
+	// repository root (`make ocm-binaries`). Used only with AddonManager.
+	AddonPath string
 	// RepoRoot is the addonops repository root. Default: the nearest directory above the working
 	// directory whose go.mod declares the module.
 	RepoRoot string
-	// LogDir receives one log per process (placement.log, work-agent-<cluster>.log), the agents'
+	// LogDir receives one log per process (placement.log, addon-manager.log,
+	// work-agent-<cluster>.log), the agents'
 	// kubeconfigs and the processes' temporary files. Default: a new directory under os.TempDir(),
 	// removed by Stop unless KeepLogs is set. A given LogDir is never removed.
 	LogDir string
@@ -107,16 +119,26 @@ type OCM struct {
 	// PlacementStartup is how long the placement controller took from launch to running its
 	// controllers.
 	PlacementStartup time.Duration
+	// AddonManagerLog is the addon-manager's log, "" unless Options.AddonManager.
+	AddonManagerLog string
+	// AddonManagerPath is the addon-manager's binary. client-go names the field manager of what
+	// the addon-manager writes after it (its base name), which tells its writes from others'.
+	AddonManagerPath string
+	// AddonManagerStartup is how long the addon-manager took from launch to running its
+	// controllers.
+	AddonManagerStartup time.Duration
 
 	opts         Options
 	placementBin string
 	workBin      string
+	addonBin     string
 	ownLogDir    bool
 
-	mu        sync.Mutex
-	placement *process
-	agents    map[string]*Agent
-	stopped   bool // Stop has begun: nothing new may start
+	mu           sync.Mutex
+	placement    *process
+	addonManager *process
+	agents       map[string]*Agent
+	stopped      bool // Stop has begun: nothing new may start
 
 	stopOnce sync.Once
 	stopErr  error
@@ -145,8 +167,13 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 	if o.workBin, err = workBinary.resolve(opts.WorkPath, opts.RepoRoot); err != nil {
 		problems = append(problems, err.Error())
 	}
+	if opts.AddonManager {
+		if o.addonBin, err = addonBinary.resolve(opts.AddonPath, opts.RepoRoot); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("ocmhub: missing OCM binaries (`make ocm-binaries` builds both):\n  %s",
+		return nil, fmt.Errorf("ocmhub: missing OCM binaries (`make ocm-binaries` builds them all):\n  %s",
 			strings.Join(problems, "\n  "))
 	}
 
@@ -192,7 +219,37 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 	}
 	o.PlacementLog = p.LogPath
 	o.PlacementStartup = time.Since(p.Started)
+
+	if opts.AddonManager {
+		if err := o.startAddonManager(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
+}
+
+// startAddonManager starts OCM's addon-manager and waits until it runs its controllers. Like the
+// placement controller it keeps its lease and events in PlacementNamespace (where OCM's
+// cluster-manager runs it); template add-ons' CustomSigner CAs are looked up there too.
+func (o *OCM) startAddonManager(ctx context.Context) error {
+	p, err := o.launchWithPort(ctx, func(listen string) (*process, error) {
+		args := []string{"manager",
+			"--kubeconfig=" + o.Hub.Kubeconfig,
+			"--namespace=" + PlacementNamespace,
+			"--listen=" + listen,
+		}
+		p, err := launch("addon-manager", o.addonBin, append(args, o.verbosity()...), o.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		return p, o.track(func() { o.addonManager = p }, p)
+	}, PlacementNamespace, addonManagerLease)
+	if err != nil {
+		return err
+	}
+	o.AddonManagerLog, o.AddonManagerPath = p.LogPath, o.addonBin
+	o.AddonManagerStartup = time.Since(p.Started)
+	return nil
 }
 
 // launchWithPort launches a process on a free loopback --listen port and waits until it holds its
@@ -410,19 +467,25 @@ func (o *OCM) PIDs() []int {
 	if o.placement != nil {
 		pids = append(pids, o.placement.PID())
 	}
+	if o.addonManager != nil {
+		pids = append(pids, o.addonManager.PID())
+	}
 	for _, name := range slices.Sorted(maps.Keys(o.agents)) {
 		pids = append(pids, o.agents[name].proc.PID())
 	}
 	return pids
 }
 
-// LogFiles returns the log of every process, placement controller first.
+// LogFiles returns the log of every process: placement controller, addon-manager, work agents.
 func (o *OCM) LogFiles() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var logs []string
 	if o.placement != nil {
 		logs = append(logs, o.placement.LogPath)
+	}
+	if o.addonManager != nil {
+		logs = append(logs, o.addonManager.LogPath)
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.agents)) {
 		logs = append(logs, o.agents[name].LogPath)
@@ -443,6 +506,9 @@ func (o *OCM) stop(keepLogs bool) error {
 		procs := []*process{}
 		if o.placement != nil {
 			procs = append(procs, o.placement)
+		}
+		if o.addonManager != nil {
+			procs = append(procs, o.addonManager)
 		}
 		for _, a := range o.agents {
 			procs = append(procs, a.proc)
