@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -80,8 +81,15 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	cond := Available(mca, cluster, DeployWorks(name, r.hub.AddonWorks(ns, name)))
 	_, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
 		m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
-		if cond != nil {
+		switch {
+		case cond != nil:
 			meta.SetStatusCondition(&m.Status.Conditions, *cond)
+		case meta.FindStatusCondition(m.Status.Conditions, ConditionAvailable) == nil:
+			// Mode Customized without any Available condition is how an add-on without health
+			// prober (type None) looks, which a rollout takes as healthy (mcastatus.Healthy): so the
+			// mode never goes out alone, and health stays unknown until the works tell.
+			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionUnknown,
+				Reason: ReasonWorkNotFound, Message: MessageWorkNotFound})
 		}
 	})
 	return 0, err
