@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -21,12 +20,8 @@ import (
 	"github.com/addonops/addonops/internal/rolloutview"
 )
 
-// Progressing reasons of a failed upgrade and of a rollback (seed 000, seed 001 story 3).
-const (
-	upgradeFailed     = "UpgradeFailed"
-	rollingBack       = "RollingBack"
-	rollbackSucceeded = "RollbackSucceeded"
-)
+// upgradeFailed is the Progressing reason of a failed upgrade (seed 000).
+const upgradeFailed = "UpgradeFailed"
 
 // badImage is the agent image of the bad version (testdata/bad-version/bad): the test's kubelet
 // stand-in never lets it become ready.
@@ -62,12 +57,7 @@ func testBadVersion(t *testing.T, s *suite) {
 	// An agent of the bad image never becomes ready; a cluster's Deployment goes unready as soon as
 	// its MCA is told to run the bad config, before the work agent applies the new version, so the
 	// status feedback the work agent reports for the bad version is never the old version's.
-	kl := s.startKubelet(ctx, t, false, func(d *appsv1.Deployment) bool {
-		cluster := strings.TrimPrefix(d.Name, "helloworld-agent-")
-		return mcas.latestCopy()[cluster].DesiredADC == bad ||
-			len(d.Spec.Template.Spec.Containers) > 0 && d.Spec.Template.Spec.Containers[0].Image == badImage
-	})
-	defer kl.stop(t)
+	s.kubelet.markBad(badImage)
 
 	// The known-good commit: the version every cluster runs, gated by the canary, with a 20s
 	// progressDeadline.
@@ -80,6 +70,14 @@ func testBadVersion(t *testing.T, s *suite) {
 	// The bad commit.
 	badMark, cmaMark := mcas.mark(), cma.mark()
 	badAt := time.Now()
+	// The canary clusters' agents are held unready from before the bad commit on: OCM's work agent
+	// reports a work Available at its new generation with status feedback read in the same pass,
+	// which may be a read of the Deployment from before the new spec was applied; a Deployment
+	// that turned unready only once its cluster was told the bad version can lose that race (seen
+	// here: a canary cluster reported UpgradeSucceed on the old version's readiness).
+	for _, c := range canaries {
+		s.kubelet.hold(agentName(c))
+	}
 	s.apply(t, badObjs)
 	t.Logf("applied the bad commit: config %s (image %s)", bad, badImage)
 	var canaryMsg string
@@ -101,7 +99,8 @@ func testBadVersion(t *testing.T, s *suite) {
 	})
 	failedAfter := time.Since(badAt)
 	t.Logf("canary-placement: %s", canaryMsg)
-	if failedAfter < 20*time.Second {
+	// Condition times have a resolution of one second, so the deadline may end up to 1s early.
+	if failedAfter < 19*time.Second {
 		t.Errorf("the canary failed after %s, before its 20s progressDeadline", failedAfter.Round(100*time.Millisecond))
 	}
 	// The gated placement waits for the canary and keeps waiting; give it a moment to misbehave.
@@ -171,6 +170,11 @@ func testBadVersion(t *testing.T, s *suite) {
 	// git revert: the known-good commit's output, applied again.
 	revertMark, cmaMark := mcas.mark(), cma.mark()
 	revertAt := time.Now()
+	// The reverted clusters' agents are ready once they run the good image again (the bad image
+	// stays unready).
+	for _, c := range canaries {
+		s.kubelet.unhold(agentName(c))
+	}
 	s.apply(t, goodObjs)
 	t.Logf("reverted: applied the known-good commit's output again (config %s)", good)
 	s.waitAllOn(t, mcas, cma, good)
