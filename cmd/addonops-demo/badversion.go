@@ -115,7 +115,7 @@ func badVersionSteps(last step, n int, version string) (bad, revert step, badCon
 	notes := []string{fmt.Sprintf("the bad commit: %s's output with AGENT_VERSION %s -> %s (config %s), an agent that never becomes ready",
 		last.Name, oldVersion, version, newName)}
 	if len(deadlines) > 0 {
-		notes = append(notes, fmt.Sprintf("and progressDeadline %s on %s: the add-on may be unhealthy that long before its cluster fails (default 5m)",
+		notes = append(notes, fmt.Sprintf("the bad commit also sets progressDeadline %s on %s: how long an add-on may stay unhealthy before its cluster fails (default 5m)",
 			badDeadline, strings.Join(deadlines, ", ")))
 	}
 	bad = step{Name: fmt.Sprintf("%02d-bad-version", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepBadVersion}
