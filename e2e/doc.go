@@ -10,13 +10,18 @@
 //
 //   - rollout-examples: kustomize-rollout-examples 01 → 02 → 03 → 04 in order, then an e2e-only
 //     step 05 that rolls 02's version out over OCM decision groups (ProgressivePerGroup).
+//   - bad-version: testdata/bad-version, 03's canary shape with a 20s progressDeadline: a version
+//     whose agent never becomes ready stops at the canary (UpgradeFailed naming the cause) and the
+//     gated placement never moves; `git revert` (the previous output applied again) rolls the
+//     canary back (RollingBack, RollbackSucceeded), as `addonops status` shows.
 //   - hello-template: examples/hello-template, then its upgrade/ overlay.
 //
 // Hub and managed clusters are one API server here, so every cluster's agent applies into the same
 // namespaces. The examples' agent Deployments differ per cluster (--cluster-name, and the image tag
 // while a rollout is half done), so the suite applies them through overlays in testdata/ that name
-// each cluster's Deployment after the cluster; testdata/README.md explains. No kubelet runs: the
-// tests set Deployment status themselves where readiness matters, and say so.
+// each cluster's Deployment after the cluster; testdata/README.md explains. No kubelet runs: a
+// stand-in (kubelet_test.go) sets the agent Deployments' status, ready unless a scenario says the
+// agent is not, since the add-ons' health gates every rollout's success.
 //
 // TestAddonManagerDefaultMode runs on a hub of its own with OCM's addon-manager too, and the
 // addonops controller in its default mode (no template deployment): OCM renders hello-template into

@@ -8,5 +8,6 @@ import "testing"
 func TestEndToEnd(t *testing.T) {
 	s := newSuite(t)
 	t.Run("rollout-examples", func(t *testing.T) { testRolloutExamples(t, s) })
+	t.Run("bad-version", func(t *testing.T) { testBadVersion(t, s) })
 	t.Run("hello-template", func(t *testing.T) { testHelloTemplate(t, s) })
 }

@@ -22,8 +22,11 @@ import (
 // The work agents report that status through status feedback, from which the add-on's health
 // (MCA Available) is computed, which gates every rollout.
 type kubelet struct {
-	mu  sync.Mutex
-	bad []string // images whose pods never become ready
+	mu   sync.Mutex
+	bad  []string        // images whose pods never become ready
+	held map[string]bool // Deployments held unready whatever their image (see hold)
+	// resync sets the status of the named Deployment again.
+	resync func(name string)
 }
 
 // markBad makes Deployments running image never ready from now on.
@@ -33,9 +36,39 @@ func (k *kubelet) markBad(image string) {
 	k.bad = append(k.bad, image)
 }
 
+// hold makes Deployment name report no ready replica at once, whatever it runs, until unhold: a
+// test that rolls out a bad version calls it before the cluster is told that version, so the
+// status feedback the work agent reports for the new version is never the old one's readiness.
+func (k *kubelet) hold(name string) {
+	k.mu.Lock()
+	if k.held == nil {
+		k.held = map[string]bool{}
+	}
+	changed := !k.held[name]
+	k.held[name] = true
+	k.mu.Unlock()
+	if changed {
+		k.resync(name)
+	}
+}
+
+// unhold ends hold: the Deployment is ready again unless its image is bad.
+func (k *kubelet) unhold(name string) {
+	k.mu.Lock()
+	changed := k.held[name]
+	delete(k.held, name)
+	k.mu.Unlock()
+	if changed {
+		k.resync(name)
+	}
+}
+
 func (k *kubelet) isBad(d *appsv1.Deployment) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.held[d.Name] {
+		return true
+	}
 	for _, c := range d.Spec.Template.Spec.Containers {
 		if slices.Contains(k.bad, c.Image) {
 			return true
@@ -71,6 +104,13 @@ func (s *suite) startKubelet(t *testing.T) *kubelet {
 		})
 		if err != nil && s.ctx.Err() == nil {
 			t.Logf("kubelet: setting the status of Deployment %s: %v", d.Name, err)
+		}
+	}
+	k.resync = func(name string) {
+		if d, err := deps.Get(s.ctx, name, metav1.GetOptions{}); err == nil {
+			sync(d)
+		} else if s.ctx.Err() == nil {
+			t.Logf("kubelet: reading Deployment %s: %v", name, err)
 		}
 	}
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: sync, UpdateFunc: func(_, cur any) { sync(cur) }}); err != nil {

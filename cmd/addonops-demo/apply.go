@@ -37,6 +37,8 @@ type step struct {
 	Objects []*unstructured.Unstructured
 	// Notes say what the demo changed in the rendered objects (durations scaled by --speed).
 	Notes []string
+	// Kind tells the examples from the demo's bad-version steps.
+	Kind stepKind
 }
 
 // kustomizeArgs is how every example builds (kustomize-rollout-examples/README.md): without

@@ -42,6 +42,11 @@ type Options struct {
 	Speed float64
 	// StepTimeout bounds each step's rollout (default 10m).
 	StepTimeout time.Duration
+	// BadVersion is the AGENT_VERSION of the bad commit the demo rolls out after the examples when
+	// their last step has a canary placement (default DefaultBadVersion): its agent never becomes
+	// ready, so it stops at the canary; the demo then reverts it. NoBadVersion skips both steps.
+	BadVersion   string
+	NoBadVersion bool
 	// SimulatedManager makes simagent write the works (a simulated add-on manager) instead of the
 	// controller's template deployment (--deploy-templates).
 	SimulatedManager bool
@@ -97,6 +102,9 @@ func (o *Options) complete() error {
 	}
 	if o.Speed == 0 {
 		o.Speed = 1
+	}
+	if o.BadVersion == "" {
+		o.BadVersion = DefaultBadVersion
 	}
 	if o.Speed < 0 {
 		return fmt.Errorf("--speed %g: want a positive factor (2 runs the simulation twice as fast)", o.Speed)
@@ -200,6 +208,9 @@ type demoRun struct {
 	view     *hubView
 	disp     *display
 	versions map[string]string // "<namespace>/<name>" of an AddOnDeploymentConfig -> AGENT_VERSION
+	// badConfigs are the bad commit's AddOnDeploymentConfigs ("<namespace>/<name>"), whose agents
+	// the simulated work agent reports unhealthy.
+	badConfigs []string
 }
 
 // Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
@@ -251,6 +262,31 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
 		for _, n := range notes {
 			fmt.Fprintf(out, "  %-32s %s\n", "", n)
+		}
+	}
+	if len(steps) > 0 && !o.NoBadVersion {
+		last := steps[len(steps)-1]
+		if !hasCanary(last.Objects) {
+			fmt.Fprintf(out, "  (no bad-version step: the last step %s has no canary placement to stop it; --bad-version='' skips it silently)\n", last.Name)
+		} else {
+			bad, revert, badConfig, err := badVersionSteps(last, len(steps)+1, o.BadVersion)
+			if err != nil {
+				return nil, err
+			}
+			notes, err := scaleRollouts(bad.Objects, o.Speed)
+			if err != nil {
+				return nil, fmt.Errorf("step %s: %w", bad.Name, err)
+			}
+			bad.Notes = append(bad.Notes, notes...)
+			r.badConfigs = append(r.badConfigs, badConfig)
+			for _, st := range []step{bad, revert} {
+				steps = append(steps, st)
+				r.noteVersions(st)
+				fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
+				for _, n := range st.Notes {
+					fmt.Fprintf(out, "  %-32s %s\n", "", n)
+				}
+			}
 		}
 	}
 	var addons []string
@@ -348,11 +384,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		Addons:  addons,
 		Delay:   time.Duration(float64(agentDelay) / o.Speed),
 		Workers: min(32, 4+o.Clusters/50),
-		Outcome: func(cluster, _ string, _ map[string]string) simagent.Outcome {
-			if r.fleet.failing[cluster] {
-				return simagent.Fail
-			}
-			return simagent.Succeed
+		Outcome: func(cluster, _ string, configs map[string]string) simagent.Outcome {
+			return outcome(r.fleet.failing[cluster], configs, r.badConfigs)
 		},
 	}
 	aopts.WorkAgentOnly = !o.SimulatedManager
@@ -493,7 +526,7 @@ func (r *demoRun) describeStep(st step) string {
 
 // runStep applies one step and follows its rollout until it ends, fails, times out or ctx ends.
 func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
-	res := StepResult{Step: st.Name, Notes: st.Notes}
+	res := StepResult{Step: st.Name, Notes: st.Notes, kind: st.Kind}
 	start := time.Now()
 	r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
 	fail := func(err error) StepResult {
@@ -620,7 +653,22 @@ func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, sna
 	res.Clusters, res.Done = stepClusters(snaps, configs, res.Failed)
 	res.Config, res.Version = joinNonEmpty(configs), joinNonEmpty(versions)
 	var why string
-	res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
+	switch res.kind {
+	case stepBadVersion:
+		var told []string
+		for _, c := range r.badConfigs {
+			told = append(told, toldConfig(snaps, c)...)
+		}
+		res.Expected, why = expectBadVersion(result, res.Failed, told, r.fleet.canary, r.fleet.failing)
+	case stepRevert:
+		var reasons []string
+		for _, p := range res.Placements {
+			reasons = append(reasons, p.Reason)
+		}
+		res.Expected, why = expectRevert(result, res.Failed, r.fleet.failing, reasons)
+	default:
+		res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
+	}
 	if !res.Expected {
 		res.Why = why
 	}
@@ -647,6 +695,10 @@ func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, sna
 	case result == Interrupted:
 	case !res.Expected:
 		r.disp.printf("   NOT AS EXPECTED: %s\n", res.Why)
+	case res.kind == stepBadVersion:
+		r.disp.printf("   as expected: the bad version stopped at the canary, named above; no cluster outside the canary was told to run it\n")
+	case res.kind == stepRevert && result == Succeeded:
+		r.disp.printf("   as expected: the revert is a rollback: %s\n", placementReasons(res.Placements))
 	case result == Failed:
 		r.disp.printf("   as expected: only clusters whose failure was injected (--fail-rate) failed\n")
 	}

@@ -100,18 +100,44 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 	if sum.ExitCode() != exitOK {
 		t.Errorf("exit code %d, want 0", sum.ExitCode())
 	}
-	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback"}
-	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0"}
+	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback", "05-bad-version", "06-revert"}
+	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultBadVersion, "v0.10.0"}
 	if len(sum.Steps) != len(wantSteps) {
 		t.Fatalf("%d steps in the summary, want %d", len(sum.Steps), len(wantSteps))
 	}
-	for i, st := range sum.Steps {
+	for i, st := range sum.Steps[:4] {
 		if st.Step != wantSteps[i] || st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
 			t.Errorf("step %d: %s %s (expected %v) %d/%d done, failed %v; want %s Succeeded 6/6",
 				i, st.Step, st.Result, st.Expected, st.Done, st.Clusters, st.Failed, wantSteps[i])
 		}
 		if st.Version != wantVersions[i] || !strings.HasPrefix(st.Config, "helloworld-config-") {
 			t.Errorf("step %s rolled out %s (%s), want a hashed helloworld-config at %s", st.Step, st.Config, st.Version, wantVersions[i])
+		}
+	}
+	// The bad version stops at the canary: one canary cluster fails (canary-placement's
+	// maxConcurrency is 25% of 2), unhealthy past its progressDeadline, and global-placement never
+	// moves; the revert brings it back as a rollback.
+	bad, revert := sum.Steps[4], sum.Steps[5]
+	if bad.Step != wantSteps[4] || bad.Result != Failed || !bad.Expected || len(bad.Failed) != 1 || !strings.HasPrefix(bad.Failed[0], "cluster-0") ||
+		bad.Failed[0] > "cluster-02" || bad.Done != 0 {
+		t.Errorf("bad version: %s %s (expected %v, %s), %d/%d done, failed %v; want Failed on one canary cluster (cluster-01 or -02), 0 done",
+			bad.Step, bad.Result, bad.Expected, bad.Why, bad.Done, bad.Clusters, bad.Failed)
+	}
+	if len(bad.Reasons) == 0 || !strings.Contains(bad.Reasons[0], "has not been healthy for 2s") {
+		t.Errorf("bad version: failure reasons %q, want the unhealthy add-on named (progressDeadline 20s at --speed 10)", bad.Reasons)
+	}
+	for _, p := range bad.Placements {
+		if want := map[string]string{"default/canary-placement": "UpgradeFailed", "default/global-placement": "WaitingForCanary"}[p.Key]; p.Reason != want || p.DesiredVersion != DefaultBadVersion {
+			t.Errorf("bad version: placement %s %s desiring %s, want %s desiring %s", p.Key, p.Reason, p.DesiredVersion, want, DefaultBadVersion)
+		}
+	}
+	if revert.Step != wantSteps[5] || revert.Result != Succeeded || !revert.Expected || revert.Done != 6 || revert.Config != sum.Steps[3].Config {
+		t.Errorf("revert: %s %s (expected %v, %s), %d/%d done, config %s; want Succeeded 6/6 on 04's config %s",
+			revert.Step, revert.Result, revert.Expected, revert.Why, revert.Done, revert.Clusters, revert.Config, sum.Steps[3].Config)
+	}
+	for _, p := range revert.Placements {
+		if p.Key == "default/canary-placement" && p.Reason != "RollbackSucceeded" {
+			t.Errorf("revert: canary-placement %s, want RollbackSucceeded", p.Reason)
 		}
 	}
 	if first, rollback := sum.Steps[0].Config, sum.Steps[3].Config; rollback != first {
@@ -121,7 +147,8 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 		t.Errorf("steps 01-03 rolled out %s, %s, %s: want three config versions", a, b, c)
 	}
 	// From step 03 the canary placement owns the canary clusters and gates the others.
-	for _, st := range sum.Steps[2:] {
+	// (The bad version's progressions count every cluster of global-placement while it waits.)
+	for _, st := range sum.Steps[2:4] {
 		got := map[string]int{}
 		for _, p := range st.Placements {
 			got[p.Key] = p.Total
@@ -133,7 +160,8 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 			t.Errorf("%s: clusters per placement %v, want canary-placement 2 and global-placement 4", st.Step, got)
 		}
 	}
-	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "04-rollback", "no process of the demo is left running"} {
+	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "04-rollback", "no process of the demo is left running",
+		"05-bad-version: Failed", "the bad version stopped at the canary", "06-revert: Succeeded", "the revert is a rollback"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output does not say %q", want)
 		}
@@ -146,6 +174,9 @@ func TestDemoReportsInjectedFailures(t *testing.T) {
 	o.FailRate = 0.2 // one cluster of six: cluster-06
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
 	sum, err := Run(context.Background(), o)
+	if err == nil && !strings.Contains(out.String(), "no bad-version step: the last step 02-rolling-update has no canary placement") {
+		t.Errorf("the output does not say why there is no bad-version step")
+	}
 	t.Logf("demo output:\n%s", out.String())
 	if err != nil {
 		t.Fatal(err)

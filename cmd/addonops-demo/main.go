@@ -9,6 +9,14 @@
 // clusters done / in progress / failed, and the canary's state. It ends with a summary table and
 // stops everything it started.
 //
+// After the examples, when the last one has a canary placement, the demo rolls out a bad version
+// (--bad-version, on by default): the last example's output with only the agent version changed,
+// to one whose agent never becomes ready (the simulated agent reports its Deployments without a
+// ready replica, so the controller's health check reports the add-on unavailable), and a 20s
+// progressDeadline (scaled by --speed). It must stop at the canary, the failure named, no other
+// cluster touched; then the demo reverts it (re-applies the last example's output), which the
+// controller must report as a rollback (RollbackSucceeded).
+//
 // A step whose rollout fails (injected failures with --fail-rate, a maxFailures breach, a
 // placement held by a failed canary) is reported failed and the demo moves on to the next step,
 // as a GitOps user pushes the next commit; the last step is the rollback. Exit code: 0 when every
@@ -47,6 +55,7 @@ func runCommand(args []string) int {
 	fs.DurationVar(&o.StepTimeout, "step-timeout", 10*time.Minute, "give up on a step's rollout after this long (the step is reported TimedOut and the demo moves on)")
 	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
+	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples, roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")
@@ -67,6 +76,7 @@ func runCommand(args []string) int {
 		fmt.Println(version.String("addonops-demo"))
 		return exitOK
 	}
+	o.NoBadVersion = o.BadVersion == ""
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())
 		return exitError

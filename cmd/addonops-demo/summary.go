@@ -58,6 +58,8 @@ type StepResult struct {
 	Config, Version string
 	Notes           []string
 	Placements      []PlacementResult
+	// kind is the step's (an example, the bad version, its revert): it decides what is expected.
+	kind stepKind
 }
 
 // Summary is the demo's outcome.

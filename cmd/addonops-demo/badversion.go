@@ -1,0 +1,266 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/spechash"
+)
+
+// The bad-version steps (--bad-version, on by default) follow the rollout examples: a commit that
+// changes only the agent version, to one whose agent never becomes ready, then its git revert.
+// The simulated work agent reports the bad version's works Applied and Available but its
+// Deployments without a ready replica (simagent.Unhealthy), so the controller's health check
+// (--deploy-templates' addonhealth) reports the add-on Available=False; after the placements'
+// progressDeadline the canary's cluster fails, the canary stops, and the gated placement never
+// moves. The revert re-applies the last example's output, byte for byte: a rollback.
+const (
+	// DefaultBadVersion is the AGENT_VERSION of the bad commit.
+	DefaultBadVersion = "v0.13.0-bad"
+	// badDeadline is the progressDeadline the bad commit sets on placements that have none (before
+	// --speed): how long an unhealthy add-on may stay unhealthy before its cluster fails. Without
+	// it the controller waits the 5m default.
+	badDeadline = "20s"
+)
+
+// stepKind tells the demo's own steps from the examples.
+type stepKind int
+
+const (
+	stepExample stepKind = iota
+	stepBadVersion
+	stepRevert
+)
+
+// badVersionSteps derives the bad commit and its revert from the last example step: the bad
+// commit sets AGENT_VERSION of its one AddOnDeploymentConfig to version, renames the config after
+// its new content (config-hash's <base name>-<spec hash suffix>) and rewrites the references to
+// it, and sets progressDeadline badDeadline on every install placement whose rollout strategy has
+// none. The revert applies last's objects again. It returns the bad config's "<namespace>/<name>".
+func badVersionSteps(last step, n int, version string) (bad, revert step, badConfig string, err error) {
+	objs := make([]*unstructured.Unstructured, len(last.Objects))
+	var adcs []int
+	for i, o := range last.Objects {
+		objs[i] = o.DeepCopy()
+		if o.GroupVersionKind().GroupKind() == adcGK && agentVersionIndex(o) >= 0 {
+			adcs = append(adcs, i)
+		}
+	}
+	if len(adcs) != 1 {
+		return step{}, step{}, "", fmt.Errorf("the bad-version step changes the AGENT_VERSION of the last step's AddOnDeploymentConfig, "+
+			"but %s has %d AddOnDeploymentConfigs with AGENT_VERSION, want 1 (or pass --bad-version='' to skip it)", last.Name, len(adcs))
+	}
+	adc := objs[adcs[0]]
+	oldName := adc.GetName()
+	base := adc.GetAnnotations()[configref.BaseNameAnnotation]
+	if base == "" {
+		return step{}, step{}, "", fmt.Errorf("AddOnDeploymentConfig %s of %s has no %s annotation: the bad-version step renames it as config-hash would",
+			oldName, last.Name, configref.BaseNameAnnotation)
+	}
+	vars, _, _ := unstructured.NestedSlice(adc.Object, "spec", "customizedVariables")
+	i := agentVersionIndex(adc)
+	oldVersion, _ := vars[i].(map[string]any)["value"].(string)
+	vars[i].(map[string]any)["value"] = version
+	if err := unstructured.SetNestedSlice(adc.Object, vars, "spec", "customizedVariables"); err != nil {
+		return step{}, step{}, "", err
+	}
+	hash, err := spechash.Of(adc.Object)
+	if err != nil {
+		return step{}, step{}, "", fmt.Errorf("AddOnDeploymentConfig %s: %w", oldName, err)
+	}
+	suffix, err := spechash.Suffix(hash)
+	if err != nil {
+		return step{}, step{}, "", err
+	}
+	newName := base + "-" + suffix
+	adc.SetName(newName)
+
+	var deadlines []string
+	for _, o := range objs {
+		if o.GroupVersionKind() != cmaGVK {
+			continue
+		}
+		renameConfig(o.Object, adc.GetNamespace(), oldName, newName)
+		placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
+		for _, raw := range placements {
+			p, ok := raw.(map[string]any)
+			if !ok {
+				continue
+			}
+			typ, _, _ := unstructured.NestedString(p, "rolloutStrategy", "type")
+			field := map[string]string{"": "all", "All": "all", "Progressive": "progressive", "ProgressivePerGroup": "progressivePerGroup"}[typ]
+			if field == "" {
+				continue
+			}
+			if d, found, _ := unstructured.NestedString(p, "rolloutStrategy", field, "progressDeadline"); found && d != "" {
+				continue
+			}
+			if typ == "" {
+				_ = unstructured.SetNestedField(p, "All", "rolloutStrategy", "type")
+			}
+			if err := unstructured.SetNestedField(p, badDeadline, "rolloutStrategy", field, "progressDeadline"); err != nil {
+				return step{}, step{}, "", err
+			}
+			deadlines = append(deadlines, fmt.Sprint(p["name"]))
+		}
+		if err := unstructured.SetNestedSlice(o.Object, placements, "spec", "installStrategy", "placements"); err != nil {
+			return step{}, step{}, "", err
+		}
+	}
+	notes := []string{fmt.Sprintf("the bad commit: %s's output with AGENT_VERSION %s -> %s (config %s), an agent that never becomes ready",
+		last.Name, oldVersion, version, newName)}
+	if len(deadlines) > 0 {
+		notes = append(notes, fmt.Sprintf("the bad commit also sets progressDeadline %s on %s: how long an add-on may stay unhealthy before its cluster fails (default 5m)",
+			badDeadline, strings.Join(deadlines, ", ")))
+	}
+	bad = step{Name: fmt.Sprintf("%02d-bad-version", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepBadVersion}
+	revertObjs := make([]*unstructured.Unstructured, len(last.Objects))
+	for i, o := range last.Objects {
+		revertObjs[i] = o.DeepCopy()
+	}
+	revert = step{Name: fmt.Sprintf("%02d-revert", n+1), Dir: last.Dir, Objects: revertObjs, Kind: stepRevert,
+		Notes: []string{fmt.Sprintf("git revert of the bad commit: %s's output applied again", last.Name)}}
+	return bad, revert, adc.GetNamespace() + "/" + newName, nil
+}
+
+// agentVersionIndex is the index of AGENT_VERSION in the config's customizedVariables, or -1.
+func agentVersionIndex(o *unstructured.Unstructured) int {
+	vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "customizedVariables")
+	for i, v := range vars {
+		if m, ok := v.(map[string]any); ok && m["name"] == "AGENT_VERSION" {
+			return i
+		}
+	}
+	return -1
+}
+
+// renameConfig rewrites every AddOnDeploymentConfig reference to namespace/oldName in obj (the
+// CMA's placements' configs and default configs).
+func renameConfig(obj any, namespace, oldName, newName string) {
+	switch v := obj.(type) {
+	case map[string]any:
+		if v["resource"] == "addondeploymentconfigs" && v["name"] == oldName && (v["namespace"] == nil || v["namespace"] == namespace) {
+			v["name"] = newName
+		}
+		if dc, ok := v["defaultConfig"].(map[string]any); ok && v["resource"] == "addondeploymentconfigs" &&
+			dc["name"] == oldName && (dc["namespace"] == nil || dc["namespace"] == namespace) {
+			dc["name"] = newName
+		}
+		for k, c := range v {
+			if k != "defaultConfig" {
+				renameConfig(c, namespace, oldName, newName)
+			}
+		}
+	case []any:
+		for _, c := range v {
+			renameConfig(c, namespace, oldName, newName)
+		}
+	}
+}
+
+// outcome is the simulated work agent's report for a work: injected failures first, then the bad
+// version's agent that never becomes ready. configs are the work's config versions
+// ("<resource>[.<group>]/<namespace>/<name>" -> spec hash).
+func outcome(failing bool, configs map[string]string, badConfigs []string) simagent.Outcome {
+	if failing {
+		return simagent.Fail
+	}
+	for key := range configs {
+		resource, ref, ok := strings.Cut(key, "/")
+		if ok && strings.SplitN(resource, ".", 2)[0] == "addondeploymentconfigs" && slices.Contains(badConfigs, ref) {
+			return simagent.Unhealthy
+		}
+	}
+	return simagent.Succeed
+}
+
+// expectBadVersion decides whether the bad-version step ended as it should: stopped at the
+// canary. It must fail; only canary clusters (or clusters whose failure was injected) may fail,
+// and at least one canary cluster must (else the unhealthy version went unnoticed); no cluster
+// outside the canary may have been told to run the bad config (told: the clusters whose MCA
+// desires it at the end).
+func expectBadVersion(r Result, failed, told []string, canary, injected map[string]bool) (bool, string) {
+	if r != Failed {
+		if ok, why := expectation(r, failed, injected); !ok {
+			return false, why
+		}
+		return false, fmt.Sprintf("%s, want Failed: stopped at the canary", r)
+	}
+	var outside, wrong []string
+	canaryFailed := false
+	for _, c := range told {
+		if !canary[c] {
+			outside = append(outside, c)
+		}
+	}
+	for _, c := range failed {
+		switch {
+		case canary[c]:
+			canaryFailed = true
+		case !injected[c]:
+			wrong = append(wrong, c)
+		}
+	}
+	switch {
+	case len(outside) > 0:
+		return false, fmt.Sprintf("the bad version reached clusters outside the canary: %s", describe(outside, 5))
+	case len(wrong) > 0:
+		return false, fmt.Sprintf("clusters failed that should not have: %s", describe(wrong, 5))
+	case !canaryFailed:
+		return false, "no canary cluster failed: the unhealthy version went unnoticed"
+	}
+	return true, ""
+}
+
+// expectRevert decides whether the revert ended as it should: as any step (every cluster back, or
+// failed through injected clusters alone), reported as a rollback by at least one placement.
+func expectRevert(r Result, failed []string, injected map[string]bool, reasons []string) (bool, string) {
+	if ok, why := expectation(r, failed, injected); !ok {
+		return false, why
+	}
+	if len(injected) == 0 && !slices.Contains(reasons, "RollbackSucceeded") {
+		return false, fmt.Sprintf("no placement reports RollbackSucceeded (reasons %v): the revert was not taken as a rollback", reasons)
+	}
+	return true, ""
+}
+
+// toldConfig lists the clusters whose MCA desires the AddOnDeploymentConfig namespace/name.
+func toldConfig(snaps []snapshot, config string) []string {
+	var out []string
+	for _, s := range snaps {
+		for _, m := range s.MCAs {
+			for _, r := range m.Status.ConfigReferences {
+				if r.Resource == "addondeploymentconfigs" && r.DesiredConfig != nil && r.DesiredConfig.Namespace+"/"+r.DesiredConfig.Name == config {
+					out = append(out, m.Namespace)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hasCanary reports whether objs hold a ClusterManagementAddOn with a canary placement.
+func hasCanary(objs []*unstructured.Unstructured) bool {
+	for _, o := range objs {
+		if o.GroupVersionKind() == cmaGVK && o.GetAnnotations()["addonops.io/canary-placements"] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// placementReasons lists "<placement> <reason>" for the summary of a step.
+func placementReasons(ps []PlacementResult) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Key+" "+p.Reason)
+	}
+	return strings.Join(out, ", ")
+}
