@@ -157,7 +157,10 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 			pending = append(pending, detail)
 		}
 	}
-	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time)
+	// A change that failed on the deployer stays failed while the deployer still says False: the
+	// failure itself moved Progressing's transition time, which is no new attempt.
+	failedBefore := cur != nil && cur.Reason == kind.FailedReason()
+	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time, failedBefore)
 	var cond metav1.Condition
 	switch {
 	case deployFailed:
@@ -192,10 +195,14 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 // write race reports False and then True again within moments (OCM's does, on ManifestWork update
 // conflicts); a render error or a rejected work stays False. Until then, recheck says when to look
 // again.
-func deployerVerdict(conds []metav1.Condition, attempt, now time.Time) (failed bool, detail string, recheck time.Duration) {
+func deployerVerdict(conds []metav1.Condition, attempt, now time.Time, failedBefore bool) (failed bool, detail string, recheck time.Duration) {
 	c := meta.FindStatusCondition(conds, ConditionManifestApplied)
 	if c == nil || c.Status != metav1.ConditionFalse {
 		return false, "", 0
+	}
+	detail = fmt.Sprintf("the add-on deployer reports ManifestApplied=False (%s: %s)", c.Reason, c.Message)
+	if failedBefore {
+		return true, detail, 0
 	}
 	since := c.LastTransitionTime.Time
 	if attempt.After(since) {
@@ -204,7 +211,7 @@ func deployerVerdict(conds []metav1.Condition, attempt, now time.Time) (failed b
 	if waited := now.Sub(since); waited < DeployerGrace {
 		return false, "", DeployerGrace - waited
 	}
-	return true, fmt.Sprintf("the add-on deployer reports ManifestApplied=False (%s: %s)", c.Reason, c.Message), 0
+	return true, detail, 0
 }
 
 // WorksReady reports whether the add-on's works run exactly the MCA's desired configs, Applied and
