@@ -23,7 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	// Registers controller-runtime's client-go workqueue metrics provider (workqueue_depth,
 	// workqueue_adds_total, ... by queue name) in its init: the controller's named queues ("install",
@@ -35,29 +34,11 @@ import (
 	"github.com/addonops/addonops/controller/mcastatus"
 )
 
-// Progressing reasons the duration, failure and rollback metrics look at. They are the seed's
-// (mcastatus); the rollback ones are spelled as OCM's add-on lifecycle design spells them.
 const (
-	ReasonInstalling        = mcastatus.ReasonInstalling
-	ReasonUpgrading         = mcastatus.ReasonUpgrading
-	ReasonRollingBack       = mcastatus.ReasonRollingBack
-	ReasonInstallSucceed    = mcastatus.ReasonInstallSucceed
-	ReasonUpgradeSucceed    = mcastatus.ReasonUpgradeSucceed
-	ReasonRollbackSucceeded = mcastatus.ReasonRollbackSucceeded
-	ReasonInstallFailed     = mcastatus.ReasonInstallFailed
-	ReasonUpgradeFailed     = mcastatus.ReasonUpgradeFailed
-	ReasonRollbackFailed    = mcastatus.ReasonRollbackFailed
-
 	// StateNotInstalled is the state of a cluster a placement selects that has no MCA (yet).
 	StateNotInstalled = "NotInstalled"
 	// StateUnknown is the state of an MCA without a Progressing condition.
 	StateUnknown = "Unknown"
-)
-
-var (
-	busyReasons    = sets.New(ReasonInstalling, ReasonUpgrading, ReasonRollingBack)
-	succeedReasons = sets.New(ReasonInstallSucceed, ReasonUpgradeSucceed, ReasonRollbackSucceeded)
-	failedReasons  = sets.New(ReasonInstallFailed, ReasonUpgradeFailed, ReasonRollbackFailed)
 )
 
 var (
@@ -153,7 +134,7 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 	for i := range new {
 		n := &new[i]
 		cur := progressing(n.Conditions)
-		if cur == nil || cur.Status != metav1.ConditionFalse || !(succeedReasons.Has(cur.Reason) || failedReasons.Has(cur.Reason)) {
+		if cur == nil || cur.Status != metav1.ConditionFalse || !(mcastatus.IsDoneReason(cur.Reason) || mcastatus.IsFailedReason(cur.Reason)) {
 			continue
 		}
 		var prev *metav1.Condition
@@ -163,7 +144,7 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 				break
 			}
 		}
-		if prev == nil || prev.Status != metav1.ConditionTrue || !busyReasons.Has(prev.Reason) {
+		if prev == nil || prev.Status != metav1.ConditionTrue || !mcastatus.IsBusyReason(prev.Reason) {
 			continue
 		}
 		d := now.Sub(prev.LastTransitionTime.Time)
@@ -174,8 +155,8 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 			Placement: n.Namespace + "/" + n.Name,
 			Result:    cur.Reason,
 			Duration:  d,
-			Failed:    failedReasons.Has(cur.Reason),
-			Rollback:  prev.Reason == ReasonRollingBack,
+			Failed:    mcastatus.IsFailedReason(cur.Reason),
+			Rollback:  prev.Reason == mcastatus.ReasonRollingBack,
 		})
 	}
 	return out

@@ -32,40 +32,40 @@ func TestTransitions(t *testing.T) {
 		want     []Transition
 	}{
 		{name: "upgrade succeeded",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, ReasonUpgrading, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, ReasonUpgradeSucceed, now)},
-			want: []Transition{{Placement: "ns/p", Result: ReasonUpgradeSucceed, Duration: 90 * time.Second}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, now)},
+			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonUpgradeSucceed, Duration: 90 * time.Second}}},
 		{name: "install failed",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, ReasonInstalling, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, ReasonInstallFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: ReasonInstallFailed, Duration: 90 * time.Second, Failed: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonInstalling, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonInstallFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonInstallFailed, Duration: 90 * time.Second, Failed: true}}},
 		{name: "rollback succeeded",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, ReasonRollingBack, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, ReasonRollbackSucceeded, now)},
-			want: []Transition{{Placement: "ns/p", Result: ReasonRollbackSucceeded, Duration: 90 * time.Second, Rollback: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonRollingBack, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonRollbackSucceeded, now)},
+			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonRollbackSucceeded, Duration: 90 * time.Second, Rollback: true}}},
 		{name: "rollback failed",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, ReasonRollingBack, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, ReasonRollbackFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: ReasonRollbackFailed, Duration: 90 * time.Second, Failed: true, Rollback: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonRollingBack, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonRollbackFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonRollbackFailed, Duration: 90 * time.Second, Failed: true, Rollback: true}}},
 		{name: "still busy",
-			old: []addonv1alpha1.InstallProgression{prog("p", T, ReasonUpgrading, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", T, ReasonUpgrading, t0)}},
+			old: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)},
+			new: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)}},
 		{name: "final to final (resync, message change)",
-			old: []addonv1alpha1.InstallProgression{prog("p", F, ReasonUpgradeSucceed, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", F, ReasonUpgradeSucceed, t0)}},
+			old: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, t0)},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, t0)}},
 		{name: "waiting is not busy",
 			old: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonWaitingForCanary, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", F, ReasonUpgradeSucceed, now)}},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, now)}},
 		{name: "new placement already final",
-			new: []addonv1alpha1.InstallProgression{prog("p", F, ReasonInstallSucceed, now)}},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonInstallSucceed, now)}},
 		{name: "placements matched by name",
-			old:  []addonv1alpha1.InstallProgression{prog("a", T, ReasonUpgrading, t0), prog("b", T, ReasonInstalling, t0.Add(30*time.Second))},
-			new:  []addonv1alpha1.InstallProgression{prog("b", F, ReasonInstallSucceed, now), prog("a", T, ReasonUpgrading, t0)},
-			want: []Transition{{Placement: "ns/b", Result: ReasonInstallSucceed, Duration: 60 * time.Second}}},
+			old:  []addonv1alpha1.InstallProgression{prog("a", T, mcastatus.ReasonUpgrading, t0), prog("b", T, mcastatus.ReasonInstalling, t0.Add(30*time.Second))},
+			new:  []addonv1alpha1.InstallProgression{prog("b", F, mcastatus.ReasonInstallSucceed, now), prog("a", T, mcastatus.ReasonUpgrading, t0)},
+			want: []Transition{{Placement: "ns/b", Result: mcastatus.ReasonInstallSucceed, Duration: 60 * time.Second}}},
 		{name: "clock skew gives zero, not negative",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, ReasonUpgrading, now.Add(time.Minute))},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, ReasonUpgradeFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: ReasonUpgradeFailed, Failed: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, now.Add(time.Minute))},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonUpgradeFailed, Failed: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Transitions(tc.old, tc.new, now)); diff != "" {
@@ -76,23 +76,9 @@ func TestTransitions(t *testing.T) {
 }
 
 // The reasons shared with mcastatus must stay spelled alike, or the metrics would see nothing.
-func TestReasonsMatchMCAStatus(t *testing.T) {
-	for ours, theirs := range map[string]string{
-		ReasonInstalling: mcastatus.ReasonInstalling, ReasonUpgrading: mcastatus.ReasonUpgrading,
-		ReasonInstallSucceed: mcastatus.ReasonInstallSucceed, ReasonUpgradeSucceed: mcastatus.ReasonUpgradeSucceed,
-		ReasonInstallFailed: mcastatus.ReasonInstallFailed, ReasonUpgradeFailed: mcastatus.ReasonUpgradeFailed,
-		ReasonRollingBack: mcastatus.ReasonRollingBack, ReasonRollbackSucceeded: mcastatus.ReasonRollbackSucceeded,
-		ReasonRollbackFailed: mcastatus.ReasonRollbackFailed,
-	} {
-		if ours != theirs {
-			t.Errorf("reason %q here is %q in mcastatus", ours, theirs)
-		}
-	}
-}
-
 func TestObserveProgressions(t *testing.T) {
-	old := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionTrue, ReasonRollingBack, t0)}
-	new := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionFalse, ReasonRollbackFailed, t0)}
+	old := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionTrue, mcastatus.ReasonRollingBack, t0)}
+	new := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionFalse, mcastatus.ReasonRollbackFailed, t0)}
 	ObserveProgressions("observe-test", old, new, t0.Add(20*time.Second))
 	got := gather(t, prometheus.Gatherers{registryOf(rolloutDuration, rolloutFailures, rollbacks)})
 	for _, want := range []string{
