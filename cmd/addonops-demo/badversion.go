@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/simagent"
@@ -85,7 +86,10 @@ func badVersionSteps(last step, n int, version string) (bad, revert step, badCon
 		if o.GroupVersionKind() != cmaGVK {
 			continue
 		}
-		renameConfig(o.Object, adc.GetNamespace(), oldName, newName)
+		old := configref.Ref{GroupResource: configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}, Namespace: adc.GetNamespace(), Name: oldName}
+		if err := renameConfig(o, old, newName); err != nil {
+			return step{}, step{}, "", err
+		}
 		placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
 		for _, raw := range placements {
 			p, ok := raw.(map[string]any)
@@ -139,28 +143,30 @@ func agentVersionIndex(o *unstructured.Unstructured) int {
 	return -1
 }
 
-// renameConfig rewrites every AddOnDeploymentConfig reference to namespace/oldName in obj (the
-// CMA's placements' configs and default configs).
-func renameConfig(obj any, namespace, oldName, newName string) {
-	switch v := obj.(type) {
-	case map[string]any:
-		if v["resource"] == "addondeploymentconfigs" && v["name"] == oldName && (v["namespace"] == nil || v["namespace"] == namespace) {
-			v["name"] = newName
-		}
-		if dc, ok := v["defaultConfig"].(map[string]any); ok && v["resource"] == "addondeploymentconfigs" &&
-			dc["name"] == oldName && (dc["namespace"] == nil || dc["namespace"] == namespace) {
-			dc["name"] = newName
-		}
-		for k, c := range v {
-			if k != "defaultConfig" {
-				renameConfig(c, namespace, oldName, newName)
+// renameConfig points every reference to the config old in obj (a CMA or MCA) at newName, through
+// configref's one model of where references live (what config-hash rewrites too).
+func renameConfig(obj *unstructured.Unstructured, old configref.Ref, newName string) error {
+	node, err := yaml.FromMap(obj.Object)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	sites, err := configref.Sites(node)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	for _, site := range sites {
+		if site.Ref == old {
+			if err := site.SetName(newName); err != nil {
+				return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 			}
 		}
-	case []any:
-		for _, c := range v {
-			renameConfig(c, namespace, oldName, newName)
-		}
 	}
+	// Back through JSON, so numbers are int64 again as unstructured objects need them.
+	b, err := node.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return obj.UnmarshalJSON(b)
 }
 
 // outcome is the simulated work agent's report for a work: injected failures first, then the bad
