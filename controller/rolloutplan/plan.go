@@ -266,7 +266,7 @@ func (d *decider) decide() Plan {
 		}
 	}
 	for _, k := range order {
-		d.evaluate(byKey[k], byKey)
+		d.evaluate(byKey[k])
 	}
 
 	unknown := false
@@ -512,13 +512,12 @@ type placementState struct {
 	problem   bool               // cond names a problem a person must fix (a Warning event)
 
 	// Results.
-	blocked   bool // a problem keeps every MCA of the placement as it is
-	cond      metav1.Condition
-	target    []mcastatus.Config // what the placement's clusters are moved to
-	lkg       []mcastatus.Config
-	applied   []mcastatus.Config
-	evaluated bool
-	complete  bool
+	blocked  bool // a problem keeps every MCA of the placement as it is
+	cond     metav1.Condition
+	target   []mcastatus.Config // what the placement's clusters are moved to
+	lkg      []mcastatus.Config
+	applied  []mcastatus.Config
+	complete bool
 }
 
 func (p *placementState) wait(reason, msg string) {
@@ -602,8 +601,7 @@ func progressionConfigs(ip *addonv1alpha1.InstallProgression) (lkg, applied, des
 }
 
 // evaluate decides one placement: its target, the MCAs it moves, its progression condition.
-func (d *decider) evaluate(p *placementState, byKey map[PlacementKey]*placementState) {
-	defer func() { p.evaluated = true }()
+func (d *decider) evaluate(p *placementState) {
 	switch {
 	case p.blocked:
 		return
