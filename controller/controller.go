@@ -2,10 +2,16 @@
 // rolls new config versions out across clusters with OCM's rollout strategies and canary
 // placements, tracks the add-on's ManifestWorks and reports progress in the add-on's status.
 //
-// Three reconcilers share one set of informers:
+// Three reconcilers, controller-runtime controllers on the process's one hub cache (package
+// hubcache, shared with the template reconcilers under --deploy-templates):
 //   - install (key: CMA name): creates and deletes MCAs (decision: package installplan);
 //   - rollout (key: CMA name): desired configs of every MCA, batches, CMA status (rolloutplan);
 //   - progress (key: MCA namespace/name): lastAppliedConfig and Progressing from works (mcastatus).
+//
+// Writes to an MCA's status carry the resourceVersion they were computed from, and every writer
+// (rollout, progress, and the template reconcilers through package mcawrite) changes only the
+// fields it owns, so none overwrites another's with a stale copy: a conflict is retried on the
+// newer object.
 //
 // All state lives in status, so a restarted controller continues where the last one stopped.
 //
@@ -28,30 +34,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
-	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
-	clusterlistersv1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
-	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
-	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
-	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
@@ -85,6 +78,12 @@ type Options struct {
 	WriteParallelism int
 	// ConfigGC configures the garbage collection of superseded config versions (package configgc).
 	ConfigGC ConfigGCOptions
+	// DeployTemplates, when set, runs the template reconcilers (package deploytemplates) on the
+	// controller's cache: --deploy-templates.
+	DeployTemplates *deploytemplates.Options
+	// Only, when set, restricts the controller to these add-on names: tests run several
+	// controllers on one hub, each on its own add-on.
+	Only []string
 }
 
 // ConfigGCOptions configure the garbage collection of superseded config versions.
@@ -143,266 +142,95 @@ func (o *Options) Complete() error {
 // Controller is the hub controller.
 type Controller struct {
 	opts Options
+	hub  *hubcache.Cache
 
 	addon    addonclient.Interface
 	recorder record.EventRecorder
-	events   record.EventBroadcaster
 
-	addonFactory   addoninformers.SharedInformerFactory
-	clusterFactory clusterinformers.SharedInformerFactory
-	workFactory    workinformers.SharedInformerFactory
+	// writtenCMAs and writtenMCAs overlay the hub cache's CMAs and MCAs with what this
+	// controller wrote and the cache does not show yet (see overlay).
+	writtenCMAs *overlay[*addonv1alpha1.ClusterManagementAddOn]
+	writtenMCAs *overlay[*addonv1alpha1.ManagedClusterAddOn]
 
-	cmas       addonlisters.ClusterManagementAddOnLister
-	mcaIndex   cache.Indexer
-	clusters   clusterlistersv1.ManagedClusterLister
-	placements clusterlisters.PlacementLister
-	decisions  clusterlisters.PlacementDecisionLister
-	workIndex  cache.Indexer
-	configs    *configSource
+	// rolloutQ is the rollout reconciler's queue, set when it starts: config changes and access
+	// problems reach every add-on's rollout through it.
+	rolloutQ atomic.Pointer[hubcache.Queue]
 
-	freshCMA *fresh[*addonv1alpha1.ClusterManagementAddOn]
-	freshMCA *fresh[*addonv1alpha1.ManagedClusterAddOn]
-
-	installQ  workqueue.TypedRateLimitingInterface[string]
-	rolloutQ  workqueue.TypedRateLimitingInterface[string]
-	progressQ workqueue.TypedRateLimitingInterface[string]
-
-	// only, when set, restricts the controller to these add-on names: tests run several controllers
-	// on one hub, each on its own add-on.
-	only map[string]bool
-
-	// started is set when Run has started the informers (Synced).
-	started atomic.Bool
 	// forbiddenMu guards forbiddenTold: per config kind the controller may not read, the CMAs
 	// already told so by an event.
 	forbiddenMu   sync.Mutex
 	forbiddenTold map[configref.GroupResource]map[string]bool
 }
 
-const (
-	indexByAddon = "addon"      // MCAs by name (= add-on name)
-	indexByMCA   = "addonWorks" // works by <namespace>/<addon-name label>
-)
+const indexByAddon = hubcache.IndexMCAsByAddon // MCAs by name (= add-on name)
 
-// New builds a controller talking to the hub cfg points at.
+// New builds a controller talking to the hub cfg points at: its hub cache and reconcilers (and
+// with Options.DeployTemplates the template reconcilers), run by Run.
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := opts.Complete(); err != nil {
 		return nil, err
 	}
-	httpClient, err := rest.HTTPClientFor(cfg)
+	hub, err := hubcache.New(cfg, hubcache.Options{Addons: opts.Addons, Only: opts.Only, Resync: opts.Resync,
+		DeployTemplates: opts.DeployTemplates != nil})
 	if err != nil {
-		return nil, fmt.Errorf("building the HTTP client for %s: %w", cfg.Host, err)
+		return nil, err
 	}
-	kube, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
-	}
-	addon, err := addonclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("building the add-on client: %w", err)
-	}
-	cluster, err := clusterclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("building the cluster client: %w", err)
-	}
-	work, err := workclient.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("building the work client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("building the dynamic client: %w", err)
-	}
-
-	c := &Controller{
-		opts:     opts,
-		addon:    addon,
-		freshCMA: newFresh[*addonv1alpha1.ClusterManagementAddOn](),
-		freshMCA: newFresh[*addonv1alpha1.ManagedClusterAddOn](),
-		installQ: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "install"}),
-		rolloutQ: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "rollout"}),
-		progressQ: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "progress"}),
-	}
+	c := &Controller{opts: opts, hub: hub, addon: hub.Clients.Addon,
+		writtenCMAs: newOverlay[*addonv1alpha1.ClusterManagementAddOn](),
+		writtenMCAs: newOverlay[*addonv1alpha1.ManagedClusterAddOn]()}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	utilruntime.Must(corev1.AddToScheme(scheme))
-	c.events = record.NewBroadcaster()
-	c.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
-	c.recorder = c.events.NewRecorder(scheme, corev1.EventSource{Component: "addonops-controller"})
-
-	// Objects are cached without managedFields (and works without their manifests): at thousands of
-	// clusters that is most of the memory.
-	stripManaged := addoninformers.WithTransform(stripManagedFields)
-	c.addonFactory = addoninformers.NewSharedInformerFactoryWithOptions(addon, opts.Resync, stripManaged)
-	c.clusterFactory = clusterinformers.NewSharedInformerFactoryWithOptions(cluster, opts.Resync, clusterinformers.WithTransform(stripManagedFields))
-	addonWorks, err := labels.NewRequirement(addonv1alpha1.AddonLabelKey, selection.Exists, nil)
-	if err != nil {
+	events := record.NewBroadcaster()
+	c.recorder = events.NewRecorder(scheme, corev1.EventSource{Component: "addonops-controller"})
+	if err := hub.AddEvents(events); err != nil {
 		return nil, err
 	}
-	c.workFactory = workinformers.NewSharedInformerFactoryWithOptions(work, opts.Resync,
-		workinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = addonWorks.String() }),
-		workinformers.WithTransform(stripWork))
+	hub.Configs.OnChange(c.enqueueAllRollouts)
+	hub.Configs.OnAccess(c.configAccess)
 
-	cmaInf := c.addonFactory.Addon().V1alpha1().ClusterManagementAddOns()
-	mcaInf := c.addonFactory.Addon().V1alpha1().ManagedClusterAddOns()
-	clusterInf := c.clusterFactory.Cluster().V1().ManagedClusters()
-	placementInf := c.clusterFactory.Cluster().V1beta1().Placements()
-	decisionInf := c.clusterFactory.Cluster().V1beta1().PlacementDecisions()
-	workInf := c.workFactory.Work().V1().ManifestWorks()
-
-	if err := mcaInf.Informer().AddIndexers(cache.Indexers{indexByAddon: func(obj any) ([]string, error) {
-		return []string{obj.(*addonv1alpha1.ManagedClusterAddOn).Name}, nil
-	}}); err != nil {
-		return nil, fmt.Errorf("indexing ManagedClusterAddOns: %w", err)
-	}
-	if err := workInf.Informer().AddIndexers(cache.Indexers{indexByMCA: func(obj any) ([]string, error) {
-		w := obj.(*workv1.ManifestWork)
-		return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}, nil
-	}}); err != nil {
-		return nil, fmt.Errorf("indexing ManifestWorks: %w", err)
-	}
-	c.cmas = cmaInf.Lister()
-	c.mcaIndex = mcaInf.Informer().GetIndexer()
-	c.clusters = clusterInf.Lister()
-	c.placements = placementInf.Lister()
-	c.decisions = decisionInf.Lister()
-	c.workIndex = workInf.Informer().GetIndexer()
-	c.configs = newConfigSource(kube.Discovery(), dyn, opts.Resync, c.enqueueAllRollouts, c.configAccess)
-
-	for _, reg := range []func() error{
-		func() error { _, err := cmaInf.Informer().AddEventHandler(c.cmaHandler()); return err },
-		func() error { _, err := mcaInf.Informer().AddEventHandler(c.mcaHandler()); return err },
-		func() error { _, err := clusterInf.Informer().AddEventHandler(c.clusterHandler()); return err },
-		func() error { _, err := placementInf.Informer().AddEventHandler(c.placementHandler()); return err },
-		func() error { _, err := decisionInf.Informer().AddEventHandler(c.placementHandler()); return err },
-		func() error { _, err := workInf.Informer().AddEventHandler(c.workHandler()); return err },
+	for _, r := range []hubcache.Reconciler{
+		{Name: "install", Workers: 2, Sync: c.syncInstall, Watch: c.watchInstall},
+		{Name: "rollout", Workers: 2, Sync: c.syncRollout, Watch: c.watchRollout},
+		{Name: "progress", Workers: opts.Workers, Sync: c.syncProgress, Watch: c.watchProgress},
 	} {
-		if err := reg(); err != nil {
-			return nil, fmt.Errorf("registering event handlers: %w", err)
+		if err := hub.Add(r); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.ConfigGC.Disabled {
+		if err := hub.AddLoop(func(ctx context.Context) { c.collectConfigsEvery(ctx, opts.ConfigGC.Interval) }); err != nil {
+			return nil, err
+		}
+	}
+	if t := opts.DeployTemplates; t != nil {
+		topts := *t
+		if topts.Workers <= 0 {
+			topts.Workers = opts.Workers
+		}
+		if err := deploytemplates.Register(hub, topts); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
 }
 
-func stripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
-func stripWork(obj any) (any, error) {
-	if w, ok := obj.(*workv1.ManifestWork); ok {
-		w.SetManagedFields(nil)
-		w.Spec = workv1.ManifestWorkSpec{}
-		w.Status.ResourceStatus = workv1.ManifestResourceStatus{}
-	}
-	return obj, nil
-}
-
-// Run starts the informers and workers and blocks until ctx is done.
-func (c *Controller) Run(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
-	defer c.installQ.ShutDown()
-	defer c.rolloutQ.ShutDown()
-	defer c.progressQ.ShutDown()
-	defer c.events.Shutdown()
-
-	c.addonFactory.Start(ctx.Done())
-	c.clusterFactory.Start(ctx.Done())
-	c.workFactory.Start(ctx.Done())
-	c.started.Store(true)
-	if !cache.WaitForCacheSync(ctx.Done(), c.hasSynced()...) {
-		// Only a stop ends the wait early: a stop before the caches synced is a clean shutdown.
-		logger.Info("Stopped before the informer caches synced", "reason", context.Cause(ctx))
-		return nil
-	}
-	logger.Info("Caches synced", "addons", c.opts.Addons, "workers", c.opts.Workers)
-
-	var wg sync.WaitGroup
-	run := func(n int, q workqueue.TypedRateLimitingInterface[string], name string, sync func(context.Context, string) (time.Duration, error)) {
-		for range n {
-			wg.Go(func() { c.worker(ctx, q, name, sync) })
-		}
-	}
-	run(2, c.installQ, "install", c.syncInstall)
-	run(2, c.rolloutQ, "rollout", c.syncRollout)
-	run(c.opts.Workers, c.progressQ, "progress", c.syncProgress)
-	if !c.opts.ConfigGC.Disabled {
-		wg.Go(func() { c.collectConfigsEvery(ctx, c.opts.ConfigGC.Interval) })
-	}
-	<-ctx.Done()
-	logger.Info("Shutting down")
-	c.installQ.ShutDown()
-	c.rolloutQ.ShutDown()
-	c.progressQ.ShutDown()
-	wg.Wait()
-	c.addonFactory.Shutdown()
-	c.clusterFactory.Shutdown()
-	c.workFactory.Shutdown()
-	return nil
-}
-
-func (c *Controller) hasSynced() []cache.InformerSynced {
-	return []cache.InformerSynced{
-		c.addonFactory.Addon().V1alpha1().ClusterManagementAddOns().Informer().HasSynced,
-		c.addonFactory.Addon().V1alpha1().ManagedClusterAddOns().Informer().HasSynced,
-		c.clusterFactory.Cluster().V1().ManagedClusters().Informer().HasSynced,
-		c.clusterFactory.Cluster().V1beta1().Placements().Informer().HasSynced,
-		c.clusterFactory.Cluster().V1beta1().PlacementDecisions().Informer().HasSynced,
-		c.workFactory.Work().V1().ManifestWorks().Informer().HasSynced,
-	}
-}
-
-// worker processes one queue. A sync returning an error is retried with backoff; one returning a
-// positive duration is looked at again after it (soak times, progress deadlines).
-func (c *Controller) worker(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], name string, sync func(context.Context, string) (time.Duration, error)) {
-	for {
-		key, shutdown := q.Get()
-		if shutdown {
-			return
-		}
-		func() {
-			defer q.Done(key)
-			logger := klog.FromContext(ctx).WithValues("reconciler", name, "key", key)
-			after, err := sync(klog.NewContext(ctx, logger), key)
-			switch {
-			case err != nil:
-				if isConflict(err) {
-					logger.V(4).Info("Conflict, retrying", "err", err.Error())
-				} else {
-					logger.Error(err, "Reconcile failed, retrying")
-				}
-				q.AddRateLimited(key)
-			default:
-				q.Forget(key)
-				if after > 0 {
-					q.AddAfter(key, after)
-				}
-			}
-		}()
-	}
-}
+// Run runs the hub cache and every reconciler on it until ctx is done.
+func (c *Controller) Run(ctx context.Context) error { return c.hub.Run(ctx) }
 
 // managed reports whether this controller manages cma (see AddonsSelf).
 func (c *Controller) managed(cma *addonv1alpha1.ClusterManagementAddOn) bool {
-	if c.only != nil && !c.only[cma.Name] {
-		return false
-	}
-	return hubcache.Selects(c.opts.Addons, cma)
+	return c.hub.Selected(cma)
 }
 
 // managedCMA returns the CMA of that name if this controller manages it.
 func (c *Controller) managedCMA(name string) (*addonv1alpha1.ClusterManagementAddOn, bool) {
-	cached, err := c.cmas.Get(name)
+	cached, err := c.hub.CMAs.Get(name)
 	if err != nil {
 		return nil, false
 	}
-	cma := c.freshCMA.get(name, cached)
+	cma := c.writtenCMAs.get(name, cached)
 	if cma.DeletionTimestamp != nil || !c.managed(cma) {
 		return nil, false
 	}
@@ -411,22 +239,17 @@ func (c *Controller) managedCMA(name string) (*addonv1alpha1.ClusterManagementAd
 
 // addonMCAs returns the add-on's MCAs, each at its freshest known version.
 func (c *Controller) addonMCAs(addon string) []*addonv1alpha1.ManagedClusterAddOn {
-	objs, _ := c.mcaIndex.ByIndex(indexByAddon, addon)
+	objs, _ := c.hub.MCAInformer.GetIndexer().ByIndex(indexByAddon, addon)
 	out := make([]*addonv1alpha1.ManagedClusterAddOn, 0, len(objs))
 	for _, o := range objs {
 		m := o.(*addonv1alpha1.ManagedClusterAddOn)
-		out = append(out, c.freshMCA.get(m.Namespace+"/"+m.Name, m))
+		out = append(out, c.writtenMCAs.get(m.Namespace+"/"+m.Name, m))
 	}
 	return out
 }
 
 func (c *Controller) addonWorks(namespace, addon string) []*workv1.ManifestWork {
-	objs, _ := c.workIndex.ByIndex(indexByMCA, namespace+"/"+addon)
-	out := make([]*workv1.ManifestWork, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*workv1.ManifestWork))
-	}
-	return out
+	return c.hub.AddonWorks(namespace, addon)
 }
 
 // placementsOf lists the placement keys a CMA depends on: its install placements and canaries.
@@ -443,117 +266,48 @@ func placementsOf(cma *addonv1alpha1.ClusterManagementAddOn) []rolloutplan.Place
 	return keys
 }
 
-// Event handlers.
+// Event handlers: what each reconciler looks at again, registered on the hub cache's informers
+// with the reconciler's queue when it starts.
 
-func (c *Controller) enqueueCMA(name string) {
-	c.installQ.Add(name)
-	c.rolloutQ.Add(name)
+// cmaChanged tells whether a CMA update needs a new decision: our own status writes do not;
+// spec, annotation, deletion and resync events do.
+func cmaChanged(old, cur any) bool {
+	o, n := old.(*addonv1alpha1.ClusterManagementAddOn), cur.(*addonv1alpha1.ClusterManagementAddOn)
+	return o.ResourceVersion == n.ResourceVersion || o.Generation != n.Generation ||
+		!equalMaps(o.Annotations, n.Annotations) || n.DeletionTimestamp != nil
 }
 
-func (c *Controller) enqueueAllRollouts() {
-	cmas, _ := c.cmas.List(labels.Everything())
-	for _, cma := range cmas {
-		if c.managed(cma) {
-			c.rolloutQ.AddAfter(cma.Name, c.opts.Coalesce)
-		}
-	}
-}
-
-func (c *Controller) cmaHandler() cache.ResourceEventHandler {
+func cmaHandler(q hubcache.Queue) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.enqueueCMA(obj.(*addonv1alpha1.ClusterManagementAddOn).Name) },
+		AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ClusterManagementAddOn).Name) },
 		UpdateFunc: func(old, cur any) {
-			o, n := old.(*addonv1alpha1.ClusterManagementAddOn), cur.(*addonv1alpha1.ClusterManagementAddOn)
-			// Our own status writes need no new decision; spec, annotation and resync events do.
-			if o.ResourceVersion != n.ResourceVersion && o.Generation == n.Generation &&
-				equalMaps(o.Annotations, n.Annotations) && n.DeletionTimestamp == nil {
-				return
-			}
-			c.enqueueCMA(n.Name)
-		},
-		DeleteFunc: func(obj any) {
-			if cma, ok := tombstone[*addonv1alpha1.ClusterManagementAddOn](obj); ok {
-				c.freshCMA.forget(cma.Name)
+			if cmaChanged(old, cur) {
+				q.Add(cur.(*addonv1alpha1.ClusterManagementAddOn).Name)
 			}
 		},
 	}
 }
 
-func (c *Controller) mcaHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			m := obj.(*addonv1alpha1.ManagedClusterAddOn)
-			c.installQ.Add(m.Name)
-			c.rolloutQ.AddAfter(m.Name, c.opts.Coalesce)
-			c.progressQ.Add(m.Namespace + "/" + m.Name)
-		},
-		UpdateFunc: func(old, cur any) {
-			o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
-			if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !equalMaps(o.Labels, m.Labels) {
-				c.installQ.Add(m.Name)
-			}
-			c.rolloutQ.AddAfter(m.Name, c.opts.Coalesce)
-			c.progressQ.Add(m.Namespace + "/" + m.Name)
-		},
-		DeleteFunc: func(obj any) {
-			m, ok := tombstone[*addonv1alpha1.ManagedClusterAddOn](obj)
-			if !ok {
-				return
-			}
-			c.freshMCA.forget(m.Namespace + "/" + m.Name)
-			c.installQ.Add(m.Name)
-			c.rolloutQ.AddAfter(m.Name, c.opts.Coalesce)
-		},
-	}
-}
-
-func (c *Controller) clusterHandler() cache.ResourceEventHandler {
-	all := func() {
-		cmas, _ := c.cmas.List(labels.Everything())
-		for _, cma := range cmas {
-			if c.managed(cma) {
-				c.installQ.AddAfter(cma.Name, c.opts.Coalesce)
-			}
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { all() },
-		UpdateFunc: func(old, cur any) {
-			o, n := old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)
-			if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !equalMaps(o.Annotations, n.Annotations) {
-				all()
-			}
-		},
-		DeleteFunc: func(any) { all() },
-	}
-}
-
-// placementHandler handles Placements and PlacementDecisions: the CMAs depending on the placement
-// are looked at again.
-func (c *Controller) placementHandler() cache.ResourceEventHandler {
+// dependents enqueues, after the coalescing delay, every managed CMA that depends on the
+// placement (or placement decision) obj.
+func (c *Controller) dependents(q hubcache.Queue) cache.ResourceEventHandler {
 	enqueue := func(obj any) {
-		m, ok := tombstone[metav1.Object](obj)
+		m, ok := hubcache.Tombstone[metav1.Object](obj)
 		if !ok {
 			return
 		}
 		key := rolloutplan.PlacementKey{Namespace: m.GetNamespace(), Name: m.GetName()}
-		if _, decision := obj.(*clusterv1beta1.PlacementDecision); decision {
+		if _, decision := m.(*clusterv1beta1.PlacementDecision); decision {
 			key.Name = m.GetLabels()[clusterv1beta1.PlacementLabel]
 		}
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			if pd, ok := d.Obj.(*clusterv1beta1.PlacementDecision); ok {
-				key.Name = pd.Labels[clusterv1beta1.PlacementLabel]
-			}
-		}
-		cmas, _ := c.cmas.List(labels.Everything())
+		cmas, _ := c.hub.CMAs.List(labels.Everything())
 		for _, cma := range cmas {
 			if !c.managed(cma) {
 				continue
 			}
 			for _, k := range placementsOf(cma) {
 				if k == key {
-					c.installQ.AddAfter(cma.Name, c.opts.Coalesce)
-					c.rolloutQ.AddAfter(cma.Name, c.opts.Coalesce)
+					q.AddAfter(cma.Name, c.opts.Coalesce)
 					break
 				}
 			}
@@ -566,31 +320,124 @@ func (c *Controller) placementHandler() cache.ResourceEventHandler {
 	}
 }
 
-func (c *Controller) workHandler() cache.ResourceEventHandler {
-	enqueue := func(obj any) {
-		w, ok := tombstone[*workv1.ManifestWork](obj)
+// watchInstall: MCAs are created and deleted from CMAs, placements and clusters; an MCA appearing,
+// going or changing labels is checked against them.
+func (c *Controller) watchInstall(q hubcache.Queue) error {
+	allCMAs := func() {
+		cmas, _ := c.hub.CMAs.List(labels.Everything())
+		for _, cma := range cmas {
+			if c.managed(cma) {
+				q.AddAfter(cma.Name, c.opts.Coalesce)
+			}
+		}
+	}
+	return register(
+		registration{c.hub.CMAInformer, cmaHandler(q)},
+		registration{c.hub.MCAInformer, cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ManagedClusterAddOn).Name) },
+			UpdateFunc: func(old, cur any) {
+				o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
+				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !equalMaps(o.Labels, m.Labels) {
+					q.Add(m.Name)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+					q.Add(m.Name)
+				}
+			},
+		}},
+		registration{c.hub.ClusterInformer, cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { allCMAs() },
+			UpdateFunc: func(old, cur any) {
+				o, n := old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)
+				if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !equalMaps(o.Annotations, n.Annotations) {
+					allCMAs()
+				}
+			},
+			DeleteFunc: func(any) { allCMAs() },
+		}},
+		registration{c.hub.PlacementInformer, c.dependents(q)},
+		registration{c.hub.DecisionInformer, c.dependents(q)},
+	)
+}
+
+// watchRollout: a decision is taken again when the CMA, its placements, an MCA (its status
+// reports progress) or a config changes; MCA and placement bursts are coalesced. Deleted objects
+// leave the overlay of written ones.
+func (c *Controller) watchRollout(q hubcache.Queue) error {
+	c.rolloutQ.Store(&q)
+	mca := func(obj any) {
+		if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+			q.AddAfter(m.Name, c.opts.Coalesce)
+		}
+	}
+	cma := cmaHandler(q)
+	cma.DeleteFunc = func(obj any) {
+		if m, ok := hubcache.Tombstone[*addonv1alpha1.ClusterManagementAddOn](obj); ok {
+			c.writtenCMAs.forget(m.Name)
+		}
+	}
+	return register(
+		registration{c.hub.CMAInformer, cma},
+		registration{c.hub.MCAInformer, cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }, DeleteFunc: func(obj any) {
+			if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+				c.writtenMCAs.forget(m.Namespace + "/" + m.Name)
+			}
+			mca(obj)
+		}}},
+		registration{c.hub.PlacementInformer, c.dependents(q)},
+		registration{c.hub.DecisionInformer, c.dependents(q)},
+	)
+}
+
+// watchProgress: an MCA's progress follows its own changes and its works'.
+func (c *Controller) watchProgress(q hubcache.Queue) error {
+	mca := func(obj any) {
+		m := obj.(*addonv1alpha1.ManagedClusterAddOn)
+		q.Add(m.Namespace + "/" + m.Name)
+	}
+	work := func(obj any) {
+		w, ok := hubcache.Tombstone[*workv1.ManifestWork](obj)
 		if !ok {
 			return
 		}
 		if _, hosted := w.Labels[addonv1alpha1.AddonNamespaceLabelKey]; hosted {
 			return
 		}
-		c.progressQ.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
+		q.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, cur any) { enqueue(cur) },
-		DeleteFunc: enqueue,
+	return register(
+		registration{c.hub.MCAInformer, cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
+		registration{c.hub.WorkInformer, cache.ResourceEventHandlerFuncs{AddFunc: work, UpdateFunc: func(_, cur any) { work(cur) }, DeleteFunc: work}},
+	)
+}
+
+func (c *Controller) enqueueAllRollouts() {
+	q := c.rolloutQ.Load()
+	if q == nil {
+		return // the rollout reconciler sees every CMA when it starts
+	}
+	cmas, _ := c.hub.CMAs.List(labels.Everything())
+	for _, cma := range cmas {
+		if c.managed(cma) {
+			(*q).AddAfter(cma.Name, c.opts.Coalesce)
+		}
 	}
 }
 
-// tombstone unwraps the object of a delete event.
-func tombstone[T any](obj any) (T, bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
+type registration struct {
+	informer cache.SharedIndexInformer
+	handler  cache.ResourceEventHandler
+}
+
+func register(regs ...registration) error {
+	for _, r := range regs {
+		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
+			return fmt.Errorf("registering event handlers: %w", err)
+		}
 	}
-	t, ok := obj.(T)
-	return t, ok
+	return nil
 }
 
 func equalMaps(a, b map[string]string) bool {
@@ -615,7 +462,8 @@ func splitKey(key string) (namespace, name string) {
 
 // Running under controller-runtime's manager (cmd/addonops-controller).
 
-// Start runs the controller until ctx is done: it makes the controller a manager.Runnable.
+// Start runs the controller until ctx is done: it makes the controller a manager.Runnable, the
+// one runnable of the process that holds a cache.
 func (c *Controller) Start(ctx context.Context) error { return c.Run(ctx) }
 
 // NeedLeaderElection tells the manager to run the controller only on the leader replica: two
@@ -624,27 +472,17 @@ func (c *Controller) NeedLeaderElection() bool { return true }
 
 // Synced reports whether Run has started and every informer cache has synced: the controller's
 // decisions rest on complete caches from then on (readiness).
-func (c *Controller) Synced() bool {
-	if !c.started.Load() {
-		return false
-	}
-	for _, synced := range c.hasSynced() {
-		if !synced() {
-			return false
-		}
-	}
-	return true
-}
+func (c *Controller) Synced() bool { return c.hub.Synced() }
 
 // EventReasonConfigurationForbidden is the reason of the Warning event on a CMA whose configs the
-// controller may not read (ForbiddenError).
+// controller may not read (hubcache.ForbiddenError).
 const EventReasonConfigurationForbidden = "ConfigurationForbidden"
 
-// configAccess is the config source's onAccess: it raises a Warning event on every managed CMA
+// configAccess is the config cache's OnAccess: it raises a Warning event on every managed CMA
 // that references a config kind the controller may not read, once per CMA and problem (the
 // informer calls it at every retry, so CMAs that start referencing the kind later are told too),
 // and forgets them when the permission is granted.
-func (c *Controller) configAccess(gr configref.GroupResource, ferr *ForbiddenError) {
+func (c *Controller) configAccess(gr configref.GroupResource, ferr *hubcache.ForbiddenError) {
 	c.forbiddenMu.Lock()
 	defer c.forbiddenMu.Unlock()
 	if ferr == nil {
@@ -659,7 +497,7 @@ func (c *Controller) configAccess(gr configref.GroupResource, ferr *ForbiddenErr
 		told = map[string]bool{}
 		c.forbiddenTold[gr] = told
 	}
-	cmas, _ := c.cmas.List(labels.Everything())
+	cmas, _ := c.hub.CMAs.List(labels.Everything())
 	for _, cma := range cmas {
 		if !c.managed(cma) || told[cma.Name] {
 			continue
@@ -683,7 +521,7 @@ func (c *Controller) RolloutClusterCounts() []rolloutmetrics.ClusterCount {
 		return nil
 	}
 	var out []rolloutmetrics.ClusterCount
-	cmas, _ := c.cmas.List(labels.Everything())
+	cmas, _ := c.hub.CMAs.List(labels.Everything())
 	for _, cma := range cmas {
 		if !c.managed(cma) {
 			continue
@@ -694,7 +532,7 @@ func (c *Controller) RolloutClusterCounts() []rolloutmetrics.ClusterCount {
 		}
 		for _, p := range cma.Spec.InstallStrategy.Placements {
 			sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name})
-			decisions, _ := c.decisions.PlacementDecisions(p.Namespace).List(sel)
+			decisions, _ := c.hub.Decisions.PlacementDecisions(p.Namespace).List(sel)
 			seen := map[string]bool{}
 			counts := map[string]int{}
 			for _, d := range decisions {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2/ktesting"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
@@ -99,11 +100,10 @@ func TestConfigKindForbidden(t *testing.T) {
 	other.adc("v1", "1")
 	other.cma(nil, install{placement: "p", config: "v1", strategy: allStrategy})
 
-	c, err := New(cfg, Options{Coalesce: 50 * time.Millisecond})
+	c, err := New(cfg, Options{Coalesce: 50 * time.Millisecond, Only: []string{e.name, other.name}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.only = map[string]bool{e.name: true, other.name: true}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
@@ -132,8 +132,8 @@ func TestConfigKindForbidden(t *testing.T) {
 	e.waitEvent(30*time.Second, EventReasonConfigurationForbidden, wantMsg)
 
 	// The lookup error is typed.
-	_, lerr := c.configs.lookup(configref.Ref{GroupResource: configref.GroupResource{Group: group, Resource: "foos"}, Namespace: e.name, Name: "x"})
-	var ferr *ForbiddenError
+	_, lerr := c.hub.Configs.Lookup(configref.Ref{GroupResource: configref.GroupResource{Group: group, Resource: "foos"}, Namespace: e.name, Name: "x"})
+	var ferr *hubcache.ForbiddenError
 	if !errors.As(lerr, &ferr) || ferr.Verb != "list" || ferr.Group != group || ferr.Resource != "foos" {
 		t.Errorf("lookup error %v (%T): want a *ForbiddenError for list %s foos", lerr, lerr, group)
 	}

@@ -53,16 +53,16 @@ func (c *Controller) collectConfigsEvery(ctx context.Context, interval time.Dura
 // resourceVersion, so a version re-created (a git revert) or changed since is never deleted.
 func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 	logger := klog.FromContext(ctx)
-	cmas, err := c.cmas.List(labels.Everything())
+	cmas, err := c.hub.CMAs.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing ClusterManagementAddOns: %w", err)
 	}
 	var mcas []*addonv1alpha1.ManagedClusterAddOn
-	for _, o := range c.mcaIndex.List() {
+	for _, o := range c.hub.MCAInformer.GetStore().List() {
 		mcas = append(mcas, o.(*addonv1alpha1.ManagedClusterAddOn))
 	}
 	referenced, rolling := configgc.References(cmas, mcas)
-	objects, byRef := c.configs.versions()
+	objects, byRef := versions(c.hub.Configs.Cached())
 	plan := configgc.Decide(configgc.Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
 		Keep: c.opts.ConfigGC.Keep, MinAge: c.opts.ConfigGC.MinAge})
 	dry := fmt.Sprint(c.opts.ConfigGC.DryRun)
@@ -76,7 +76,7 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 			continue
 		}
 		uid, rv := obj.GetUID(), obj.GetResourceVersion()
-		err := c.configs.delete(ctx, d.Ref, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+		err := c.hub.Configs.Delete(ctx, d.Ref, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		switch {
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			continue // gone or changed since: the next run decides again
@@ -92,26 +92,13 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// versions lists the cached objects of every watched config kind, with config-hash's annotations,
-// and the objects by reference.
-func (s *configSource) versions() ([]configgc.Object, map[configref.Ref]*unstructured.Unstructured) {
-	s.mu.Lock()
-	infs := make(map[configref.GroupResource]*configInformer, len(s.informers))
-	for gr, inf := range s.informers {
-		infs[gr] = inf
-	}
-	s.mu.Unlock()
+// versions lists the cached config objects with config-hash's annotations, and the objects by
+// reference.
+func versions(cached map[configref.GroupResource][]*unstructured.Unstructured) ([]configgc.Object, map[configref.Ref]*unstructured.Unstructured) {
 	var out []configgc.Object
 	byRef := map[configref.Ref]*unstructured.Unstructured{}
-	for gr, inf := range infs {
-		if !inf.informer.HasSynced() {
-			continue // an unsynced cache could miss the newest version: decide on it later
-		}
-		for _, o := range inf.informer.GetStore().List() {
-			u, ok := o.(*unstructured.Unstructured)
-			if !ok {
-				continue
-			}
+	for gr, objs := range cached {
+		for _, u := range objs {
 			ann := u.GetAnnotations()
 			ref := configref.Ref{GroupResource: gr, Namespace: u.GetNamespace(), Name: u.GetName()}
 			byRef[ref] = u
@@ -120,18 +107,4 @@ func (s *configSource) versions() ([]configgc.Object, map[configref.Ref]*unstruc
 		}
 	}
 	return out, byRef
-}
-
-// delete deletes one config object.
-func (s *configSource) delete(ctx context.Context, ref configref.Ref, opts metav1.DeleteOptions) error {
-	s.mu.Lock()
-	inf, ok := s.informers[ref.GroupResource]
-	s.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("%s is not watched", ref.GroupResource)
-	}
-	if inf.namespaced {
-		return s.dynamic.Resource(inf.gvr).Namespace(ref.Namespace).Delete(ctx, ref.Name, opts)
-	}
-	return s.dynamic.Resource(inf.gvr).Delete(ctx, ref.Name, opts)
 }

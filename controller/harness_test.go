@@ -145,11 +145,11 @@ func (e *env) startController(opts Options) (stop func()) {
 	if opts.Coalesce == 0 {
 		opts.Coalesce = 50 * time.Millisecond
 	}
+	opts.Only = []string{e.name}
 	c, err := New(e.config(), opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c.only = map[string]bool{e.name: true}
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := ktesting.NewLogger(e.t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	ctx = klog.NewContext(ctx, logger)

@@ -37,14 +37,14 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 	}
 	for _, p := range cma.Spec.InstallStrategy.Placements {
 		key := p.Namespace + "/" + p.Name
-		if _, err := c.placements.Placements(p.Namespace).Get(p.Name); err != nil {
+		if _, err := c.hub.Placements.Placements(p.Namespace).Get(p.Name); err != nil {
 			if apierrors.IsNotFound(err) {
 				in.Unknown[key] = "not found"
 				continue
 			}
 			return 0, fmt.Errorf("reading Placement %s: %w", key, err)
 		}
-		decisions, err := c.decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
+		decisions, err := c.hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
 		if err != nil {
 			return 0, fmt.Errorf("listing the PlacementDecisions of %s: %w", key, err)
 		}
@@ -54,7 +54,7 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 			}
 		}
 	}
-	clusters, err := c.clusters.List(labels.Everything())
+	clusters, err := c.hub.Clusters.List(labels.Everything())
 	if err != nil {
 		return 0, fmt.Errorf("listing ManagedClusters: %w", err)
 	}
@@ -164,19 +164,4 @@ func countErrs(err error) int {
 		return len(j.Unwrap())
 	}
 	return 1
-}
-
-func isConflict(err error) bool {
-	if apierrors.IsConflict(err) {
-		return true
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if !isConflict(e) {
-				return false
-			}
-		}
-		return len(j.Unwrap()) > 0
-	}
-	return errors.Unwrap(err) != nil && isConflict(errors.Unwrap(err))
 }

@@ -21,11 +21,11 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 	if !ok {
 		return 0, nil
 	}
-	obj, exists, err := c.mcaIndex.GetByKey(key)
+	obj, exists, err := c.hub.MCAInformer.GetIndexer().GetByKey(key)
 	if err != nil || !exists {
 		return 0, err
 	}
-	mca := c.freshMCA.get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
+	mca := c.writtenMCAs.get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
 	if mca.DeletionTimestamp != nil {
 		return 0, nil
 	}
@@ -39,6 +39,6 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 	if err != nil {
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
-	c.freshMCA.wrote(key, res)
+	c.writtenMCAs.wrote(key, mca.ResourceVersion, res)
 	return recheck, nil
 }

@@ -16,6 +16,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
@@ -35,14 +36,14 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		return 0, nil
 	}
 	mcas := c.addonMCAs(name)
-	synced, unserved := c.configs.ensure(ctx, referencedResources(cma, mcas))
+	synced, unserved := c.hub.Configs.Ensure(ctx, referencedResources(cma, mcas))
 	if !synced {
 		// Deciding now would report configs as missing that are only not cached yet.
 		return notSyncedRetry, nil
 	}
 	placements := map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}
 	for _, k := range placementsOf(cma) {
-		p, err := c.placements.Placements(k.Namespace).Get(k.Name)
+		p, err := c.hub.Placements.Placements(k.Namespace).Get(k.Name)
 		switch {
 		case err == nil:
 			placements[k] = p
@@ -55,10 +56,10 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		Now:        mcastatus.Now(time.Now()),
 		CMA:        cma,
 		Placements: placements,
-		Decisions:  decisionGetter{c.decisions},
+		Decisions:  decisionGetter{c.hub.Decisions},
 		MCAs:       mcas,
 		Works:      func(ns string) []*workv1.ManifestWork { return c.addonWorks(ns, name) },
-		Configs:    c.configs.lookup,
+		Configs:    c.hub.Configs.Lookup,
 	})
 
 	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
@@ -68,7 +69,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		if err != nil {
 			return 0, fmt.Errorf("writing the status of ClusterManagementAddOn %s: %w", name, err)
 		}
-		c.freshCMA.wrote(name, res)
+		c.writtenCMAs.wrote(name, cma.ResourceVersion, res)
 		rolloutmetrics.ObserveProgressions(name, cma.Status.InstallProgressions, plan.Status.InstallProgressions, time.Now())
 	}
 
@@ -89,7 +90,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		if err != nil {
 			return fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", ns, name, err)
 		}
-		c.freshMCA.wrote(ns+"/"+name, res)
+		c.writtenMCAs.wrote(ns+"/"+name, u.MCA.ResourceVersion, res)
 		return nil
 	})
 
@@ -106,9 +107,9 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 	}
 
 	after := plan.RecheckAfter
-	if unserved && (after == 0 || after > rediscoverAfter) {
+	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
 		// A config kind may get its CRD later; look again.
-		after = rediscoverAfter
+		after = hubcache.RediscoverAfter
 	}
 	return after, err
 }

@@ -153,23 +153,15 @@ func (s *suite) startController(t *testing.T) {
 	// same file, where a Forbidden fails the suite.
 	klog.SetLogger(logger)
 
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf})
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf,
+		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
 	if err != nil {
 		t.Fatalf("controller: %v", err)
-	}
-	deployer, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, SigningCANamespace: configtest.Namespace})
-	if err != nil {
-		t.Fatalf("template reconcilers: %v", err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := ctrl.Run(runCtx); err != nil && runCtx.Err() == nil {
 			t.Errorf("controller stopped: %v", err)
-		}
-	})
-	wg.Go(func() {
-		if err := deployer.Run(runCtx); err != nil && runCtx.Err() == nil {
-			t.Errorf("template reconcilers stopped: %v", err)
 		}
 	})
 	t.Cleanup(func() {

@@ -165,6 +165,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("setting up the manager: %w", err)
 	}
 
+	if *deployTemplates {
+		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: *signingCANamespace}
+	}
+	// One runnable holds the one cache and runs every reconciler on it (package hubcache).
 	c, err := controller.New(cfg, opts)
 	if err != nil {
 		return err
@@ -173,16 +177,6 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	synced := c.Synced
-	if *deployTemplates {
-		templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: opts.Addons, Workers: opts.Workers, Resync: opts.Resync, SigningCANamespace: *signingCANamespace})
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(withLogger{templates, logger}); err != nil {
-			return err
-		}
-		synced = func() bool { return c.Synced() && templates.Synced() }
-	}
 	hub, err := newHubChecker(cfg)
 	if err != nil {
 		return err

@@ -392,29 +392,16 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	deployerShort, deployer := describeDeployer(o.SimulatedManager)
 	sum.Deployer = deployerShort
 
+	if !o.SimulatedManager {
+		// What addonops-controller --deploy-templates runs next to the rollout controller.
+		copts.DeployTemplates = &deploytemplates.Options{}
+	}
 	ctrl, err := controller.New(cfg, copts)
 	if err != nil {
 		return nil, fmt.Errorf("building the controller: %w", err)
 	}
-	var templates *deploytemplates.Runner
-	if !o.SimulatedManager {
-		// What addonops-controller --deploy-templates runs next to the rollout controller.
-		templates, err = deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, Workers: copts.Workers})
-		if err != nil {
-			return nil, fmt.Errorf("building the template reconcilers: %w", err)
-		}
-	}
 	ctrlDone = make(chan error, 1)
-	go func() {
-		if templates == nil {
-			ctrlDone <- ctrl.Run(compCtx)
-			return
-		}
-		errs := make(chan error, 2)
-		go func() { errs <- ctrl.Run(compCtx) }()
-		go func() { errs <- templates.Run(compCtx) }()
-		ctrlDone <- errors.Join(<-errs, <-errs)
-	}()
+	go func() { ctrlDone <- ctrl.Run(compCtx) }()
 	agent, err := simagent.New(cfg, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("building the simulated agent: %w", err)

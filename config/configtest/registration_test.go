@@ -147,29 +147,22 @@ func TestRegistrationWithComponentRBAC(t *testing.T) {
 	klog.SetLogger(logger)
 	defer klog.ClearLogger()
 	runCtx := klog.NewContext(ctx, logger)
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond})
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Only: []string{addon}, Coalesce: 50 * time.Millisecond,
+		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	templates, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, Only: []string{addon},
-		SigningCANamespace: configtest.Namespace})
-	if err != nil {
-		t.Fatal(err)
-	}
-	errs := make(chan error, 2)
+	errs := make(chan error, 1)
 	go func() { errs <- ctrl.Run(runCtx) }()
-	go func() { errs <- templates.Run(runCtx) }()
 	defer func() {
 		cancel()
-		for range 2 {
-			select {
-			case err := <-errs:
-				if err != nil && ctx.Err() == nil {
-					t.Errorf("stopped: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("the controller did not stop within 30s")
+		select {
+		case err := <-errs:
+			if err != nil && ctx.Err() == nil {
+				t.Errorf("stopped: %v", err)
 			}
+		case <-time.After(30 * time.Second):
+			t.Error("the controller did not stop within 30s")
 		}
 		if t.Failed() {
 			t.Logf("controller log:\n%s", log.String())

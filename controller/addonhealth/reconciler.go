@@ -2,14 +2,12 @@ package addonhealth
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -20,43 +18,34 @@ import (
 
 // Reconciler writes the Available condition of template add-ons. Key: MCA "<namespace>/<name>".
 type Reconciler struct {
-	hub   *hubcache.Cache
-	queue workqueue.TypedRateLimitingInterface[string]
+	hub *hubcache.Cache
 }
 
-// New builds the reconciler on a shared cache and registers its event handlers.
-func New(hub *hubcache.Cache) (*Reconciler, error) {
-	r := &Reconciler{hub: hub, queue: hubcache.NewQueue("addonhealth")}
-	handlers := []struct {
-		inf  cache.SharedIndexInformer
-		keys func(any) []string
-	}{
-		{hub.MCAInformer, func(obj any) []string {
+// New builds the reconciler and adds it, with workers concurrent reconciles, to the shared cache,
+// which runs it.
+func New(hub *hubcache.Cache, workers int) (*Reconciler, error) {
+	r := &Reconciler{hub: hub}
+	handlers := []hubcache.Handler{
+		{Informer: hub.MCAInformer, Keys: func(obj any) []string {
 			if m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn); ok {
 				return []string{m.Namespace + "/" + m.Name}
 			}
 			return nil
 		}},
-		{hub.WorkInformer, func(obj any) []string {
+		{Informer: hub.WorkInformer, Keys: func(obj any) []string {
 			if w, ok := obj.(*workv1.ManifestWork); ok {
 				return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}
 			}
 			return nil
 		}},
-		{hub.ClusterInformer, hub.MCAsOfCluster},
-		{hub.CMAInformer, hub.MCAsOfCMA},
+		{Informer: hub.ClusterInformer, Keys: hub.MCAsOfCluster},
+		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA},
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {
-			return nil, fmt.Errorf("registering event handlers: %w", err)
-		}
+	if err := hub.Add(hubcache.Reconciler{Name: "addonhealth", Workers: workers, Sync: r.sync,
+		Watch: func(q hubcache.Queue) error { return hubcache.Watch(q, handlers...) }}); err != nil {
+		return nil, err
 	}
 	return r, nil
-}
-
-// Run runs workers until ctx is done. The cache must have been started.
-func (r *Reconciler) Run(ctx context.Context, workers int) {
-	hubcache.RunWorkers(ctx, r.queue, workers, "addonhealth", r.sync)
 }
 
 func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error) {

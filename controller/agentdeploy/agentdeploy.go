@@ -21,10 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -45,15 +43,14 @@ type Options struct {
 type Reconciler struct {
 	opts     Options
 	hub      *hubcache.Cache
-	queue    workqueue.TypedRateLimitingInterface[string]
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 }
 
-// New builds the deployer on a shared cache and registers its event handlers; start the cache and
-// then Run.
-func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
-	r := &Reconciler{opts: opts, hub: hub, queue: hubcache.NewQueue("agentdeploy")}
+// New builds the deployer and adds it, with workers concurrent reconciles, to the shared cache,
+// which runs it.
+func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
+	r := &Reconciler{opts: opts, hub: hub}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	r.events = record.NewBroadcaster()
@@ -65,39 +62,31 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 		}
 		return nil
 	}
-	handlers := []struct {
-		inf  cache.SharedIndexInformer
-		keys func(any) []string
-	}{
-		{hub.MCAInformer, mcaKey},
+	handlers := []hubcache.Handler{
+		{Informer: hub.MCAInformer, Keys: mcaKey},
 		// A work event looks at its add-on's MCA (status for ManifestApplied, hook completion,
 		// and a work changed or deleted by someone else is put back).
-		{hub.WorkInformer, func(obj any) []string {
+		{Informer: hub.WorkInformer, Keys: func(obj any) []string {
 			if w, ok := obj.(*workv1.ManifestWork); ok {
 				return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}
 			}
 			return nil
 		}},
-		{hub.TemplateInformer, hub.MCAsOfConfig(configref.AddOnTemplates)},
-		{hub.ADCInformer, hub.MCAsOfConfig(configref.AddOnDeploymentConfigs)},
+		{Informer: hub.TemplateInformer, Keys: hub.MCAsOfConfig(configref.AddOnTemplates)},
+		{Informer: hub.ADCInformer, Keys: hub.MCAsOfConfig(configref.AddOnDeploymentConfigs)},
 		// The cluster's image-registries annotation is rendered in.
-		{hub.ClusterInformer, hub.MCAsOfCluster},
+		{Informer: hub.ClusterInformer, Keys: hub.MCAsOfCluster},
 		// A CMA that becomes managed (or stops being so) changes what is done for its MCAs.
-		{hub.CMAInformer, hub.MCAsOfCMA},
+		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA},
 	}
-	for _, h := range handlers {
-		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.queue, h.keys)); err != nil {
-			return nil, fmt.Errorf("registering event handlers: %w", err)
-		}
+	if err := hub.Add(hubcache.Reconciler{Name: "agentdeploy", Workers: workers, Sync: r.sync,
+		Watch: func(q hubcache.Queue) error { return hubcache.Watch(q, handlers...) }}); err != nil {
+		return nil, err
+	}
+	if err := hub.AddEvents(r.events); err != nil {
+		return nil, err
 	}
 	return r, nil
-}
-
-// Run runs workers until ctx is done. The cache must have been started.
-func (r *Reconciler) Run(ctx context.Context, workers int) {
-	r.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.hub.Clients.Kube.CoreV1().Events("")})
-	defer r.events.Shutdown()
-	hubcache.RunWorkers(ctx, r.queue, workers, "agentdeploy", r.sync)
 }
 
 func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error) {

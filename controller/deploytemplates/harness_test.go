@@ -65,12 +65,8 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	cfg.QPS, cfg.Burst = 500, 1000
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond, Resync: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner, err := deploytemplates.New(cfg, deploytemplates.Options{Addons: controller.AddonsSelf, Only: []string{addon},
-		Workers: 2, Resync: time.Minute, CARecheck: o.caRecheck})
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Only: []string{addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
+		DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: o.caRecheck}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +74,6 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	wg.Go(func() {
 		if err := ctrl.Run(runCtx); err != nil {
 			t.Errorf("controller: %v", err)
-		}
-	})
-	wg.Go(func() {
-		if err := runner.Run(runCtx); err != nil {
-			t.Errorf("template reconcilers: %v", err)
 		}
 	})
 	t.Cleanup(func() {

@@ -1,38 +1,31 @@
-// Package hubcache holds the hub state the template reconcilers (agentdeploy, registration,
-// addonhealth) read: one set of informers they share, the lookups they need (an add-on's
-// ManifestWorks, the AddOnTemplate and AddOnDeploymentConfigs a ManagedClusterAddOn was told to
-// run), and which add-ons they may act on.
-//
-// The rollout controller (package controller) keeps its informers private and strips ManifestWork
-// specs from its cache, so the template reconcilers cannot share its informers: they need the
-// works' manifests (to keep manifests in the work that holds them and to find the workloads to
-// probe). This cache therefore watches ManagedClusterAddOns, ClusterManagementAddOns,
-// ManagedClusters and add-on ManifestWorks a second time.
+// Package hubcache is the controller's one view of the hub: one set of informers (ClusterManagementAddOns,
+// ManagedClusterAddOns, ManagedClusters, Placements, PlacementDecisions, add-on ManifestWorks, the
+// configs add-ons reference, and under --deploy-templates add-on RoleBindings and CSRs) shared by
+// every reconciler in the process — the rollout controller's install, rollout and progress, and the
+// template reconcilers agentdeploy, registration and addonhealth — with the lookups they need and
+// the rule of which add-ons they may act on. Every reconciler runs on it as a controller-runtime
+// controller (Add, Run).
 package hubcache
 
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
@@ -40,6 +33,7 @@ import (
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
+	clusterlistersv1beta1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -65,6 +59,10 @@ type Options struct {
 	Only []string
 	// Resync is the informers' resync period. Default 10m.
 	Resync time.Duration
+	// DeployTemplates caches what the template reconcilers need besides the rollout's objects:
+	// ManifestWorks with their manifests (otherwise the cache drops them, most of a work's size),
+	// AddOnTemplates and AddOnDeploymentConfigs from the start, and add-on RoleBindings and CSRs.
+	DeployTemplates bool
 }
 
 // Clients are the typed clients the reconcilers write with.
@@ -111,27 +109,35 @@ type Cache struct {
 	clusterFactory clusterinformers.SharedInformerFactory
 	workFactory    workinformers.SharedInformerFactory
 	kubeFactory    kubeinformers.SharedInformerFactory
-	csrFactory     kubeinformers.SharedInformerFactory
-	dynFactory     dynamicinformer.DynamicSharedInformerFactory
 
-	CMAs     addonlisters.ClusterManagementAddOnLister
-	MCAs     addonlisters.ManagedClusterAddOnLister
-	Clusters clusterlisters.ManagedClusterLister
+	CMAs       addonlisters.ClusterManagementAddOnLister
+	MCAs       addonlisters.ManagedClusterAddOnLister
+	Clusters   clusterlisters.ManagedClusterLister
+	Placements clusterlistersv1beta1.PlacementLister
+	Decisions  clusterlistersv1beta1.PlacementDecisionLister
+	// Configs caches the configs add-ons reference, of any kind.
+	Configs *Configs
 
 	// Informers, for event handlers and indexes.
-	CMAInformer         cache.SharedIndexInformer
-	MCAInformer         cache.SharedIndexInformer
-	ClusterInformer     cache.SharedIndexInformer
-	WorkInformer        cache.SharedIndexInformer
+	CMAInformer       cache.SharedIndexInformer
+	MCAInformer       cache.SharedIndexInformer
+	ClusterInformer   cache.SharedIndexInformer
+	PlacementInformer cache.SharedIndexInformer
+	DecisionInformer  cache.SharedIndexInformer
+	WorkInformer      cache.SharedIndexInformer
+	// With Options.DeployTemplates only (nil otherwise).
 	TemplateInformer    cache.SharedIndexInformer
 	ADCInformer         cache.SharedIndexInformer
 	RoleBindingInformer cache.SharedIndexInformer
 	CSRInformer         cache.SharedIndexInformer
 
-	startOnce sync.Once
-
-	hashMu sync.Mutex
-	hashes map[string]memo // by config UID
+	mu          sync.Mutex
+	started     bool
+	reconcilers []Reconciler
+	loops       []func(context.Context)
+	closers     []func()
+	// synced is set once every informer has synced after Run started them.
+	synced atomic.Bool
 }
 
 // New builds the cache for the hub cfg points at. Informers start with Start.
@@ -150,7 +156,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the HTTP client for %s: %w", cfg.Host, err)
 	}
-	c := &Cache{opts: opts, hashes: map[string]memo{}}
+	c := &Cache{opts: opts}
 	if len(opts.Only) > 0 {
 		c.only = map[string]bool{}
 		for _, n := range opts.Only {
@@ -178,51 +184,39 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		return nil, err
 	}
 	byAddonLabel := func(o *metav1.ListOptions) { o.LabelSelector = addonLabelExists.String() }
-	strip := func(obj any) (any, error) {
-		if m, ok := obj.(metav1.Object); ok {
-			m.SetManagedFields(nil)
-		}
-		return obj, nil
+	// Objects are cached without managedFields, and works without their manifests unless the
+	// template reconcilers need them: at thousands of clusters that is most of the memory.
+	workTransform := stripManagedFields
+	if !opts.DeployTemplates {
+		workTransform = stripWork
 	}
-	c.addonFactory = addoninformers.NewSharedInformerFactoryWithOptions(c.Clients.Addon, opts.Resync, addoninformers.WithTransform(strip))
-	c.clusterFactory = clusterinformers.NewSharedInformerFactoryWithOptions(c.Clients.Cluster, opts.Resync, clusterinformers.WithTransform(strip))
+	c.addonFactory = addoninformers.NewSharedInformerFactoryWithOptions(c.Clients.Addon, opts.Resync, addoninformers.WithTransform(stripManagedFields))
+	c.clusterFactory = clusterinformers.NewSharedInformerFactoryWithOptions(c.Clients.Cluster, opts.Resync, clusterinformers.WithTransform(stripManagedFields))
 	c.workFactory = workinformers.NewSharedInformerFactoryWithOptions(c.Clients.Work, opts.Resync,
-		workinformers.WithTransform(strip), workinformers.WithTweakListOptions(byAddonLabel))
+		workinformers.WithTransform(workTransform), workinformers.WithTweakListOptions(byAddonLabel))
 	// Only RoleBindings and CSRs labelled with an add-on name are add-on business.
 	c.kubeFactory = kubeinformers.NewSharedInformerFactoryWithOptions(c.Clients.Kube, opts.Resync,
-		kubeinformers.WithTransform(strip), kubeinformers.WithTweakListOptions(byAddonLabel))
-	c.csrFactory = c.kubeFactory
-	c.dynFactory = dynamicinformer.NewDynamicSharedInformerFactory(c.Clients.Dynamic, opts.Resync)
+		kubeinformers.WithTransform(stripManagedFields), kubeinformers.WithTweakListOptions(byAddonLabel))
+	c.Configs = newConfigs(c.Clients.Kube.Discovery(), c.Clients.Dynamic, opts.Resync)
 
 	cmas := c.addonFactory.Addon().V1alpha1().ClusterManagementAddOns()
 	mcas := c.addonFactory.Addon().V1alpha1().ManagedClusterAddOns()
 	clusters := c.clusterFactory.Cluster().V1().ManagedClusters()
+	placements := c.clusterFactory.Cluster().V1beta1().Placements()
+	decisions := c.clusterFactory.Cluster().V1beta1().PlacementDecisions()
 	c.CMAs, c.MCAs, c.Clusters = cmas.Lister(), mcas.Lister(), clusters.Lister()
+	c.Placements, c.Decisions = placements.Lister(), decisions.Lister()
 	c.CMAInformer, c.MCAInformer, c.ClusterInformer = cmas.Informer(), mcas.Informer(), clusters.Informer()
+	c.PlacementInformer, c.DecisionInformer = placements.Informer(), decisions.Informer()
 	c.WorkInformer = c.workFactory.Work().V1().ManifestWorks().Informer()
-	c.RoleBindingInformer = c.kubeFactory.Rbac().V1().RoleBindings().Informer()
-	c.CSRInformer = c.csrFactory.Certificates().V1().CertificateSigningRequests().Informer()
-	c.TemplateInformer = c.dynFactory.ForResource(AddOnTemplatesGVR).Informer()
-	c.ADCInformer = c.dynFactory.ForResource(AddOnDeploymentConfigsGVR).Informer()
-	for _, inf := range []cache.SharedIndexInformer{c.TemplateInformer, c.ADCInformer} {
-		if err := inf.SetTransform(strip); err != nil {
-			return nil, fmt.Errorf("setting the config informer transform: %w", err)
+	if opts.DeployTemplates {
+		c.RoleBindingInformer = c.kubeFactory.Rbac().V1().RoleBindings().Informer()
+		c.CSRInformer = c.kubeFactory.Certificates().V1().CertificateSigningRequests().Informer()
+		if c.TemplateInformer, err = c.Configs.Watch(configref.AddOnTemplates); err != nil {
+			return nil, err
 		}
-	}
-
-	forget := cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		if m, ok := obj.(metav1.Object); ok {
-			c.hashMu.Lock()
-			delete(c.hashes, string(m.GetUID()))
-			c.hashMu.Unlock()
-		}
-	}}
-	for _, inf := range []cache.SharedIndexInformer{c.TemplateInformer, c.ADCInformer} {
-		if _, err := inf.AddEventHandler(forget); err != nil {
-			return nil, fmt.Errorf("watching configs: %w", err)
+		if c.ADCInformer, err = c.Configs.Watch(configref.AddOnDeploymentConfigs); err != nil {
+			return nil, err
 		}
 	}
 
@@ -260,6 +254,9 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		return []string{l[ClusterNameLabel] + "/" + l[addonv1alpha1.AddonLabelKey]}, nil
 	}}
 	for _, inf := range []cache.SharedIndexInformer{c.RoleBindingInformer, c.CSRInformer} {
+		if inf == nil {
+			continue
+		}
 		if err := inf.AddIndexers(byAddonCluster); err != nil {
 			return nil, fmt.Errorf("indexing by cluster and add-on: %w", err)
 		}
@@ -267,52 +264,38 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	return c, nil
 }
 
-// Start starts every informer (once; later calls do nothing) and waits for their caches.
-func (c *Cache) Start(ctx context.Context) error {
-	var err error
-	c.startOnce.Do(func() {
-		c.addonFactory.Start(ctx.Done())
-		c.clusterFactory.Start(ctx.Done())
-		c.workFactory.Start(ctx.Done())
-		c.kubeFactory.Start(ctx.Done())
-		c.dynFactory.Start(ctx.Done())
-		for _, synced := range []map[reflect.Type]bool{
-			c.addonFactory.WaitForCacheSync(ctx.Done()), c.clusterFactory.WaitForCacheSync(ctx.Done()),
-			c.workFactory.WaitForCacheSync(ctx.Done()), c.kubeFactory.WaitForCacheSync(ctx.Done()),
-		} {
-			for typ, ok := range synced {
-				if !ok {
-					err = fmt.Errorf("the informer cache of %v did not sync: %w", typ, ctx.Err())
-				}
-			}
-		}
-		for gvr, ok := range c.dynFactory.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				err = fmt.Errorf("the informer cache of %v did not sync: %w", gvr, ctx.Err())
-			}
-		}
-	})
-	return err
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
-// Shutdown waits for the informers to stop after the context given to Start is done.
-func (c *Cache) Shutdown() {
-	c.addonFactory.Shutdown()
-	c.clusterFactory.Shutdown()
-	c.workFactory.Shutdown()
-	c.kubeFactory.Shutdown()
-	c.dynFactory.Shutdown()
+// stripWork keeps what the rollout reads of a ManifestWork: metadata and conditions.
+func stripWork(obj any) (any, error) {
+	if w, ok := obj.(*workv1.ManifestWork); ok {
+		w.SetManagedFields(nil)
+		w.Spec = workv1.ManifestWorkSpec{}
+		w.Status.ResourceStatus = workv1.ManifestResourceStatus{}
+	}
+	return obj, nil
 }
 
 // Managed reports whether the reconcilers act on the add-on of that name: its CMA exists, is not
 // being deleted and is selected by Options.Addons with the rollout controller's rule (AddonsSelf:
 // annotated addon.open-cluster-management.io/lifecycle with any value but "addon-manager").
 func (c *Cache) Managed(addon string) bool {
-	if c.only != nil && !c.only[addon] {
-		return false
-	}
 	cma, err := c.CMAs.Get(addon)
 	if err != nil || cma.DeletionTimestamp != nil {
+		return false
+	}
+	return c.Selected(cma)
+}
+
+// Selected reports whether cma is one of the add-ons this process acts on (Options.Addons and
+// Options.Only), whatever its deletion state.
+func (c *Cache) Selected(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	if c.only != nil && !c.only[cma.Name] {
 		return false
 	}
 	return Selects(c.opts.Addons, cma)
@@ -465,34 +448,12 @@ func (c *Cache) fill(cfg *Config, inf cache.SharedIndexInformer, key string) {
 	if !ok {
 		return
 	}
-	h, err := c.hashOf(u)
+	h, err := c.Configs.HashOf(u)
 	if err != nil {
 		return
 	}
 	cfg.Object, cfg.Hash = u, h
 }
-
-// hashOf is the spec hash of a cached config, computed once per resourceVersion: templates can be
-// hundreds of kilobytes and every reconcile of every MCA looks theirs up.
-func (c *Cache) hashOf(u *unstructured.Unstructured) (string, error) {
-	key := string(u.GetUID())
-	c.hashMu.Lock()
-	m, ok := c.hashes[key]
-	c.hashMu.Unlock()
-	if ok && m.resourceVersion == u.GetResourceVersion() && key != "" {
-		return m.hash, nil
-	}
-	h, err := spechash.Of(u.Object)
-	if err != nil {
-		return "", err
-	}
-	c.hashMu.Lock()
-	c.hashes[key] = memo{resourceVersion: u.GetResourceVersion(), hash: h}
-	c.hashMu.Unlock()
-	return h, nil
-}
-
-type memo struct{ resourceVersion, hash string }
 
 // Typed converts the cached configs to their Go types for rendering.
 func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDeploymentConfig, error) {
@@ -517,76 +478,35 @@ func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDe
 	return t, adcs, nil
 }
 
-// Enqueue adds key to q unless it is empty.
-func Enqueue(q workqueue.TypedInterface[string], keys ...string) {
-	for _, k := range keys {
-		if k != "" {
-			q.Add(k)
-		}
-	}
+// Handler maps the events of one informer to the keys of a reconciler's queue.
+type Handler struct {
+	Informer cache.SharedIndexInformer
+	Keys     func(obj any) []string
 }
 
-// MCAHandlers returns event handlers that enqueue, for every event on the informer's objects, the
-// ManagedClusterAddOn keys keysOf returns.
-func MCAHandlers(q workqueue.TypedInterface[string], keysOf func(obj any) []string) cache.ResourceEventHandler {
-	add := func(obj any) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		Enqueue(q, keysOf(obj)...)
-	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, cur any) { add(cur) }, DeleteFunc: add}
-}
-
-// Sync reconciles one key. A positive duration asks to look again after it.
-type Sync func(ctx context.Context, key string) (time.Duration, error)
-
-// RunWorkers runs n workers on q until ctx is done, then shuts q down and waits for them. A sync
-// that fails is retried with the queue's backoff.
-func RunWorkers(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], n int, name string, reconcile Sync) {
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			for {
-				key, shutdown := q.Get()
-				if shutdown {
-					return
-				}
-				func() {
-					defer q.Done(key)
-					logger := klog.FromContext(ctx).WithValues("reconciler", name, "key", key)
-					after, err := reconcile(klog.NewContext(ctx, logger), key)
-					if err != nil {
-						switch {
-						case ctx.Err() != nil:
-						case apierrors.IsConflict(err):
-							logger.V(4).Info("Conflict, retrying", "err", err.Error())
-						default:
-							logger.Error(err, "Reconcile failed, retrying")
-						}
-						q.AddRateLimited(key)
-						return
-					}
-					q.Forget(key)
-					if after > 0 {
-						q.AddAfter(key, after)
-					}
-				}()
+// Watch registers handlers that enqueue, for every event on each informer's objects, the keys
+// its Keys returns (empty keys skipped).
+func Watch(q Queue, handlers ...Handler) error {
+	for _, h := range handlers {
+		keysOf := h.Keys
+		add := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
 			}
-		})
+			for _, k := range keysOf(obj) {
+				if k != "" {
+					q.Add(k)
+				}
+			}
+		}
+		if _, err := h.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, cur any) { add(cur) }, DeleteFunc: add}); err != nil {
+			return fmt.Errorf("registering event handlers: %w", err)
+		}
 	}
-	<-ctx.Done()
-	q.ShutDown()
-	wg.Wait()
+	return nil
 }
 
-// NewQueue is a rate-limited queue named for its reconciler.
-func NewQueue(name string) workqueue.TypedRateLimitingInterface[string] {
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name})
-}
-
-// Event-to-MCA mappings every reconciler on the cache needs, for MCAHandlers.
+// Event-to-MCA mappings every reconciler on the cache needs, for Handler.Keys.
 
 // MCAsOfCluster maps a ManagedCluster event to the MCAs in its namespace (its annotations and
 // availability feed rendering and health).

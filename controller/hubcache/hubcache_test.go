@@ -11,6 +11,16 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 )
 
+// Only restricts the selection further (tests sharing a hub), whatever the annotation says.
+func TestSelectedOnly(t *testing.T) {
+	c := &Cache{opts: Options{Addons: AddonsAll}, only: map[string]bool{"mine": true}}
+	for name, want := range map[string]bool{"mine": true, "other": false} {
+		if got := c.Selected(&addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: name}}); got != want {
+			t.Errorf("Selected(%s) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestSelects(t *testing.T) {
 	cma := func(ann map[string]string) *addonv1alpha1.ClusterManagementAddOn {
 		return &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Annotations: ann}}

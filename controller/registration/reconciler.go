@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -17,10 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
@@ -42,10 +41,11 @@ type Options struct {
 // Reconciler registers template add-on agents. It has two queues: MCAs ("<namespace>/<name>":
 // status, RoleBindings) and CSRs (name: approval and signing).
 type Reconciler struct {
-	opts     Options
-	hub      *hubcache.Cache
-	mcaQ     workqueue.TypedRateLimitingInterface[string]
-	csrQ     workqueue.TypedRateLimitingInterface[string]
+	opts Options
+	hub  *hubcache.Cache
+	// csrQ is the CSR reconciler's queue, set when it starts; MCA and config events look again at
+	// an add-on's pending requests through it.
+	csrQ     atomic.Pointer[hubcache.Queue]
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 
@@ -53,15 +53,16 @@ type Reconciler struct {
 	refused map[string]string // last refusal reported per CSR name, so an event is raised once
 }
 
-// New builds the reconciler on a shared cache and registers its event handlers.
-func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
+// New builds the reconciler and adds it (workers concurrent MCA reconciles, half as many for CSRs)
+// to the shared cache, which runs it.
+func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 	if opts.SigningCANamespace == "" {
 		opts.SigningCANamespace = DefaultSigningCANamespace
 	}
 	if opts.CARecheck <= 0 {
 		opts.CARecheck = 30 * time.Second
 	}
-	r := &Reconciler{opts: opts, hub: hub, mcaQ: hubcache.NewQueue("registration"), csrQ: hubcache.NewQueue("csr"), refused: map[string]string{}}
+	r := &Reconciler{opts: opts, hub: hub, refused: map[string]string{}}
 	sch := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(sch))
 	utilruntime.Must(scheme.AddToScheme(sch))
@@ -75,40 +76,46 @@ func New(hub *hubcache.Cache, opts Options) (*Reconciler, error) {
 		}
 		return m.GetLabels()[hubcache.ClusterNameLabel], m.GetLabels()[addonv1alpha1.AddonLabelKey]
 	}
-	mcaHandlers := []struct {
-		inf  cache.SharedIndexInformer
-		keys func(any) []string
-	}{
-		{hub.MCAInformer, func(obj any) []string {
+	mcaHandlers := []hubcache.Handler{
+		{Informer: hub.MCAInformer, Keys: func(obj any) []string {
 			if m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn); ok {
 				r.enqueueCSRs(m.Namespace, m.Name)
 				return []string{m.Namespace + "/" + m.Name}
 			}
 			return nil
 		}},
-		{hub.TemplateInformer, r.configKeys(configref.AddOnTemplates)},
-		{hub.ADCInformer, r.configKeys(configref.AddOnDeploymentConfigs)},
+		{Informer: hub.TemplateInformer, Keys: r.configKeys(configref.AddOnTemplates)},
+		{Informer: hub.ADCInformer, Keys: r.configKeys(configref.AddOnDeploymentConfigs)},
 		// A binding changed or deleted by someone else is put back.
-		{hub.RoleBindingInformer, func(obj any) []string {
+		{Informer: hub.RoleBindingInformer, Keys: func(obj any) []string {
 			if c, a := labelled(obj); c != "" && a != "" {
 				return []string{c + "/" + a}
 			}
 			return nil
 		}},
-		{hub.CMAInformer, hub.MCAsOfCMA},
+		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA},
 	}
-	for _, h := range mcaHandlers {
-		if _, err := h.inf.AddEventHandler(hubcache.MCAHandlers(r.mcaQ, h.keys)); err != nil {
-			return nil, fmt.Errorf("registering event handlers: %w", err)
-		}
-	}
-	if _, err := hub.CSRInformer.AddEventHandler(hubcache.MCAHandlers(r.csrQ, func(obj any) []string {
+	csrKeys := func(obj any) []string {
 		if c, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
 			return []string{c.Name}
 		}
 		return nil
-	})); err != nil {
-		return nil, fmt.Errorf("registering event handlers: %w", err)
+	}
+	for _, rec := range []hubcache.Reconciler{
+		{Name: "csr", Workers: max(1, workers/2), Sync: r.syncCSR, Watch: func(q hubcache.Queue) error {
+			r.csrQ.Store(&q)
+			return hubcache.Watch(q, hubcache.Handler{Informer: hub.CSRInformer, Keys: csrKeys})
+		}},
+		{Name: "registration", Workers: workers, Sync: r.syncMCA, Watch: func(q hubcache.Queue) error {
+			return hubcache.Watch(q, mcaHandlers...)
+		}},
+	} {
+		if err := hub.Add(rec); err != nil {
+			return nil, err
+		}
+	}
+	if err := hub.AddEvents(r.events); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -128,25 +135,20 @@ func (r *Reconciler) configKeys(gr configref.GroupResource) func(any) []string {
 	}
 }
 
-// enqueueCSRs looks again at the requests of an MCA that are not decided yet.
+// enqueueCSRs looks again at the requests of an MCA that are not decided yet. Before the CSR
+// reconciler started there is nothing to do: it sees every request when it starts.
 func (r *Reconciler) enqueueCSRs(cluster, addon string) {
+	q := r.csrQ.Load()
+	if q == nil {
+		return
+	}
 	for _, obj := range hubcache.ByAddonCluster(r.hub.CSRInformer, cluster, addon) {
 		if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
 			if _, denied, issued := Decided(csr); !denied && !issued {
-				r.csrQ.Add(csr.Name)
+				(*q).Add(csr.Name)
 			}
 		}
 	}
-}
-
-// Run runs workers on both queues until ctx is done. The cache must have been started.
-func (r *Reconciler) Run(ctx context.Context, workers int) {
-	r.events.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: r.hub.Clients.Kube.CoreV1().Events("")})
-	defer r.events.Shutdown()
-	var wg sync.WaitGroup
-	wg.Go(func() { hubcache.RunWorkers(ctx, r.mcaQ, workers, "registration", r.syncMCA) })
-	wg.Go(func() { hubcache.RunWorkers(ctx, r.csrQ, max(1, workers/2), "csr", r.syncCSR) })
-	wg.Wait()
 }
 
 // syncMCA writes an MCA's registration status and its RoleBindings.

@@ -1,4 +1,4 @@
-package controller
+package hubcache
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -25,11 +27,13 @@ import (
 	"github.com/addonops/addonops/internal/spechash"
 )
 
-// configSource hashes add-on configs of any group/resource. It starts one dynamic informer per
-// group/resource when a reference to it is first seen, so it hashes exactly the objects the API
-// server returns (CRD defaults included), which is what OCM hashes (reference §1.1); a config kind
-// that nobody hashes is what leaves OCM add-ons stuck with an empty spec hash.
-type configSource struct {
+// Configs caches add-on configs of any group/resource: one dynamic informer per group/resource,
+// started when a reference to it is first seen (Ensure), so it hashes exactly the objects the API
+// server returns (CRD defaults included), which is what OCM hashes; a config kind that nobody
+// hashes is what leaves OCM add-ons stuck with an empty spec hash. The rollout controller (hashes)
+// and the template reconcilers (AddOnTemplates and AddOnDeploymentConfigs to render) share it, so
+// every config kind is watched once per process.
+type Configs struct {
 	dynamic  dynamic.Interface
 	mapper   *restmapper.DeferredDiscoveryRESTMapper
 	resync   time.Duration
@@ -39,10 +43,17 @@ type configSource struct {
 	// again.
 	onAccess func(configref.GroupResource, *ForbiddenError)
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// runCtx runs the informers; nil until the cache starts (informers created before wait).
+	runCtx    context.Context
 	informers map[configref.GroupResource]*configInformer
+	// initial are the informers created before the cache started.
+	initial []*configInformer
 	// unserved remembers group/resources discovery did not know and when it was last asked.
 	unserved map[configref.GroupResource]time.Time
+
+	hashMu sync.Mutex
+	hashes map[string]memo // by config UID
 }
 
 type configInformer struct {
@@ -91,25 +102,92 @@ var errNotServed = errors.New("not served")
 
 // rediscoverAfter is how long an unserved group/resource is trusted to stay unserved before
 // discovery is asked again (its CRD may be installed later).
-const rediscoverAfter = 10 * time.Second
+const RediscoverAfter = 10 * time.Second
 
-func newConfigSource(disc discovery.DiscoveryInterface, dyn dynamic.Interface, resync time.Duration, onChange func(),
-	onAccess func(configref.GroupResource, *ForbiddenError)) *configSource {
-	return &configSource{
+func newConfigs(disc discovery.DiscoveryInterface, dyn dynamic.Interface, resync time.Duration) *Configs {
+	return &Configs{
 		dynamic:   dyn,
 		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
 		resync:    resync,
-		onChange:  onChange,
-		onAccess:  onAccess,
+		onChange:  func() {},
+		onAccess:  func(configref.GroupResource, *ForbiddenError) {},
 		informers: map[configref.GroupResource]*configInformer{},
 		unserved:  map[configref.GroupResource]time.Time{},
+		hashes:    map[string]memo{},
 	}
 }
 
-// ensure starts informers for grs and reports whether every one of them has synced; an unserved
+// OnChange sets what is called on every change of a cached config (and when a config kind becomes
+// readable or unreadable). Set it before the cache starts.
+func (s *Configs) OnChange(f func()) { s.onChange = f }
+
+// OnAccess sets what is called with the error every time listing or watching a config kind is
+// refused (the informer retries with a backoff of up to about 30 s), and with nil once it is
+// allowed again. Set it before the cache starts.
+func (s *Configs) OnAccess(f func(configref.GroupResource, *ForbiddenError)) { s.onAccess = f }
+
+// known are the config kinds whose version and scope are fixed by OCM's API: watching them needs
+// no discovery, so the template reconcilers can register their handlers before the cache starts.
+var known = map[configref.GroupResource]struct {
+	gvr        schema.GroupVersionResource
+	namespaced bool
+}{
+	configref.AddOnTemplates:         {AddOnTemplatesGVR, false},
+	configref.AddOnDeploymentConfigs: {AddOnDeploymentConfigsGVR, true},
+}
+
+// Watch returns the informer of a config kind OCM's API defines (AddOnTemplates,
+// AddOnDeploymentConfigs), creating it if needed; it runs once the cache starts.
+func (s *Configs) Watch(gr configref.GroupResource) (cache.SharedIndexInformer, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ci, ok := s.informers[gr]; ok {
+		return ci.informer, nil
+	}
+	k, ok := known[gr]
+	if !ok {
+		return nil, fmt.Errorf("watching %s: not a config kind of OCM's API; use Ensure", gr)
+	}
+	ci, err := s.addLocked(gr, k.gvr, k.namespaced)
+	if err != nil {
+		return nil, err
+	}
+	return ci.informer, nil
+}
+
+// start runs the informers created so far, and makes later ones run at once, until ctx is done.
+func (s *Configs) start(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runCtx = ctx
+	for _, ci := range s.informers {
+		s.initial = append(s.initial, ci)
+		go ci.informer.RunWithContext(ctx)
+	}
+}
+
+// waitForSync waits until every informer created before the cache started (the ones reconcilers
+// registered event handlers on; later ones are waited for by Ensure's callers) has synced or is
+// refused: a refused informer never syncs, and lookups say why.
+func (s *Configs) waitForSync(ctx context.Context) bool {
+	s.mu.Lock()
+	initial := s.initial
+	s.mu.Unlock()
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, ci := range initial {
+			if !ci.informer.HasSynced() && ci.forbiddenErr() == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return err == nil
+}
+
+// Ensure starts informers for grs and reports whether every one of them has synced; an unserved
 // group/resource counts as synced (lookups then say it is not served). unserved tells whether any
 // was unserved, so the caller checks again later.
-func (s *configSource) ensure(ctx context.Context, grs []configref.GroupResource) (synced, unserved bool) {
+func (s *Configs) Ensure(ctx context.Context, grs []configref.GroupResource) (synced, unserved bool) {
 	synced = true
 	for _, gr := range grs {
 		inf, err := s.informerFor(ctx, gr)
@@ -135,14 +213,14 @@ func (s *configSource) ensure(ctx context.Context, grs []configref.GroupResource
 	return synced, unserved
 }
 
-func (s *configSource) informerFor(ctx context.Context, gr configref.GroupResource) (*configInformer, error) {
+func (s *Configs) informerFor(ctx context.Context, gr configref.GroupResource) (*configInformer, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if inf, ok := s.informers[gr]; ok {
 		return inf, nil
 	}
 	if at, ok := s.unserved[gr]; ok {
-		if time.Since(at) < rediscoverAfter {
+		if time.Since(at) < RediscoverAfter {
 			return nil, errNotServed
 		}
 		s.mapper.Reset()
@@ -165,8 +243,18 @@ func (s *configSource) informerFor(ctx context.Context, gr configref.GroupResour
 	}
 	delete(s.unserved, gr)
 
-	ci := &configInformer{gvr: gvr, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
-	inf := s.newInformer(ctx, gr, ci)
+	ci, err := s.addLocked(gr, gvr, mapping.Scope.Name() == meta.RESTScopeNameNamespace)
+	if err != nil {
+		return nil, err
+	}
+	klog.FromContext(ctx).Info("Watching configs", "resource", gvr.String(), "namespaced", ci.namespaced)
+	return ci, nil
+}
+
+// addLocked creates the informer of a config kind; it runs at once if the cache has started.
+func (s *Configs) addLocked(gr configref.GroupResource, gvr schema.GroupVersionResource, namespaced bool) (*configInformer, error) {
+	ci := &configInformer{gvr: gvr, namespaced: namespaced}
+	inf := s.newInformer(gr, ci)
 	// managedFields is metadata and never part of a spec hash; dropping it saves memory.
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -176,7 +264,7 @@ func (s *configSource) informerFor(ctx context.Context, gr configref.GroupResour
 	})
 	notify := func(any) { s.onChange() }
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: notify, DeleteFunc: notify,
+		AddFunc: notify,
 		UpdateFunc: func(old, cur any) {
 			if o, ok := old.(*unstructured.Unstructured); ok {
 				if c, ok := cur.(*unstructured.Unstructured); ok && o.GetResourceVersion() == c.GetResourceVersion() {
@@ -185,19 +273,26 @@ func (s *configSource) informerFor(ctx context.Context, gr configref.GroupResour
 			}
 			s.onChange()
 		},
+		DeleteFunc: func(obj any) {
+			if m, ok := Tombstone[metav1.Object](obj); ok {
+				s.forgetHash(m.GetUID())
+			}
+			s.onChange()
+		},
 	}); err != nil {
 		return nil, fmt.Errorf("watching %s: %w", gvr, err)
 	}
 	ci.informer = inf
-	go inf.RunWithContext(ctx)
+	if s.runCtx != nil {
+		go inf.RunWithContext(s.runCtx)
+	}
 	s.informers[gr] = ci
-	klog.FromContext(ctx).Info("Watching configs", "resource", gvr.String(), "namespaced", ci.namespaced)
 	return ci, nil
 }
 
-// lookup returns the spec hash of the config ref points at, or an error that says why there is
-// none. Call ensure first.
-func (s *configSource) lookup(ref configref.Ref) (string, error) {
+// Lookup returns the spec hash of the config ref points at, or an error that says why there is
+// none. Call Ensure first.
+func (s *Configs) Lookup(ref configref.Ref) (string, error) {
 	s.mu.Lock()
 	inf, ok := s.informers[ref.GroupResource]
 	s.mu.Unlock()
@@ -225,17 +320,47 @@ func (s *configSource) lookup(ref configref.Ref) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("config %s: unexpected object %T in the cache", ref, obj)
 	}
-	h, err := spechash.Of(u.Object)
+	h, err := s.HashOf(u)
 	if err != nil {
 		return "", fmt.Errorf("config %s: %w", ref, err)
 	}
 	return h, nil
 }
 
+// HashOf is the spec hash of a cached config, computed once per resourceVersion: templates can be
+// hundreds of kilobytes, and every rollout decision and every reconcile of an MCA looks theirs up.
+func (s *Configs) HashOf(u *unstructured.Unstructured) (string, error) {
+	key := string(u.GetUID())
+	s.hashMu.Lock()
+	m, ok := s.hashes[key]
+	s.hashMu.Unlock()
+	if ok && key != "" && m.resourceVersion == u.GetResourceVersion() {
+		return m.hash, nil
+	}
+	h, err := spechash.Of(u.Object)
+	if err != nil {
+		return "", err
+	}
+	if key != "" {
+		s.hashMu.Lock()
+		s.hashes[key] = memo{resourceVersion: u.GetResourceVersion(), hash: h}
+		s.hashMu.Unlock()
+	}
+	return h, nil
+}
+
+func (s *Configs) forgetHash(uid types.UID) {
+	s.hashMu.Lock()
+	delete(s.hashes, string(uid))
+	s.hashMu.Unlock()
+}
+
+type memo struct{ resourceVersion, hash string }
+
 // newInformer is dynamicinformer.NewFilteredDynamicInformer with list and watch calls that record
 // whether the API server refuses them (ci.forbidden): a refused informer never syncs, and the
 // reflector only logs its retries.
-func (s *configSource) newInformer(ctx context.Context, gr configref.GroupResource, ci *configInformer) cache.SharedIndexInformer {
+func (s *Configs) newInformer(gr configref.GroupResource, ci *configInformer) cache.SharedIndexInformer {
 	api := s.dynamic.Resource(ci.gvr)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -267,7 +392,7 @@ func (s *configSource) newInformer(ctx context.Context, gr configref.GroupResour
 // at error level when it starts), a success of the refused verb (verb "": of a watch-list request)
 // clears it. The problem keeps its first verb until then, so its message, the add-on's status and
 // the event stay the same across retries.
-func (s *configSource) observeAccess(ctx context.Context, gr configref.GroupResource, ci *configInformer, verb string, err error) {
+func (s *Configs) observeAccess(ctx context.Context, gr configref.GroupResource, ci *configInformer, verb string, err error) {
 	switch {
 	case err == nil:
 		ci.mu.Lock()
@@ -298,4 +423,41 @@ func (s *configSource) observeAccess(ctx context.Context, gr configref.GroupReso
 		}
 		s.onAccess(gr, ferr)
 	}
+}
+
+// Cached returns the cached objects of every watched config kind whose informer has synced (an
+// unsynced cache could miss the newest version of a config: whoever decides on it decides later).
+func (s *Configs) Cached() map[configref.GroupResource][]*unstructured.Unstructured {
+	s.mu.Lock()
+	infs := make(map[configref.GroupResource]*configInformer, len(s.informers))
+	for gr, inf := range s.informers {
+		infs[gr] = inf
+	}
+	s.mu.Unlock()
+	out := map[configref.GroupResource][]*unstructured.Unstructured{}
+	for gr, inf := range infs {
+		if !inf.informer.HasSynced() {
+			continue
+		}
+		for _, o := range inf.informer.GetStore().List() {
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				out[gr] = append(out[gr], u)
+			}
+		}
+	}
+	return out
+}
+
+// Delete deletes one config object of a watched kind.
+func (s *Configs) Delete(ctx context.Context, ref configref.Ref, opts metav1.DeleteOptions) error {
+	s.mu.Lock()
+	inf, ok := s.informers[ref.GroupResource]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s is not watched", ref.GroupResource)
+	}
+	if inf.namespaced {
+		return s.dynamic.Resource(inf.gvr).Namespace(ref.Namespace).Delete(ctx, ref.Name, opts)
+	}
+	return s.dynamic.Resource(inf.gvr).Delete(ctx, ref.Name, opts)
 }

@@ -1,4 +1,4 @@
-package controller
+package hubcache
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func TestObserveAccess(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			changes := 0
 			var access []bool
-			s := &configSource{onChange: func() { changes++ }, onAccess: func(_ configref.GroupResource, f *ForbiddenError) { access = append(access, f != nil) }}
+			s := &Configs{onChange: func() { changes++ }, onAccess: func(_ configref.GroupResource, f *ForbiddenError) { access = append(access, f != nil) }}
 			ci := &configInformer{gvr: schema.GroupVersionResource{Group: gr.Group, Version: "v1", Resource: gr.Resource}}
 			for _, c := range tc.calls {
 				s.observeAccess(context.Background(), gr, ci, c.verb, c.err)

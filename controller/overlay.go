@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// overlay remembers the objects this controller wrote until the informer cache shows them.
+//
+// Informer caches lag behind writes. A rollout decision taken on a cache that does not show the
+// batch it just wrote could start more clusters than maxConcurrency, and a canary-gated placement
+// could read an old last known good config from a stale CMA status and move clusters back. So
+// readers look objects up through the overlay: an object written here is used instead of the
+// cached one while the cache still shows a version the write replaced.
+//
+// resourceVersions are opaque: they are only compared for equality. A write that succeeded was
+// computed from a version (its resourceVersion precondition) that it replaced, and versions of one
+// object only move forward, in the cache too; so once the cache shows any version other than the
+// ones our writes replaced, it shows our write or a later one. Unlike client-go's MutationCache
+// (integer resourceVersions, and an LRU of 100 entries that silently drops overlays when one
+// decision writes more than 100 MCAs), no entry is dropped before the cache has caught up.
+type overlay[T metav1.Object] struct {
+	mu      sync.Mutex
+	written map[string]overlayEntry[T]
+}
+
+type overlayEntry[T metav1.Object] struct {
+	obj T
+	// replaced are the resourceVersions our writes replaced: the cache showing one of them is
+	// behind.
+	replaced map[string]bool
+}
+
+func newOverlay[T metav1.Object]() *overlay[T] {
+	return &overlay[T]{written: map[string]overlayEntry[T]{}}
+}
+
+// wrote records written, the API server's answer to a write computed from the version from.
+func (o *overlay[T]) wrote(key, from string, written T) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.written[key]
+	if !ok {
+		e.replaced = map[string]bool{}
+	}
+	e.replaced[from] = true
+	e.obj = written
+	o.written[key] = e
+}
+
+// get returns what was written for key while cached (from the informer) is older, else cached.
+func (o *overlay[T]) get(key string, cached T) T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.written[key]
+	if !ok {
+		return cached
+	}
+	if e.replaced[cached.GetResourceVersion()] {
+		return e.obj
+	}
+	delete(o.written, key) // the cache caught up
+	return cached
+}
+
+// forget drops what is known about key (the object was deleted).
+func (o *overlay[T]) forget(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.written, key)
+}

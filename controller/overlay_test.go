@@ -1,0 +1,56 @@
+package controller
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+)
+
+func mcaAt(rv string) *addonv1alpha1.ManagedClusterAddOn {
+	return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "c", ResourceVersion: rv}}
+}
+
+// The overlay across the ways a cache catches up with writes. resourceVersions here are
+// deliberately not integers in order: only equality may be used.
+func TestOverlay(t *testing.T) {
+	type step struct {
+		wrote      [2]string // from, written; empty: no write
+		forget     bool
+		cached     string // the informer's version at the read
+		wantServed string
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{
+		{"nothing written: the cache", []step{{cached: "a", wantServed: "a"}}},
+		{"written, cache behind: the write", []step{{wrote: [2]string{"a", "b"}, cached: "a", wantServed: "b"}}},
+		{"written, cache caught up", []step{{wrote: [2]string{"a", "b"}, cached: "b", wantServed: "b"}}},
+		{"written, cache past it (someone else wrote after us)", []step{{wrote: [2]string{"a", "b"}, cached: "z", wantServed: "z"}}},
+		{"once caught up, the entry is gone", []step{{wrote: [2]string{"a", "b"}, cached: "b", wantServed: "b"}, {cached: "a", wantServed: "a"}}},
+		{"two writes before the cache saw the first", []step{
+			{wrote: [2]string{"a", "b"}, cached: "a", wantServed: "b"},
+			{wrote: [2]string{"b", "c"}, cached: "a", wantServed: "c"},
+			{cached: "b", wantServed: "c"},
+			{cached: "c", wantServed: "c"},
+		}},
+		{"forgotten (deleted)", []step{{wrote: [2]string{"a", "b"}, forget: true, cached: "a", wantServed: "a"}}},
+		{"a recreated object with a new version wins", []step{{wrote: [2]string{"a", "b"}, cached: "q", wantServed: "q"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOverlay[*addonv1alpha1.ManagedClusterAddOn]()
+			for i, s := range tc.steps {
+				if s.wrote[1] != "" {
+					o.wrote("c/a", s.wrote[0], mcaAt(s.wrote[1]))
+				}
+				if s.forget {
+					o.forget("c/a")
+				}
+				if got := o.get("c/a", mcaAt(s.cached)).ResourceVersion; got != s.wantServed {
+					t.Fatalf("step %d: cache at %s: got version %s, want %s", i, s.cached, got, s.wantServed)
+				}
+			}
+		})
+	}
+}
