@@ -23,7 +23,17 @@ import (
 	"github.com/addonops/addonops/internal/localhub"
 )
 
-func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
+// processEnv, set in the environment of the test binary, makes it the controller process itself
+// (runProcess with the binary's arguments), so the tests can start and kill real processes
+// without building the command first.
+const processEnv = "ADDONOPS_TEST_CONTROLLER_PROCESS"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(processEnv) == "1" {
+		os.Exit(runProcess(os.Args[1:]))
+	}
+	os.Exit(localhub.RunTests(m))
+}
 
 // instance is one run() of the command.
 type instance struct {

@@ -40,15 +40,20 @@ import (
 	"github.com/addonops/addonops/internal/version"
 )
 
-func main() {
+func main() { os.Exit(runProcess(os.Args[1:])) }
+
+// runProcess is the process: run until SIGINT or SIGTERM, and the exit code. The integration tests
+// run it as a process of its own too (the test binary re-executed), to kill it.
+func runProcess(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, args, os.Stdout)
 	stop()
 	klog.Flush()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "addonops-controller:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 // LeaderElectionID is the name of the coordination.k8s.io Lease the replicas compete for.

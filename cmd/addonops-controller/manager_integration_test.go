@@ -167,62 +167,9 @@ func TestMetricsDuringRollout(t *testing.T) {
 	t.Cleanup(cancel)
 	const addon = "metrics-rollout"
 	c := hub.Clients
-	if err := localhub.EnsureNamespace(ctx, c.Kube, addon); err != nil {
-		t.Fatal(err)
-	}
-	clusters := []string{"metrics-c1", "metrics-c2", "metrics-c3"}
-	for _, cl := range clusters {
-		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: addon, Name: "all"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := localhub.SetPlacementDecisions(ctx, c, addon, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
-		t.Fatal(err)
-	}
-	adc := func(name string) {
-		t.Helper()
-		_, err := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(addon).Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
-			ObjectMeta: metav1.ObjectMeta{Namespace: addon, Name: name},
-			Spec:       addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{{Name: "version", Value: name}}},
-		}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	adc("v1")
-	adc("v2")
-
-	agent, err := simagent.New(hub.Config, simagent.Options{Addons: []string{addon}, Delay: 1500 * time.Millisecond, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := agent.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	fx := newRolloutFixture(t, ctx, hub, addon, []string{"metrics-c1", "metrics-c2", "metrics-c3"}, 1)
 	in := startInstance(t, hub, "solo", "--leader-elect=false", "--coalesce=50ms")
-
-	adcRef := addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
-	cma := &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
-		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
-			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcRef}},
-			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{
-				PlacementRef: addonv1alpha1.PlacementRef{Namespace: addon, Name: "all"},
-				Configs:      []addonv1alpha1.AddOnConfig{{ConfigGroupResource: adcRef, ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: addon, Name: "v1"}}},
-				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
-					MaxConcurrency: intstr.FromInt32(1)}},
-			}}},
-		},
-	}
-	if _, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, cma, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Delete(context.Background(), addon, metav1.DeleteOptions{})
-	})
+	fx.install(t, ctx)
 	// The CMA's progression, for the log: the histogram is fed by its transitions.
 	w, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + addon})
 	if err != nil {
@@ -273,15 +220,7 @@ func TestMetricsDuringRollout(t *testing.T) {
 		t.Errorf("never saw a cluster Installing: %v", seen)
 	}
 
-	api := c.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	cur, err := api.Get(ctx, addon, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.InstallStrategy.Placements[0].Configs[0].Name = "v2"
-	if _, err := api.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	fx.upgrade(t, ctx, "v2")
 	body := scrapeUntil("every cluster upgraded and the progression finished", 60*time.Second, func(st map[string]int) bool {
 		return st[p+" UpgradeSucceed"] == 3 && strings.Contains(in.scrape(), upgraded)
 	})
@@ -345,4 +284,87 @@ func grepLines(body, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// rolloutFixture is an add-on on the test hub, deployed by simulated agents (1.5 s per work
+// generation) to clusters through the placement "all", with a Progressive strategy, configs
+// AddOnDeploymentConfigs v1 and v2 in the add-on's namespace.
+type rolloutFixture struct {
+	hub      *localhub.Hub
+	addon    string
+	clusters []string
+	cma      *addonv1alpha1.ClusterManagementAddOn
+}
+
+func newRolloutFixture(t *testing.T, ctx context.Context, hub *localhub.Hub, addon string, clusters []string, maxConcurrency int32) *rolloutFixture {
+	t.Helper()
+	c := hub.Clients
+	if err := localhub.EnsureNamespace(ctx, c.Kube, addon); err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range clusters {
+		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: addon, Name: "all"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := localhub.SetPlacementDecisions(ctx, c, addon, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"v1", "v2"} {
+		_, err := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(addon).Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: addon, Name: name},
+			Spec:       addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{{Name: "version", Value: name}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent, err := simagent.New(hub.Config, simagent.Options{Addons: []string{addon}, Delay: 1500 * time.Millisecond, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	adcRef := addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
+	cma := &addonv1alpha1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcRef}},
+			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{
+				PlacementRef: addonv1alpha1.PlacementRef{Namespace: addon, Name: "all"},
+				Configs:      []addonv1alpha1.AddOnConfig{{ConfigGroupResource: adcRef, ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: addon, Name: "v1"}}},
+				RolloutStrategy: clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{
+					MaxConcurrency: intstr.FromInt32(maxConcurrency)}},
+			}}},
+		},
+	}
+	return &rolloutFixture{hub: hub, addon: addon, clusters: clusters, cma: cma}
+}
+
+// install creates the CMA (deleted when the test ends).
+func (f *rolloutFixture) install(t *testing.T, ctx context.Context) {
+	t.Helper()
+	api := f.hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns()
+	if _, err := api.Create(ctx, f.cma, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Delete(context.Background(), f.addon, metav1.DeleteOptions{}) })
+}
+
+// upgrade points the placement at config version.
+func (f *rolloutFixture) upgrade(t *testing.T, ctx context.Context, version string) {
+	t.Helper()
+	api := f.hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns()
+	cur, err := api.Get(ctx, f.addon, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.InstallStrategy.Placements[0].Configs[0].Name = version
+	if _, err := api.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
