@@ -17,16 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/klog/v2"
-	"k8s.io/klog/v2/textlogger"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/internal/childproc"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/ocmhub"
 	"github.com/addonops/addonops/internal/ssapply"
@@ -182,55 +178,12 @@ func newAddonManagerSuite(t *testing.T) *suite {
 		t.Fatalf("discovering the hub's API resources: %v", err)
 	}
 	s.mapper = restmapper.NewDiscoveryRESTMapper(groups)
-	s.startDefaultController(t)
+	// What users apply for the default mode: config/default alone (no deploy-templates component).
+	s.startController(t, "config/default", controller.Options{Addons: controller.AddonsSelf})
 	t.Logf("suite ready in %s: hub, OCM placement controller, addon-manager (ready in %s), %d work agents, "+
 		"addonops controller without template deployment", time.Since(start).Round(time.Millisecond),
 		s.ocm.AddonManagerStartup.Round(time.Millisecond), len(amClusters))
 	return s
-}
-
-// startDefaultController runs the rollout controller in-process as `addonops-controller
-// --addons=self` does (no --deploy-templates), logging to a file whose last lines are printed when
-// the test failed.
-func (s *suite) startDefaultController(t *testing.T) {
-	t.Helper()
-	logDir, err := os.MkdirTemp("", "addonops-e2e-controller-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(logDir, "controller.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(logFile)))
-	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ctrl, err := controller.New(rest.CopyConfig(s.hub.Config), controller.Options{Addons: controller.AddonsSelf})
-	if err != nil {
-		t.Fatalf("controller: %v", err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := ctrl.Run(runCtx); err != nil && runCtx.Err() == nil {
-			t.Errorf("controller stopped: %v", err)
-		}
-	})
-	t.Cleanup(func() {
-		stop()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Errorf("the controller did not stop within 30s")
-		}
-		_ = logFile.Close()
-		if t.Failed() {
-			t.Logf("last lines of the controller's log %s:\n%s", logPath, childproc.Tail(logPath, 60))
-			return
-		}
-		_ = os.RemoveAll(logDir)
-	})
 }
 
 // helloWorkName is the deploy work OCM's agentdeploy controller writes for a template add-on with

@@ -111,28 +111,29 @@ func newSuite(t *testing.T) *suite {
 	}
 	s.mapper = restmapper.NewDiscoveryRESTMapper(groups)
 
-	s.startController(t)
+	s.startController(t, deployment, controller.Options{Addons: controller.AddonsSelf,
+		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
 	t.Logf("suite ready in %s: hub, OCM placement controller (ready in %s), %d work agents, addonops controller",
 		time.Since(start).Round(time.Millisecond), s.ocm.PlacementStartup.Round(time.Millisecond), len(clusters))
 	return s
 }
 
-// startController deploys the controller as a user does (kustomize build of config/default with
-// the deploy-templates component, server-side applied), then runs the rollout controller and the
-// template reconcilers in-process, as `addonops-controller --addons=self --deploy-templates` does,
-// with nothing but a token of the deployment's ServiceAccount: every request is authorized by the
-// RBAC of config/ and nothing else. It logs to a file whose last lines are printed when the test
-// failed.
-func (s *suite) startController(t *testing.T) {
+// startController deploys the controller as a user does (kustomize build of dir, relative to the
+// repository root, server-side applied), then runs it in-process with opts, as
+// `addonops-controller` with the matching flags does, with nothing but a token of the deployment's
+// ServiceAccount: every request is authorized by the RBAC of dir and nothing else, and a
+// "forbidden" anywhere in its log fails the test. It logs to a file whose last lines are printed
+// when the test failed.
+func (s *suite) startController(t *testing.T, dir string, opts controller.Options) {
 	t.Helper()
-	objs, err := configtest.Build(s.ctx, tools.Kustomize, tools.Root, deployment)
+	objs, err := configtest.Build(s.ctx, tools.Kustomize, tools.Root, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := configtest.Apply(s.ctx, s.hub, objs); err != nil {
-		t.Fatalf("deploying %s: %v", deployment, err)
+		t.Fatalf("deploying %s: %v", dir, err)
 	}
-	t.Logf("no kube-controller-manager runs: the test aggregates the ClusterRoles of %s itself", deployment)
+	t.Logf("no kube-controller-manager runs: the test aggregates the ClusterRoles of %s itself", dir)
 	cfg, err := configtest.ServiceAccountConfig(s.ctx, s.hub, configtest.Namespace, configtest.ServiceAccount)
 	if err != nil {
 		t.Fatal(err)
@@ -153,8 +154,7 @@ func (s *suite) startController(t *testing.T) {
 	// same file, where a Forbidden fails the suite.
 	klog.SetLogger(logger)
 
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf,
-		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
+	ctrl, err := controller.New(cfg, opts)
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}
@@ -179,7 +179,7 @@ func (s *suite) startController(t *testing.T) {
 		if log, err := os.ReadFile(logPath); err != nil {
 			t.Errorf("reading the controller's log: %v", err)
 		} else if n := bytes.Count(log, []byte("forbidden")); n > 0 {
-			t.Errorf("the controller was refused %d times with the RBAC of %s (grep forbidden %s)", n, deployment, logPath)
+			t.Errorf("the controller was refused %d times with the RBAC of %s (grep forbidden %s)", n, dir, logPath)
 		}
 		if t.Failed() {
 			t.Logf("last lines of the controller's log %s:\n%s", logPath, childproc.Tail(logPath, 60))
