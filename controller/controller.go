@@ -46,6 +46,7 @@ import (
 
 	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
@@ -476,7 +477,7 @@ func (c *Controller) Synced() bool { return c.hub.Synced() }
 
 // EventReasonConfigurationForbidden is the reason of the Warning event on a CMA whose configs the
 // controller may not read (hubcache.ForbiddenError).
-const EventReasonConfigurationForbidden = "ConfigurationForbidden"
+const EventReasonConfigurationForbidden = mcastatus.ReasonConfigurationForbidden
 
 // configAccess is the config cache's OnAccess: it raises a Warning event on every managed CMA
 // that references a config kind the controller may not read, once per CMA and problem (the

@@ -126,8 +126,8 @@ func TestConfigKindForbidden(t *testing.T) {
 	})
 	cond := e.rec.progression(e.name, "p")
 	t.Logf("progression: %s %s", cond.Reason, cond.Message)
-	if cond.Reason != rolloutplan.ReasonConfigurationNotFound && cond.Reason != "ConfigurationForbidden" {
-		t.Errorf("progression reason %s", cond.Reason)
+	if cond.Reason != rolloutplan.ReasonConfigurationForbidden {
+		t.Errorf("progression reason %s, want %s", cond.Reason, rolloutplan.ReasonConfigurationForbidden)
 	}
 	e.waitEvent(30*time.Second, EventReasonConfigurationForbidden, wantMsg)
 
@@ -140,9 +140,29 @@ func TestConfigKindForbidden(t *testing.T) {
 
 	// Once per problem, not per retry: the informer retries with backoff (0.8 s, 1.6 s, 3.2 s, ...).
 	time.Sleep(8 * time.Second)
-	if evs := forbiddenEvents(t, e); len(evs) != 1 || evs[0].Count != 1 {
-		t.Errorf("want one ConfigurationForbidden event, seen once; got %d: %+v", len(evs), evs)
+	// Two events, each once: the config kind's (for every add-on referencing it) and the waiting
+	// placement's (its progression entered ConfigurationForbidden).
+	onceEach := func(when string) {
+		t.Helper()
+		evs := forbiddenEvents(t, e)
+		kind, placement := 0, 0
+		for _, ev := range evs {
+			switch {
+			case ev.Count != 1:
+				t.Errorf("%s: event repeated %d times: %s", when, ev.Count, ev.Message)
+			case strings.HasPrefix(ev.Message, "config kind "+wantMsg):
+				kind++
+			case strings.HasPrefix(ev.Message, "placement "+e.name+"/p: placement "+e.name+"/p waits for its configs:") && strings.Contains(ev.Message, wantMsg):
+				placement++
+			default:
+				t.Errorf("%s: unexpected event %s", when, ev.Message)
+			}
+		}
+		if kind != 1 || placement != 1 {
+			t.Errorf("%s: want one config-kind and one placement ConfigurationForbidden event, got %d and %d: %+v", when, kind, placement, evs)
+		}
 	}
+	onceEach("while forbidden")
 	if e.rec.mca(e.cluster("c1")) != nil && len(mcastatus.Desired(e.rec.mca(e.cluster("c1")))) > 0 {
 		t.Errorf("the cluster was told to run a config nobody could hash: %s", state(e.rec.mca(e.cluster("c1"))))
 	}
@@ -155,9 +175,7 @@ func TestConfigKindForbidden(t *testing.T) {
 	if cond := e.rec.progression(e.name, "p"); cond == nil || cond.Reason != mcastatus.ReasonInstallSucceed {
 		e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "")
 	}
-	if evs := forbiddenEvents(t, e); len(evs) != 1 || evs[0].Count != 1 {
-		t.Errorf("want still one ConfigurationForbidden event; got %d: %+v", len(evs), evs)
-	}
+	onceEach("after the grant")
 }
 
 func forbiddenEvents(t *testing.T, e *env) []corev1.Event {

@@ -53,6 +53,9 @@ const (
 	MessageNotConfigured           = "Configurations updated and not configured yet"
 	ReasonConfigurationUnsupported = addonv1alpha1.ProgressingReasonConfigurationUnsupported
 	ReasonConfigurationNotFound    = "ConfigurationNotFound"
+	// ReasonConfigurationForbidden: a config cannot be read because the controller may not list or
+	// watch its kind (RBAC); the message names verb, group and resource.
+	ReasonConfigurationForbidden = "ConfigurationForbidden"
 	MessageInstallSucceed          = "install completed with no errors."
 	MessageUpgradeSucceed          = "upgrade completed with no errors."
 	MessageRollbackSucceeded       = "rollback completed with no errors."

@@ -62,8 +62,11 @@
 // once, as OCM's defaults node does. Under Manual the install progressions are kept,
 // with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
 // Configured=False, reason ConfigurationUnsupported; one that cannot be read gets Configured=False,
-// reason ConfigurationNotFound, naming it; the placement names such clusters and never completes
-// while they remain.
+// reason ConfigurationNotFound, naming it (ConfigurationForbidden when the controller may not read
+// its kind: RBAC); the placement names such clusters and never completes while they remain. A
+// placement whose own configs cannot be read waits with the same reasons; among several problems a
+// refused permission decides the reason (a person must grant it whatever else is missing), and
+// the message lists them all.
 package rolloutplan
 
 import (
@@ -74,6 +77,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -96,6 +100,7 @@ const (
 	ReasonPlacementNotFound        = "PlacementNotFound"
 	ReasonPlacementDecisionInvalid = "PlacementDecisionInvalid"
 	ReasonConfigurationNotFound    = "ConfigurationNotFound"
+	ReasonConfigurationForbidden   = mcastatus.ReasonConfigurationForbidden
 	ReasonInvalidRolloutStrategy   = "InvalidRolloutStrategy"
 	ReasonInvalidCanaryPlacements  = "InvalidCanaryPlacements"
 	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
@@ -110,7 +115,7 @@ const DefaultUnhealthyDeadline = 5 * time.Minute
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one.
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
-	ReasonConfigurationNotFound, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements)
+	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements)
 
 // ConfigLookup returns the spec hash of the config a reference points at, as the API server holds
 // it now, or an error saying why it cannot (not found, resource not served, not synced yet).
@@ -370,7 +375,7 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 		hashes[c.Ref] = c.SpecHash
 	}
 	var out []mcastatus.Config
-	var problems []string
+	var problems []error
 	for _, r := range configref.Merge(refsOf(base), own) {
 		if !overridden[r.GroupResource] {
 			out = append(out, mcastatus.Config{Ref: r, SpecHash: hashes[r]})
@@ -381,7 +386,8 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 		problems = append(problems, probs...)
 	}
 	if len(problems) > 0 {
-		return nil, &blocked{mcastatus.ReasonConfigurationNotFound, "the ManagedClusterAddOn's own config cannot be used: " + strings.Join(problems, "; ")}
+		return nil, &blocked{configReason(problems, mcastatus.ReasonConfigurationNotFound, mcastatus.ReasonConfigurationForbidden),
+			"the ManagedClusterAddOn's own config cannot be used: " + joinErrors(problems)}
 	}
 	return out, nil
 }
@@ -476,9 +482,9 @@ type lookupResult struct {
 
 // resolve returns refs with their hashes (empty for a config that cannot be read, as OCM clears the
 // hash of a missing config) and one problem per config that cannot be read.
-func (r *resolver) resolve(refs []configref.Ref) ([]mcastatus.Config, []string) {
+func (r *resolver) resolve(refs []configref.Ref) ([]mcastatus.Config, []error) {
 	out := make([]mcastatus.Config, 0, len(refs))
-	var problems []string
+	var problems []error
 	for _, ref := range refs {
 		res, ok := r.memo[ref]
 		if !ok {
@@ -486,7 +492,7 @@ func (r *resolver) resolve(refs []configref.Ref) ([]mcastatus.Config, []string) 
 			r.memo[ref] = res
 		}
 		if res.err != nil {
-			problems = append(problems, res.err.Error())
+			problems = append(problems, res.err)
 			res.hash = ""
 		}
 		out = append(out, mcastatus.Config{Ref: ref, SpecHash: res.hash})
@@ -500,7 +506,7 @@ type placementState struct {
 	key       PlacementKey
 	spec      addonv1alpha1.PlacementStrategy
 	desired   []mcastatus.Config // the placement's configs over the defaults, current hashes
-	problems  []string           // configs that cannot be read
+	problems  []error            // configs that cannot be read
 	placement *clusterv1beta1.Placement
 	tracker   *clustersdk.PlacementDecisionClustersTracker
 	trackErr  error
@@ -612,7 +618,8 @@ func (d *decider) evaluate(p *placementState) {
 		p.wait(ReasonPlacementDecisionInvalid, fmt.Sprintf("cannot read the PlacementDecisions of %s: %v", p.key, p.trackErr))
 		return
 	case len(p.problems) > 0:
-		p.wait(ReasonConfigurationNotFound, fmt.Sprintf("placement %s waits for its configs: %s", p.key, strings.Join(p.problems, "; ")))
+		p.wait(configReason(p.problems, ReasonConfigurationNotFound, ReasonConfigurationForbidden),
+			fmt.Sprintf("placement %s waits for its configs: %s", p.key, joinErrors(p.problems)))
 		return
 	}
 
@@ -1168,4 +1175,23 @@ func ProgressingOf(ip *addonv1alpha1.InstallProgression) *metav1.Condition {
 		return nil
 	}
 	return meta.FindStatusCondition(ip.Conditions, mcastatus.ConditionProgressing)
+}
+
+// configReason is the reason for configs that cannot be read: forbidden when the controller may
+// not read one of them (RBAC; the lookup's error wraps the API server's Forbidden), else notFound.
+func configReason(problems []error, notFound, forbidden string) string {
+	for _, err := range problems {
+		if apierrors.IsForbidden(err) {
+			return forbidden
+		}
+	}
+	return notFound
+}
+
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/configref"
 )
 
 // installAll installs the current configs everywhere (every cluster succeeds at once).
@@ -415,6 +416,41 @@ func TestMissingConfigWaits(t *testing.T) {
 	w.config("zzz")
 	w.step()
 	w.expectStates("c1=a//T c2=zzz//T")
+}
+
+// A config kind the controller may not read: the placement waits with ConfigurationForbidden, also
+// when another config is merely missing (the permission must be granted whatever else is), and an
+// MCA whose own config is of that kind gets Configured=False with the same reason.
+func TestForbiddenConfigKind(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	w.placement("p1", "a", all(), []string{"c1"})
+	p2 := w.placement("p2", "a", all(), []string{"c2"})
+	w.installAll()
+	foos := configref.GroupResource{Group: "example.io", Resource: "foos"}
+	w.cma.Spec.SupportedConfigs = append(w.cma.Spec.SupportedConfigs, addonv1alpha1.ConfigMeta{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: foos.Group, Resource: foos.Resource}})
+	w.refused = map[configref.GroupResource]bool{foos: true}
+	foo := addonv1alpha1.AddOnConfig{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: foos.Group, Resource: foos.Resource},
+		ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "f"}}
+	missing := addonv1alpha1.AddOnConfig{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adcGR.Group, Resource: adcGR.Resource},
+		ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "zzz"}}
+	w.cma.Spec.InstallStrategy.Placements[1].Configs = append(w.cma.Spec.InstallStrategy.Placements[1].Configs, foo, missing)
+	w.mca("c1").Spec.Configs = []addonv1alpha1.AddOnConfig{foo}
+	w.step()
+	c := ProgressingOf(w.progression(p2))
+	if c == nil || c.Reason != ReasonConfigurationForbidden || !strings.Contains(c.Message, "config foos.example.io default/f: foos.example.io is forbidden: RBAC: list refused") {
+		t.Fatalf("p2 Progressing = %+v, want ConfigurationForbidden naming the config", c)
+	}
+	if !strings.Contains(c.Message, "default/zzz not found") {
+		t.Errorf("the forbidden reason hides the other problem: %q", c.Message)
+	}
+	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, mcastatus.ConditionConfigured); c == nil ||
+		c.Reason != mcastatus.ReasonConfigurationForbidden || !strings.Contains(c.Message, "foos.example.io default/f") {
+		t.Fatalf("c1 Configured = %+v", c)
+	}
+	if !WaitingReasons.Has(ReasonConfigurationForbidden) {
+		t.Errorf("ConfigurationForbidden is no waiting reason: no warning event would be raised")
+	}
 }
 
 func TestManualTakesDefaultsAtOnce(t *testing.T) {

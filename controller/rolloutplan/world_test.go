@@ -2,6 +2,7 @@ package rolloutplan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -37,8 +40,10 @@ type world struct {
 	mcas       map[string]*addonv1alpha1.ManagedClusterAddOn
 	works      map[string]*workv1.ManifestWork
 	configs    map[configref.Ref]string
-	lookups    int
-	lastPlan   Plan
+	// refused are config kinds the controller may not read (RBAC).
+	refused  map[configref.GroupResource]bool
+	lookups  int
+	lastPlan Plan
 }
 
 var adcGR = configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
@@ -164,6 +169,9 @@ func (w *world) input() Input {
 		},
 		Configs: func(r configref.Ref) (string, error) {
 			w.lookups++
+			if w.refused[r.GroupResource] {
+				return "", fmt.Errorf("config %s: %w", r, apierrors.NewForbidden(schema.GroupResource{Group: r.Group, Resource: r.Resource}, "", errors.New("RBAC: list refused")))
+			}
 			if h, ok := w.configs[r]; ok {
 				return h, nil
 			}

@@ -59,6 +59,7 @@ var clusterFailureReasons = map[string]bool{
 var unconfigurableReasons = map[string]bool{
 	mcastatus.ReasonConfigurationUnsupported: true,
 	mcastatus.ReasonConfigurationNotFound:    true,
+	mcastatus.ReasonConfigurationForbidden:   true,
 }
 
 // Unconfigurable returns the MCA's Configured=False condition when it says the MCA cannot be

@@ -2,8 +2,9 @@
 -- addonops' controller writes (Progressing with the seed's reasons, Configured) and the add-on's
 -- Available and Degraded conditions. In this order:
 --   * no conditions yet -> Progressing;
---   * Configured=False with reason ConfigurationUnsupported or ConfigurationNotFound: a config in
---     spec.configs is of a type the add-on does not support, or cannot be read, so the controller
+--   * Configured=False with reason ConfigurationUnsupported, ConfigurationNotFound or
+--     ConfigurationForbidden: a config in spec.configs is of a type the add-on does not support,
+--     or cannot be read (missing, or the controller may not read its kind), so the controller
 --     cannot configure the add-on at all -> Degraded (checked before the next rule: such a config
 --     never becomes a desiredConfig);
 --   * a config named in spec.configs is not among status.configReferences[].desiredConfig: the
@@ -26,7 +27,7 @@
 
 local FAILED = { InstallFailed = true, UpgradeFailed = true, RollbackFailed = true, Failed = true, ConfigurationUnsupported = true }
 local SUCCEEDED = { InstallSucceed = true, UpgradeSucceed = true, RollbackSucceeded = true, Completed = true }
-local UNCONFIGURABLE = { ConfigurationUnsupported = true, ConfigurationNotFound = true }
+local UNCONFIGURABLE = { ConfigurationUnsupported = true, ConfigurationNotFound = true, ConfigurationForbidden = true }
 
 local function str(v)
   if v == nil then
