@@ -56,12 +56,12 @@ const (
 	// ReasonConfigurationForbidden: a config cannot be read because the controller may not list or
 	// watch its kind (RBAC); the message names verb, group and resource.
 	ReasonConfigurationForbidden = "ConfigurationForbidden"
-	MessageInstallSucceed          = "install completed with no errors."
-	MessageUpgradeSucceed          = "upgrade completed with no errors."
-	MessageRollbackSucceeded       = "rollback completed with no errors."
-	MessageInstalling              = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-	MessageUpgrading               = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-	MessageRollingBack             = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageInstallSucceed        = "install completed with no errors."
+	MessageUpgradeSucceed        = "upgrade completed with no errors."
+	MessageRollbackSucceeded     = "rollback completed with no errors."
+	MessageInstalling            = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageUpgrading             = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
+	MessageRollingBack           = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
 )
 
 // HealthCheckAnnotation on a ClusterManagementAddOn set to "none" turns the health gate off for
