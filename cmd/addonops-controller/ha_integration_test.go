@@ -207,15 +207,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	killed := time.Now()
 	t.Logf("killed leader a (pid %d) with %d clusters upgraded and %d in flight", a.proc.PID(), done, inFlight)
 
-	var takeover time.Duration
-	waitFor(t, leaseDuration+2*retryPeriod+5*time.Second, "b to take the Lease over", func() bool {
-		h := holder(lease(t, hub, ns))
-		if h == "" || h == first {
-			return false
-		}
-		takeover = time.Since(killed)
-		return true
-	})
+	takeover := waitTakeover(t, hub, ns, first, killed, leaseDuration+2*retryPeriod+5*time.Second, "b")
 	waitFor(t, 30*time.Second, "b to start the controller", b.leads)
 	t.Logf("takeover after SIGKILL: b holds the Lease %s after the kill, its controller synced %s after (lease duration %s)",
 		takeover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), leaseDuration)
@@ -258,15 +250,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("b did not exit within 30s of SIGTERM")
 	}
-	var handover time.Duration
-	waitFor(t, 15*time.Second, "c to take the Lease over", func() bool {
-		h := holder(lease(t, hub, ns))
-		if h == "" || h == second {
-			return false
-		}
-		handover = time.Since(termed)
-		return true
-	})
+	handover := waitTakeover(t, hub, ns, second, termed, 15*time.Second, "c")
 	waitFor(t, 30*time.Second, "c to start the controller", c.leads)
 	t.Logf("handover after SIGTERM: c holds the Lease %s after the signal", handover.Round(time.Millisecond))
 	if handover > 3*retryPeriod {

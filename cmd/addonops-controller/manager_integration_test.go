@@ -29,6 +29,22 @@ func lease(t *testing.T, hub *localhub.Hub, ns string) *coordinationv1.Lease {
 	return l
 }
 
+// waitTakeover waits until the Lease in ns is held by another than old (its holder identity),
+// and returns how long after since that was seen.
+func waitTakeover(t *testing.T, hub *localhub.Hub, ns, old string, since time.Time, timeout time.Duration, who string) time.Duration {
+	t.Helper()
+	var took time.Duration
+	waitFor(t, timeout, who+" to take the Lease over", func() bool {
+		h := holder(lease(t, hub, ns))
+		if h == "" || h == old {
+			return false
+		}
+		took = time.Since(since)
+		return true
+	})
+	return took
+}
+
 func holder(l *coordinationv1.Lease) string {
 	if l == nil || l.Spec.HolderIdentity == nil {
 		return ""
@@ -74,15 +90,7 @@ func TestLeaderElection(t *testing.T) {
 
 	a.stop()
 	stopped := a.stopped
-	var takeover time.Duration
-	waitFor(t, 15*time.Second, "b to take the Lease over", func() bool {
-		h := holder(lease(t, hub, ns))
-		if h == "" || h == first {
-			return false
-		}
-		takeover = time.Since(stopped)
-		return true
-	})
+	takeover := waitTakeover(t, hub, ns, first, stopped, 15*time.Second, "b")
 	t.Logf("takeover: b holds the Lease %s after a's context was cancelled", takeover.Round(time.Millisecond))
 	waitFor(t, 30*time.Second, "b to start the controller", func() bool {
 		_, ok := b.log.first(stopped, "Caches synced")
