@@ -2,7 +2,9 @@
 // not write. On the test hub (internal/localhub: a real kube-apiserver and etcd with OCM's CRDs) it
 // runs OCM v1.2.1's own placement controller and one OCM work agent per simulated cluster
 // (internal/ocmhub), and the addonops controller with template deployment in-process (controller
-// and controller/deploytemplates, as `addonops-controller --deploy-templates` runs them). The
+// with Options.DeployTemplates, as `addonops-controller --deploy-templates` runs it), deployed as
+// users deploy it (config/default and the deploy-templates component, server-side applied) and
+// running with nothing but a token of its ServiceAccount. The
 // examples are built with the go.mod's kustomize and freshly built functions and server-side
 // applied as a GitOps tool would; the tests then follow what the hub and the clusters do.
 //
@@ -24,9 +26,10 @@
 // agent is not, since the add-ons' health gates every rollout's success.
 //
 // TestAddonManagerDefaultMode runs on a hub of its own with OCM's addon-manager too, and the
-// addonops controller in its default mode (no template deployment): OCM renders hello-template into
-// works, registers the agents and writes health; the controller paces an install and a Progressive
-// (maxConcurrency 1) template upgrade.
+// addonops controller in its default mode (no template deployment; config/default alone, run with
+// its ServiceAccount's token): OCM renders hello-template into works, registers the agents and
+// writes health; the controller paces an install and a Progressive (maxConcurrency 1) template
+// upgrade.
 //
 // The tests live in _test.go files; `make test` runs them (`make ocm-binaries` first).
 package e2e
