@@ -41,6 +41,7 @@ var (
 	strategiesFlag = flag.String("strategies", "all,progressive", "comma-separated strategies: all, progressive (25%)")
 	controllerBin  = flag.String("controller", "", "controller binary (default: bin/addonops-controller of the repository)")
 	controllerArgs = flag.String("controller-args", "--workers=16 --write-parallelism=32 --kube-api-qps=2000 --kube-api-burst=4000", "extra controller flags")
+	moreArgs       = flag.String("more-controller-args", "", "controller flags added to -controller-args, e.g. --deploy-templates (its caches and reconcilers run; the bench's add-on has no AddOnTemplate, so they deploy nothing)")
 )
 
 const addon = "bench"
@@ -428,7 +429,7 @@ func startController(kubeconfig string) (*controllerProcess, error) {
 	}
 	// One process, no Lease; no fixed ports that another process on the machine may hold.
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self", "--leader-elect=false",
-		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, strings.Fields(*controllerArgs)...)
+		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, append(strings.Fields(*controllerArgs), strings.Fields(*moreArgs)...)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
