@@ -80,10 +80,10 @@ func (c *Cache) AddEvents(events record.EventBroadcaster) error {
 	return nil
 }
 
-// Run starts the informers and every reconciler and loop, and blocks until ctx is done; then it
-// waits for them to stop. It runs once.
-func (c *Cache) Run(ctx context.Context) error {
-	logger := klog.FromContext(ctx)
+// Run starts the informers and every reconciler and loop, and blocks until ctx is done or a
+// reconciler fails (its error is returned); then it stops them all and waits for them. It runs once.
+func (c *Cache) Run(parent context.Context) error {
+	logger := klog.FromContext(parent)
 	c.mu.Lock()
 	if c.started {
 		c.mu.Unlock()
@@ -108,6 +108,10 @@ func (c *Cache) Run(ctx context.Context) error {
 		controllers = append(controllers, ctrl)
 	}
 
+	// Everything runs on ctx, cancelled when Run returns (before it waits for them), also when a
+	// reconciler failed.
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	c.addonFactory.Start(ctx.Done())
 	c.clusterFactory.Start(ctx.Done())
 	c.workFactory.Start(ctx.Done())
@@ -117,15 +121,28 @@ func (c *Cache) Run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer cancel() // before wg.Wait: the controllers and loops stop on it
 	errs := make(chan error, len(controllers))
 	for _, ctrl := range controllers {
 		// Each controller waits for the cache to sync (its source) before its workers start.
 		wg.Go(func() { errs <- ctrl.Start(ctx) })
 	}
-	if !c.waitForSync(ctx) {
-		// Only a stop ends the wait early: a stop before the caches synced is a clean shutdown.
-		logger.Info("Stopped before the informer caches synced", "reason", context.Cause(ctx))
-		return nil
+	synced := make(chan bool, 1)
+	go func() { synced <- c.waitForSync(ctx) }()
+	select {
+	case ok := <-synced:
+		if !ok {
+			// Only a stop ends the wait early: a stop before the caches synced is a clean shutdown.
+			logger.Info("Stopped before the informer caches synced", "reason", context.Cause(parent))
+			return nil
+		}
+	case err := <-errs:
+		// A controller gave up waiting for the caches (controller-runtime's CacheSyncTimeout):
+		// stop, so the process exits and a standby or a restart tries again.
+		if parent.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("a reconciler stopped before the caches synced: %w", err)
 	}
 	c.synced.Store(true)
 	logger.Info("Caches synced", "addons", c.opts.Addons, "reconcilers", len(controllers))
@@ -133,11 +150,11 @@ func (c *Cache) Run(ctx context.Context) error {
 		wg.Go(func() { loop(ctx) })
 	}
 	select {
-	case <-ctx.Done():
+	case <-parent.Done():
 		logger.Info("Shutting down")
 		return nil
 	case err := <-errs:
-		if ctx.Err() != nil {
+		if parent.Err() != nil {
 			return nil
 		}
 		return fmt.Errorf("a reconciler stopped: %w", err)
