@@ -22,6 +22,8 @@ import (
 const (
 	leaseDuration = 15 * time.Second
 	retryPeriod   = 2 * time.Second
+	// jitteredRetry is the longest wait between two tries of a candidate (client-go's JitterFactor 1.2).
+	jitteredRetry = retryPeriod * 22 / 10
 )
 
 // replica is one controller process (the test binary re-executed as the command).
@@ -207,13 +209,14 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	killed := time.Now()
 	t.Logf("killed leader a (pid %d) with %d clusters upgraded and %d in flight", a.proc.PID(), done, inFlight)
 
-	takeover := waitTakeover(t, hub, ns, first, killed, leaseDuration+2*retryPeriod+5*time.Second, "b")
+	takeover := waitTakeover(t, hub, ns, first, killed, 2*leaseDuration, "b")
 	waitFor(t, 30*time.Second, "b to start the controller", b.leads)
 	t.Logf("takeover after SIGKILL: b holds the Lease %s after the kill, its controller synced %s after (lease duration %s)",
 		takeover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), leaseDuration)
 	// The Lease expires leaseDuration after b last saw it renewed (at most a jittered retry period
-	// before the kill), and b looks every jittered retry period (client-go: up to 2.2 × 2 s).
-	if limit := leaseDuration + 3*retryPeriod; takeover > limit {
+	// before the kill), and b looks every jittered retry period (client-go: up to 2.2 × 2 s): at
+	// most 19.4 s, plus API and scheduling latency on a loaded machine (2 s allowed).
+	if limit := leaseDuration + 2*jitteredRetry + 2*time.Second; takeover > limit {
 		t.Errorf("takeover took %s, more than the lease duration and its retries (%s)", takeover, limit)
 	}
 	waitFor(t, 90*time.Second, "the upgrade on every cluster", func() bool { d, _ := states.counts(); return d == len(clusters) })
@@ -253,7 +256,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	handover := waitTakeover(t, hub, ns, second, termed, 15*time.Second, "c")
 	waitFor(t, 30*time.Second, "c to start the controller", c.leads)
 	t.Logf("handover after SIGTERM: c holds the Lease %s after the signal", handover.Round(time.Millisecond))
-	if handover > 3*retryPeriod {
-		t.Errorf("handover took %s: a leader stopped with SIGTERM must release the Lease, so a standby takes over within a retry period (%s)", handover, retryPeriod)
+	if handover > jitteredRetry+2*time.Second {
+		t.Errorf("handover took %s: a leader stopped with SIGTERM must release the Lease, so a standby takes over at its next try (within %s, jittered)", handover, jitteredRetry)
 	}
 }
