@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/simagent"
 )
@@ -38,7 +38,7 @@ func canaryEnv(t *testing.T) *env {
 	)
 	e.startController(Options{})
 	e.waitInstalled(60*time.Second, "cfg-a", append(slices.Clone(awsShorts), canaryShorts...)...)
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonInstallSucceed, "4/4 install completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonInstallSucceed, "4/4 install completed")
 	// Even the fresh install went through the canary first.
 	if first, last := e.rec.firstDesireIndex("cfg-a", e.clusters(awsShorts...)), e.rec.lastApplyIndex("cfg-a", e.clusters(canaryShorts...)); first < last {
 		t.Fatalf("aws got cfg-a (event %d) before the canary applied it everywhere (event %d)", first, last)
@@ -60,14 +60,14 @@ func TestCanaryUpgrade(t *testing.T) {
 	t.Parallel()
 	e := canaryEnv(t)
 	e.setBoth("cfg-b")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "waiting for canary placement")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "waiting for canary placement")
 	all := map[string]string{}
 	for _, c := range append(slices.Clone(awsShorts), canaryShorts...) {
 		all[c] = "cfg-b/cfg-b/True/UpgradeSucceed"
 	}
 	e.waitStates(60*time.Second, all)
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
-	e.waitProgression(10*time.Second, "canary", mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	e.waitProgression(10*time.Second, "canary", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
 
 	if first, last := e.rec.firstDesireIndex("cfg-b", e.clusters(awsShorts...)), e.rec.lastApplyIndex("cfg-b", e.clusters(canaryShorts...)); first < last {
 		t.Fatalf("aws got cfg-b (event %d) before the canary applied it everywhere (event %d)", first, last)
@@ -95,7 +95,7 @@ func TestCanaryConfigChangeDuringRollout(t *testing.T) {
 	e.setBoth("cfg-c")
 	e.waitCluster(30*time.Second, "k1", "cfg-c/cfg-c/True/UpgradeSucceed")
 	e.waitCluster(30*time.Second, "k2", "cfg-c/cfg-c/True/UpgradeSucceed")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgrading, "rolling out the last known good configs first")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgrading, "rolling out the last known good configs first")
 	time.Sleep(time.Second)
 	for _, c := range e.clusters(awsShorts...) {
 		if _, i := e.rec.firstDesired(c, "cfg-c"); i >= 0 {
@@ -110,7 +110,7 @@ func TestCanaryConfigChangeDuringRollout(t *testing.T) {
 		all[c] = "cfg-c/cfg-c/True/UpgradeSucceed"
 	}
 	e.waitStates(60*time.Second, all)
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 	if first, last := e.rec.firstDesireIndex("cfg-c", e.clusters(awsShorts...)), e.rec.lastApplyIndex("cfg-b", e.clusters(awsShorts...)); first < last {
 		t.Fatalf("aws moved to cfg-c (event %d) before every aws cluster applied cfg-b (event %d)", first, last)
 	}
@@ -134,18 +134,18 @@ func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	e.outcome("k3", "", simagent.Never)
 	e.decide("canary", [][]string{{"k1", "k2", "k3"}})
 	e.waitCluster(30*time.Second, "k3", "cfg-b/-/True/Installing")
-	e.waitProgression(10*time.Second, "canary", mcastatus.ReasonUpgrading, "2/3 clusters done")
+	e.waitProgression(10*time.Second, "canary", addonstatus.ReasonUpgrading, "2/3 clusters done")
 
 	e.outcome("c2", "cfg-b", simagent.Succeed)
 	e.agent.Recheck()
 	for _, c := range awsShorts {
 		e.waitCluster(60*time.Second, c, "cfg-b/cfg-b/True/UpgradeSucceed")
 	}
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
-	if got := e.rec.progression(e.name, "canary"); got.Reason != mcastatus.ReasonUpgrading {
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	if got := e.rec.progression(e.name, "canary"); got.Reason != addonstatus.ReasonUpgrading {
 		t.Fatalf("canary progression %+v: k3 never applied, it cannot be complete", got)
 	}
-	if got := e.rec.reasonsSeen("aws"); slices.Index(got, mcastatus.ReasonWaitingForCanary) < 0 {
+	if got := e.rec.reasonsSeen("aws"); slices.Index(got, addonstatus.ReasonWaitingForCanary) < 0 {
 		t.Fatalf("aws reasons %v", got)
 	}
 }
@@ -157,7 +157,7 @@ func TestCanaryNewClusters(t *testing.T) {
 	e := canaryEnv(t)
 	e.outcome("k1", "cfg-b", simagent.Never) // the canary test of cfg-b does not end
 	e.setBoth("cfg-b")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "waiting for canary placement")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "waiting for canary placement")
 
 	e.ensureClusters("both", "new")
 	// The canary selects "both" first. (Had aws selected it first, it would be installed with aws's
@@ -166,15 +166,15 @@ func TestCanaryNewClusters(t *testing.T) {
 	e.decide("aws", [][]string{append(slices.Clone(awsShorts), "both", "new")})
 	e.waitCluster(30*time.Second, "new", "cfg-a/cfg-a/True/InstallSucceed")
 	e.waitCluster(30*time.Second, "both", "cfg-b/cfg-b/True/InstallSucceed")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "5/5 clusters run the last known good configs")
-	e.waitProgression(10*time.Second, "canary", mcastatus.ReasonUpgrading, "2/3 clusters done")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "5/5 clusters run the last known good configs")
+	e.waitProgression(10*time.Second, "canary", addonstatus.ReasonUpgrading, "2/3 clusters done")
 
 	e.outcome("k1", "cfg-b", simagent.Succeed)
 	e.agent.Recheck()
 	for _, c := range append(slices.Clone(awsShorts), "new") {
 		e.waitCluster(60*time.Second, c, "cfg-b/cfg-b/True/UpgradeSucceed")
 	}
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgradeSucceed, "5/5 upgrade completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgradeSucceed, "5/5 upgrade completed")
 	if h := e.rec.history(e.cluster("both")); !slices.Equal(h, []string{"cfg-b"}) {
 		t.Fatalf("cluster in both placements: desired %v, want only the canary's cfg-b", h)
 	}

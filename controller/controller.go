@@ -25,6 +25,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,6 @@ import (
 
 	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/hubcache"
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
@@ -477,7 +477,7 @@ func (c *Controller) Synced() bool { return c.hub.Synced() }
 
 // EventReasonConfigurationForbidden is the reason of the Warning event on a CMA whose configs the
 // controller may not read (hubcache.ForbiddenError).
-const EventReasonConfigurationForbidden = mcastatus.ReasonConfigurationForbidden
+const EventReasonConfigurationForbidden = addonstatus.ReasonConfigurationForbidden
 
 // configAccess is the config cache's OnAccess: it raises a Warning event on every managed CMA
 // that references a config kind the controller may not read, once per CMA and problem (the

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -126,8 +126,8 @@ func TestConfigKindForbidden(t *testing.T) {
 	})
 	cond := e.rec.progression(e.name, "p")
 	t.Logf("progression: %s %s", cond.Reason, cond.Message)
-	if cond.Reason != rolloutplan.ReasonConfigurationForbidden {
-		t.Errorf("progression reason %s, want %s", cond.Reason, rolloutplan.ReasonConfigurationForbidden)
+	if cond.Reason != addonstatus.ReasonConfigurationForbidden {
+		t.Errorf("progression reason %s, want %s", cond.Reason, addonstatus.ReasonConfigurationForbidden)
 	}
 	e.waitEvent(30*time.Second, EventReasonConfigurationForbidden, wantMsg)
 
@@ -172,8 +172,8 @@ func TestConfigKindForbidden(t *testing.T) {
 	bind("foos", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"foos"}, Verbs: []string{"get", "list", "watch"}})
 	e.waitInstalled(60*time.Second, "x", "c1")
 	t.Logf("installed %s after the permission was granted", time.Since(granted).Round(time.Millisecond))
-	if cond := e.rec.progression(e.name, "p"); cond == nil || cond.Reason != mcastatus.ReasonInstallSucceed {
-		e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "")
+	if cond := e.rec.progression(e.name, "p"); cond == nil || cond.Reason != addonstatus.ReasonInstallSucceed {
+		e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "")
 	}
 	onceEach("after the grant")
 }

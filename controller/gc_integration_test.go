@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/simagent"
 )
@@ -82,7 +82,7 @@ func TestConfigGarbageCollection(t *testing.T) {
 	e.waitUpgraded(60*time.Second, "cfg-v1", shorts...)
 	e.setConfig("p", "cfg-v2")
 	e.waitUpgraded(60*time.Second, "cfg-v2", shorts...)
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "3/3 upgrade completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "3/3 upgrade completed")
 	e.waitDeleted(20*time.Second, "cfg-v1")
 	if !e.adcExists("plain-old") {
 		t.Fatal("a config without config-hash's annotations was deleted")

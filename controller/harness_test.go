@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"os"
 	"regexp"
 	"slices"
@@ -494,10 +495,10 @@ func state(m *addonv1alpha1.ManagedClusterAddOn) string {
 		return cs[0].Name
 	}
 	conf, prog := "-", "-"
-	if c := meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionConfigured); c != nil {
+	if c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionConfigured); c != nil {
 		conf = string(c.Status)
 	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing); c != nil {
+	if c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing); c != nil {
 		prog = c.Reason
 	}
 	return fmt.Sprintf("%s/%s/%s/%s", name(mcastatus.Desired(m)), name(mcastatus.LastApplied(m)), conf, prog)
@@ -547,7 +548,7 @@ func (r *recorder) cmaSummary() string {
 	}
 	var b strings.Builder
 	for _, ip := range r.cma.Status.InstallProgressions {
-		c := meta.FindStatusCondition(ip.Conditions, mcastatus.ConditionProgressing)
+		c := meta.FindStatusCondition(ip.Conditions, addonstatus.ConditionProgressing)
 		if c != nil {
 			fmt.Fprintf(&b, "\n  %s: %s %s", ip.Name, c.Reason, c.Message)
 		} else {
@@ -678,7 +679,7 @@ func (r *recorder) writes(cluster string, from int) int {
 func controllerPart(m *addonv1alpha1.ManagedClusterAddOn) string {
 	var conds []metav1.Condition
 	for _, c := range m.Status.Conditions {
-		if c.Type == mcastatus.ConditionConfigured || c.Type == mcastatus.ConditionProgressing {
+		if c.Type == addonstatus.ConditionConfigured || c.Type == addonstatus.ConditionProgressing {
 			conds = append(conds, c)
 		}
 	}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"testing"
 	"time"
 
@@ -10,8 +11,6 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller/installplan"
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 )
 
 // waitEvent waits for a warning event on the test's CMA with reason and a message containing msg.
@@ -53,13 +52,13 @@ func TestMissingPlacement(t *testing.T) {
 	e.cma(nil, install{placement: "p1", config: "cfg-a", strategy: allStrategy}, install{placement: "p2", config: "cfg-a", strategy: allStrategy})
 	e.startController(Options{})
 	e.waitInstalled(30*time.Second, "cfg-a", "c1")
-	e.waitProgression(10*time.Second, "p2", rolloutplan.ReasonPlacementNotFound, "Placement "+e.name+"/p2 not found")
-	e.waitEvent(10*time.Second, rolloutplan.ReasonPlacementNotFound, "p2 not found")
+	e.waitProgression(10*time.Second, "p2", addonstatus.ReasonPlacementNotFound, "Placement "+e.name+"/p2 not found")
+	e.waitEvent(10*time.Second, addonstatus.ReasonPlacementNotFound, "p2 not found")
 
 	// It appears: its clusters get the add-on.
 	e.placement("p2", [][]string{{"c2"}})
 	e.waitInstalled(30*time.Second, "cfg-a", "c1", "c2")
-	e.waitProgression(10*time.Second, "p2", mcastatus.ReasonInstallSucceed, "1/1 install completed")
+	e.waitProgression(10*time.Second, "p2", addonstatus.ReasonInstallSucceed, "1/1 install completed")
 
 	// It disappears (with its decisions, as the garbage collector would do): c2 keeps its MCA and
 	// configs, p1 goes on with an upgrade.
@@ -70,7 +69,7 @@ func TestMissingPlacement(t *testing.T) {
 		metav1.ListOptions{LabelSelector: clusterv1beta1.PlacementLabel + "=p2"}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitProgression(10*time.Second, "p2", rolloutplan.ReasonPlacementNotFound, "not found")
+	e.waitProgression(10*time.Second, "p2", addonstatus.ReasonPlacementNotFound, "not found")
 	e.setConfig("p1", "cfg-b")
 	e.setConfig("p2", "cfg-b")
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
@@ -96,14 +95,14 @@ func TestMissingConfig(t *testing.T) {
 	e.startController(Options{})
 	e.waitInstalled(30*time.Second, "cfg-a", "c2")
 	want := "config addondeploymentconfigs.addon.open-cluster-management.io " + e.name + "/cfg-later not found"
-	e.waitProgression(10*time.Second, "p1", rolloutplan.ReasonConfigurationNotFound, want)
-	e.waitEvent(10*time.Second, rolloutplan.ReasonConfigurationNotFound, want)
+	e.waitProgression(10*time.Second, "p1", addonstatus.ReasonConfigurationNotFound, want)
+	e.waitEvent(10*time.Second, addonstatus.ReasonConfigurationNotFound, want)
 	if got := state(e.rec.mca(e.cluster("c1"))); got != "-/-/-/-" {
 		t.Fatalf("c1 was configured without its config: %s", got)
 	}
 	e.adc("cfg-later", "x")
 	e.waitInstalled(30*time.Second, "cfg-later", "c1")
-	e.waitProgression(10*time.Second, "p1", mcastatus.ReasonInstallSucceed, "1/1 install completed")
+	e.waitProgression(10*time.Second, "p1", addonstatus.ReasonInstallSucceed, "1/1 install completed")
 }
 
 // MCAs created by a user or by GitOps are never deleted and their spec is never changed; only the
@@ -230,5 +229,5 @@ func TestLifecycleAnnotationFilter(t *testing.T) {
 
 	e.startController(Options{Addons: AddonsAll})
 	e.waitInstalled(30*time.Second, "cfg-a", "c1")
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "1/1 install completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "1/1 install completed")
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"testing"
 	"time"
@@ -14,7 +15,6 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/installplan"
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -33,8 +33,8 @@ func TestFreshInstall(t *testing.T) {
 		"c1": "cfg-a/cfg-a/True/InstallSucceed", "c2": "cfg-a/cfg-a/True/InstallSucceed",
 		"c3": "cfg-a/cfg-a/True/InstallSucceed", "c4": "cfg-a/cfg-a/True/InstallSucceed",
 	})
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonInstallSucceed, "4/4 install completed with no errors.")
-	if got := e.rec.reasonsSeen("aws"); !slices.Contains(got, mcastatus.ReasonInstalling) {
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonInstallSucceed, "4/4 install completed with no errors.")
+	if got := e.rec.reasonsSeen("aws"); !slices.Contains(got, addonstatus.ReasonInstalling) {
 		t.Fatalf("progression reasons %v: never reported Installing", got)
 	}
 
@@ -56,11 +56,11 @@ func TestFreshInstall(t *testing.T) {
 			if ev.cluster != c {
 				continue
 			}
-			if p := meta.FindStatusCondition(ev.mca.Status.Conditions, mcastatus.ConditionProgressing); p != nil && (len(reasons) == 0 || reasons[len(reasons)-1] != p.Reason) {
+			if p := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing); p != nil && (len(reasons) == 0 || reasons[len(reasons)-1] != p.Reason) {
 				reasons = append(reasons, p.Reason)
 			}
 		}
-		if !slices.Equal(reasons, []string{mcastatus.ReasonInstalling, mcastatus.ReasonInstallSucceed}) {
+		if !slices.Equal(reasons, []string{addonstatus.ReasonInstalling, addonstatus.ReasonInstallSucceed}) {
 			t.Errorf("%s: Progressing reasons %v", c, reasons)
 		}
 	}
@@ -126,19 +126,19 @@ func TestRollingUpgrade25Percent(t *testing.T) {
 		done[n] = "cfg-a/cfg-a/True/InstallSucceed"
 	}
 	e.waitStates(60*time.Second, done)
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonInstallSucceed, "8/8 install completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonInstallSucceed, "8/8 install completed")
 	if n := e.rec.maxInFlight("cfg-a"); n > 2 {
 		t.Fatalf("install: %d clusters in flight at once, maxConcurrency is 2 (25%% of 8)", n)
 	}
 
 	start := e.rec.count()
 	e.setConfig("aws", "cfg-b")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgrading, "upgrading...")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgrading, "upgrading...")
 	for _, n := range names {
 		done[n] = "cfg-b/cfg-b/True/UpgradeSucceed"
 	}
 	e.waitStates(60*time.Second, done)
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonUpgradeSucceed, "8/8 upgrade completed with no errors.")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgradeSucceed, "8/8 upgrade completed with no errors.")
 
 	if n := e.rec.maxInFlight("cfg-b"); n != 2 {
 		t.Fatalf("upgrade: at most %d clusters in flight, want exactly 2 (25%% of 8)", n)
@@ -214,10 +214,10 @@ func TestInPlaceConfigEditOfAnyResource(t *testing.T) {
 		}}
 	})
 	e.startController(Options{})
-	e.waitProgression(30*time.Second, "p", mcastatus.ReasonInstallSucceed, "2/2")
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonInstallSucceed, "2/2")
 	h1 := e.rec.mca(e.cluster("c1")).Status.ConfigReferences[0].DesiredConfig.SpecHash
 	cm("v2")
-	e.waitProgression(30*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "2/2")
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2")
 	h2 := e.rec.mca(e.cluster("c1")).Status.ConfigReferences[0].DesiredConfig.SpecHash
 	if h1 == h2 || h1 == "" || h2 == "" {
 		t.Fatalf("spec hash %q then %q: the edit must change it", h1, h2)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
@@ -38,8 +39,8 @@ func (r *recorder) maxBusyAmong(clusters []string, from int) int {
 		if !in[ev.cluster] {
 			continue
 		}
-		c := meta.FindStatusCondition(ev.mca.Status.Conditions, mcastatus.ConditionProgressing)
-		busy[ev.cluster] = ev.typ != watch.Deleted && c != nil && mcastatus.IsBusyReason(c.Reason)
+		c := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing)
+		busy[ev.cluster] = ev.typ != watch.Deleted && c != nil && addonstatus.IsBusyReason(c.Reason)
 		if i < from {
 			continue
 		}
@@ -61,7 +62,7 @@ func (r *recorder) reasons(cluster string, from int) []string {
 		if ev.cluster != cluster {
 			continue
 		}
-		if c := meta.FindStatusCondition(ev.mca.Status.Conditions, mcastatus.ConditionProgressing); c != nil && (len(out) == 0 || out[len(out)-1] != c.Reason) {
+		if c := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing); c != nil && (len(out) == 0 || out[len(out)-1] != c.Reason) {
 			out = append(out, c.Reason)
 		}
 	}
@@ -117,7 +118,7 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	e := canaryEnv(t)
 	e.outcome("c1", "cfg-b", simagent.Fail)
 	e.setBoth("cfg-b")
-	e.waitProgression(60*time.Second, "aws", mcastatus.ReasonUpgradeFailed, "failed: "+e.cluster("c1")+" (upgrade failed: ManifestWork addon-"+e.name+"-deploy-0 is Applied=False")
+	e.waitProgression(60*time.Second, "aws", addonstatus.ReasonUpgradeFailed, "failed: "+e.cluster("c1")+" (upgrade failed: ManifestWork addon-"+e.name+"-deploy-0 is Applied=False")
 	e.waitCMAEvent(10*time.Second, "Warning UpgradeFailed", "placement "+e.name+"/aws: upgrade stopped")
 	for _, c := range []string{"c2", "c3", "c4"} {
 		if e.rec.desiredSince(e.cluster(c), "cfg-b", 0) {
@@ -144,8 +145,8 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 		"c3": "cfg-a/cfg-a/True/InstallSucceed", "c4": "cfg-a/cfg-a/True/InstallSucceed",
 		"k1": "cfg-a/cfg-a/True/RollbackSucceeded", "k2": "cfg-a/cfg-a/True/RollbackSucceeded",
 	})
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
-	e.waitProgression(10*time.Second, "canary", mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
+	e.waitProgression(10*time.Second, "canary", addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.")
 	if !killMidRollback { // events are best effort: a killed controller may not have sent its last ones
 		e.waitCMAEvent(10*time.Second, "RollbackStarted", "placement "+e.name+"/aws: rollback to")
 	}
@@ -161,7 +162,7 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	if n := e.rec.maxBusyAmong(e.clusters(awsShorts...), revert); n > 1 {
 		t.Errorf("%d aws clusters in flight during the rollback, maxConcurrency is 1", n)
 	}
-	if got := e.rec.reasons(e.cluster("c1"), revert); !slices.Equal(got, []string{mcastatus.ReasonRollingBack, mcastatus.ReasonRollbackSucceeded}) {
+	if got := e.rec.reasons(e.cluster("c1"), revert); !slices.Equal(got, []string{addonstatus.ReasonRollingBack, addonstatus.ReasonRollbackSucceeded}) {
 		t.Errorf("c1 reasons after the revert %v, want RollingBack, RollbackSucceeded", got)
 	}
 	for _, c := range []string{"c2", "c3", "c4"} {
@@ -194,11 +195,11 @@ func TestUnhealthyCanaryHoldsTheGatedPlacement(t *testing.T) {
 	for _, k := range canaryShorts {
 		e.waitFor(30*time.Second, k+" waiting for health", func() bool {
 			m := e.rec.mca(e.cluster(k))
-			c := meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing)
-			return c != nil && c.Reason == mcastatus.ReasonUpgrading && strings.Contains(c.Message, "waiting for it to be healthy: Available=False (ProbeUnavailable")
+			c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing)
+			return c != nil && c.Reason == addonstatus.ReasonUpgrading && strings.Contains(c.Message, "waiting for it to be healthy: Available=False (ProbeUnavailable")
 		})
 	}
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "0/2 do")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "0/2 do")
 	e.quiet(2 * time.Second)
 	if i := e.rec.firstDesireIndex("cfg-b", e.clusters(awsShorts...)); i >= 0 {
 		t.Fatalf("an aws cluster got cfg-b (event %d) while the canary was unhealthy", i)
@@ -207,8 +208,8 @@ func TestUnhealthyCanaryHoldsTheGatedPlacement(t *testing.T) {
 	for _, k := range canaryShorts {
 		e.setAvailable(k, metav1.ConditionTrue)
 	}
-	e.waitProgression(30*time.Second, "canary", mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
-	e.waitProgression(30*time.Second, "aws", mcastatus.ReasonUpgrading, "")
+	e.waitProgression(30*time.Second, "canary", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+	e.waitProgression(30*time.Second, "aws", addonstatus.ReasonUpgrading, "")
 	e.waitCMAEvent(10*time.Second, "CanaryPassed", "canary placement "+e.name+"/canary runs")
 }
 
@@ -221,7 +222,7 @@ func (e *env) setAvailable(short string, s metav1.ConditionStatus) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: mcastatus.ConditionAvailable, Status: s, Reason: "ProbeAvailable", Message: "set by the test"})
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: s, Reason: "ProbeAvailable", Message: "set by the test"})
 		if _, err = api.UpdateStatus(e.ctx, m, metav1.UpdateOptions{}); err == nil {
 			return
 		}
@@ -237,8 +238,8 @@ func TestRenderErrorFailsTheRollout(t *testing.T) {
 	e.outcome("c1", "cfg-b", simagent.RenderError)
 	e.setConfig("p", "cfg-b")
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-a/True/UpgradeFailed")
-	e.waitProgression(30*time.Second, "p", mcastatus.ReasonUpgradeFailed, "1 failed, 0 timed out; failed: "+e.cluster("c1")+" (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to get manifest")
-	if c := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, mcastatus.ConditionProgressing); !strings.HasSuffix(c.Message, "render error (simulated))") {
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonUpgradeFailed, "1 failed, 0 timed out; failed: "+e.cluster("c1")+" (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to get manifest")
+	if c := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, addonstatus.ConditionProgressing); !strings.HasSuffix(c.Message, "render error (simulated))") {
 		t.Fatalf("c1 Progressing message %q, want the deployer's words in full", c.Message)
 	}
 	e.quiet(time.Second)
@@ -270,10 +271,10 @@ func TestCanaryOutsideTheInstallPlacements(t *testing.T) {
 	)
 	e.startController(Options{})
 	e.waitInstalled(60*time.Second, "cfg-a", "c1", "c2", "k1")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonInstallSucceed, "2/2 install completed")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonInstallSucceed, "2/2 install completed")
 
 	e.setConfig("aws", "cfg-b")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "waiting for canary placement "+e.name+"/canary to run")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "waiting for canary placement "+e.name+"/canary to run")
 	e.quiet(time.Second)
 	e.setConfig("staging", "cfg-b")
 	e.waitStates(60*time.Second, map[string]string{"c1": "cfg-b/cfg-b/True/UpgradeSucceed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed", "k1": "cfg-b/cfg-b/True/UpgradeSucceed"})
@@ -285,7 +286,7 @@ func TestCanaryOutsideTheInstallPlacements(t *testing.T) {
 	e.decide("canary", nil)
 	e.adc("cfg-c", "cfg-c")
 	e.setConfig("aws", "cfg-c")
-	e.waitProgression(10*time.Second, "aws", mcastatus.ReasonWaitingForCanary, "canary placement "+e.name+"/canary selects no cluster")
+	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "canary placement "+e.name+"/canary selects no cluster")
 	e.waitCMAEvent(10*time.Second, "Warning WaitingForCanary", "selects no cluster")
 }
 
@@ -300,7 +301,7 @@ func TestSwitchToManualAndMCAConfigs(t *testing.T) {
 	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
 		cma.Spec.InstallStrategy.Type = installplan.StrategyManual
 	})
-	e.waitProgression(10*time.Second, "p", rolloutplan.ReasonManual, "keeps the configs it runs")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonManual, "keeps the configs it runs")
 	e.waitStates(10*time.Second, map[string]string{
 		"c1": "cfg-b/cfg-a/True/Upgrading", "c2": "cfg-a/cfg-a/True/InstallSucceed", "c3": "cfg-a/cfg-a/True/InstallSucceed",
 	})
@@ -329,7 +330,7 @@ func TestSwitchToManualAndMCAConfigs(t *testing.T) {
 		"c3": "ConfigurationNotFound: the ManagedClusterAddOn's own config cannot be used: config addondeploymentconfigs.addon.open-cluster-management.io " + e.name + "/missing not found",
 	} {
 		e.waitFor(10*time.Second, short+" Configured "+want, func() bool {
-			c := meta.FindStatusCondition(e.rec.mca(e.cluster(short)).Status.Conditions, mcastatus.ConditionConfigured)
+			c := meta.FindStatusCondition(e.rec.mca(e.cluster(short)).Status.Conditions, addonstatus.ConditionConfigured)
 			return c != nil && c.Status == metav1.ConditionFalse && strings.HasPrefix(c.Reason+": "+c.Message, want)
 		})
 	}
@@ -337,5 +338,5 @@ func TestSwitchToManualAndMCAConfigs(t *testing.T) {
 	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
 		cma.Spec.InstallStrategy.Type = installplan.StrategyPlacements
 	})
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgrading, "2 cannot be configured; cannot be configured: "+e.cluster("c2")+" (Configuration with gvr example.io/widgets")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgrading, "2 cannot be configured; cannot be configured: "+e.cluster("c2")+" (Configuration with gvr example.io/widgets")
 }

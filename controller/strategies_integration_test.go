@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func upgradeEnv(t *testing.T, delay time.Duration, strategy clusterv1alpha1.Roll
 	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: strategy})
 	e.startController(Options{})
 	e.waitInstalled(60*time.Second, "cfg-a", all...)
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "install completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "install completed")
 	return e, all
 }
 
@@ -72,7 +73,7 @@ func TestProgressivePerGroup(t *testing.T) {
 	if n := e.rec.maxInFlightAmong("cfg-b", e.clusters("g1", "g2")); n != 2 {
 		t.Fatalf("group 0: %d in flight at most, want the whole group (2)", n)
 	}
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 }
 
 // maxFailures counts real failures (Applied=False), not only timeouts.
@@ -84,7 +85,7 @@ func TestMaxFailuresCountsRealFailures(t *testing.T) {
 	e.outcome("c1", "cfg-b", simagent.Fail)
 	e.outcome("c3", "cfg-b", simagent.Fail)
 	e.setConfig("p", "cfg-b")
-	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
+	e.waitProgression(60*time.Second, "p", addonstatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
 	e.waitStates(10*time.Second, map[string]string{
 		"c1": "cfg-b/cfg-a/True/UpgradeFailed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed", "c3": "cfg-b/cfg-a/True/UpgradeFailed",
 		"c4": "cfg-a/cfg-a/False/InstallSucceed", "c5": "cfg-a/cfg-a/False/InstallSucceed",
@@ -92,7 +93,7 @@ func TestMaxFailuresCountsRealFailures(t *testing.T) {
 	if c := e.rec.progression(e.name, "p"); !strings.Contains(c.Message, "1/5 clusters done, 0 in progress, 2 failed, 0 timed out") || c.Status != metav1.ConditionFalse {
 		t.Fatalf("progression %+v", c)
 	}
-	p := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, mcastatus.ConditionProgressing)
+	p := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, addonstatus.ConditionProgressing)
 	if !strings.Contains(p.Message, "Applied=False") {
 		t.Fatalf("c1 Progressing %+v should say which work failed and how", p)
 	}
@@ -113,7 +114,7 @@ func TestProgressDeadlineTimesOut(t *testing.T) {
 		[][]string{{"c1", "c2", "c3"}})
 	e.outcome("c1", "cfg-b", simagent.Never)
 	e.setConfig("p", "cfg-b")
-	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "upgrade failed: 2/3 clusters done, 0 in progress, 0 failed, 1 timed out")
+	e.waitProgression(60*time.Second, "p", addonstatus.ReasonUpgradeFailed, "upgrade failed: 2/3 clusters done, 0 in progress, 0 failed, 1 timed out")
 	t1, _ := e.rec.firstDesired(e.cluster("c1"), "cfg-b")
 	t2, _ := e.rec.firstDesired(e.cluster("c2"), "cfg-b")
 	// Transition times have whole seconds, so the deadline can end up to 1s early.
@@ -137,7 +138,7 @@ func TestMinSuccessTime(t *testing.T) {
 	if gap := started.Sub(applied); gap < 2*time.Second || gap > 8*time.Second {
 		t.Fatalf("c2 started %v after c1 succeeded; minSuccessTime is 3s", gap)
 	}
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
 }
 
 // Seed story 4: rollback. The new version fails on the first cluster and the rollout stops; the
@@ -149,10 +150,10 @@ func TestRollback(t *testing.T) {
 		[][]string{{"c1", "c2", "c3", "c4"}})
 	e.outcome("c1", "cfg-b", simagent.Fail)
 	e.setConfig("p", "cfg-b")
-	e.waitProgression(60*time.Second, "p", mcastatus.ReasonUpgradeFailed, "1 failed")
+	e.waitProgression(60*time.Second, "p", addonstatus.ReasonUpgradeFailed, "1 failed")
 
 	e.setConfig("p", "cfg-a")
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.")
 	e.waitStates(30*time.Second, map[string]string{
 		"c1": "cfg-a/cfg-a/True/RollbackSucceeded", "c2": "cfg-a/cfg-a/True/InstallSucceed",
 		"c3": "cfg-a/cfg-a/True/InstallSucceed", "c4": "cfg-a/cfg-a/True/InstallSucceed",
@@ -186,7 +187,7 @@ func TestRestartMidRollout(t *testing.T) {
 	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{})})
 	stop := e.startController(Options{})
 	e.waitInstalled(60*time.Second, "cfg-a", names...)
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonInstallSucceed, "8/8 install completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "8/8 install completed")
 
 	e.setConfig("p", "cfg-b")
 	inFlightAndDone := func(done int) func() bool {
@@ -212,7 +213,7 @@ func TestRestartMidRollout(t *testing.T) {
 	time.Sleep(time.Second)
 	e.startController(Options{})
 	e.waitUpgraded(60*time.Second, "cfg-b", names...)
-	e.waitProgression(10*time.Second, "p", mcastatus.ReasonUpgradeSucceed, "8/8 upgrade completed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "8/8 upgrade completed")
 
 	if n := e.rec.maxInFlight("cfg-b"); n > 2 {
 		t.Fatalf("%d clusters in flight at once across restarts, maxConcurrency is 2", n)

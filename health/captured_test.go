@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,8 +25,6 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
 	"github.com/addonops/addonops/internal/simagent"
@@ -103,7 +102,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: strategy})
 	s.WaitCMA(time.Minute, "install 2/3 done", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonInstalling && strings.Contains(m, "2/3 clusters done, 1 in progress")
+		return r == addonstatus.ReasonInstalling && strings.Contains(m, "2/3 clusters done, 1 in progress")
 	})
 	take(
 		capture{phase: "install-in-progress", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
@@ -118,7 +117,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.Poke("cluster3")
 	s.WaitCMA(time.Minute, "install complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonInstallSucceed
+		return r == addonstatus.ReasonInstallSucceed
 	})
 	take(
 		capture{phase: "install-succeeded", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy"},
@@ -139,7 +138,7 @@ func TestCapturedFromController(t *testing.T) {
 	// The controller moves cluster1 first (maxConcurrency 1); its agent does not answer yet.
 	s.WaitCMA(time.Minute, "upgrade 0/3 done, 1 in progress", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgrading && strings.Contains(m, "0/3 clusters done, 1 in progress")
+		return r == addonstatus.ReasonUpgrading && strings.Contains(m, "0/3 clusters done, 1 in progress")
 	})
 	take(
 		capture{phase: "upgrading", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
@@ -154,7 +153,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.Poke("cluster1")
 	s.WaitCMA(time.Minute, "upgrade failed", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeFailed
+		return r == addonstatus.ReasonUpgradeFailed
 	})
 	take(
 		capture{phase: "upgrade-failed", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"},
@@ -168,7 +167,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v3, Strategy: strategy})
 	s.WaitCMA(2*time.Minute, "upgrade to v3 complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeSucceed && desires(cma, v3)
+		return r == addonstatus.ReasonUpgradeSucceed && desires(cma, v3)
 	})
 	take(
 		capture{phase: "upgrade-fixed-forward", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy"},
@@ -183,7 +182,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v4, Strategy: strategy})
 	s.WaitCMA(time.Minute, "upgrade to v4 failed", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeFailed && desires(cma, v4)
+		return r == addonstatus.ReasonUpgradeFailed && desires(cma, v4)
 	})
 	take(capture{phase: "upgrade-v4-failed", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"})
 
@@ -193,7 +192,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v3, Strategy: strategy})
 	s.WaitCMA(time.Minute, "rolling back to v3", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonRollingBack && desires(cma, v3) && strings.Contains(m, "2/3 clusters done, 1 in progress")
+		return r == addonstatus.ReasonRollingBack && desires(cma, v3) && strings.Contains(m, "2/3 clusters done, 1 in progress")
 	})
 	take(
 		capture{phase: "rolling-back", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
@@ -209,7 +208,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.Poke("cluster1")
 	s.WaitCMA(time.Minute, "rollback to v3 complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonRollbackSucceeded && desires(cma, v3)
+		return r == addonstatus.ReasonRollbackSucceeded && desires(cma, v3)
 	})
 	take(
 		capture{phase: "rollback-succeeded", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy"},
@@ -224,7 +223,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v5, Strategy: strategy})
 	s.WaitCMA(time.Minute, "upgrade to v5 waiting for cluster1's health", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgrading && desires(cma, v5) && strings.Contains(m, "0/3 clusters done, 1 in progress")
+		return r == addonstatus.ReasonUpgrading && desires(cma, v5) && strings.Contains(m, "0/3 clusters done, 1 in progress")
 	})
 	take(
 		capture{phase: "upgrade-unhealthy", label: "cma", gvr: cmaGVR, name: "hello", want: "Progressing"},
@@ -260,7 +259,7 @@ func TestCapturedFromController(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v6, Strategy: strategy})
 	s.WaitCMA(time.Minute, "upgrade to v6 failed on cluster1's render error", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeFailed && desires(cma, v6) && strings.Contains(m, "ManifestApplied=False")
+		return r == addonstatus.ReasonUpgradeFailed && desires(cma, v6) && strings.Contains(m, "ManifestApplied=False")
 	})
 	take(
 		capture{phase: "render-error", label: "cma", gvr: cmaGVR, name: "hello", want: "Degraded"},
@@ -271,7 +270,7 @@ func TestCapturedFromController(t *testing.T) {
 	setManual(t, s)
 	take(capture{phase: "manual", label: "cma", gvr: cmaGVR, name: "hello", want: "Healthy",
 		ready: func(u *unstructured.Unstructured) bool {
-			return strings.Contains(fmt.Sprint(u.Object["status"]), rolloutplan.ReasonManual)
+			return strings.Contains(fmt.Sprint(u.Object["status"]), addonstatus.ReasonManual)
 		}})
 
 	// Another add-on whose first placement does not exist and whose second names a missing config.
@@ -296,7 +295,7 @@ func TestCapturedFromController(t *testing.T) {
 	take(capture{phase: "missing-placement-and-config", label: "cma", gvr: cmaGVR, name: "broken", want: "Degraded",
 		ready: func(u *unstructured.Unstructured) bool {
 			st := fmt.Sprint(u.Object["status"])
-			return strings.Contains(st, rolloutplan.ReasonPlacementNotFound) && strings.Contains(st, rolloutplan.ReasonConfigurationNotFound)
+			return strings.Contains(st, addonstatus.ReasonPlacementNotFound) && strings.Contains(st, addonstatus.ReasonConfigurationNotFound)
 		}})
 
 	if *update {

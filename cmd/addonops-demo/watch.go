@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,7 +19,6 @@ import (
 	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/rolloutview"
 )
@@ -239,7 +239,7 @@ func judge(views []rolloutview.View) verdict {
 			case rolloutview.Degraded:
 				v.Failed = true
 			default:
-				if p.Reason == mcastatus.ReasonWaitingForCanary && p.Canary != nil && p.Canary.Canary != "" &&
+				if p.Reason == addonstatus.ReasonWaitingForCanary && p.Canary != nil && p.Canary.Canary != "" &&
 					health[p.Canary.Canary] == rolloutview.Degraded {
 					v.Failed = true
 					v.Notes = append(v.Notes, fmt.Sprintf("%s is held by its canary %s, which failed", p.Key(), p.Canary.Canary))

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,6 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
@@ -119,7 +119,7 @@ func TestWatchTimesOut(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
 	s.WaitCMA(time.Minute, "install in progress", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonInstalling
+		return r == addonstatus.ReasonInstalling
 	})
 	begin := time.Now()
 	r := status("watch-slow", "--watch", "--timeout", "2s", "--interval", "500ms", "--kubeconfig", s.Hub.Kubeconfig)
@@ -146,12 +146,12 @@ func TestMachineOutput(t *testing.T) {
 	v2 := s.Config("hello-config", "v2")
 	s.WaitCMA(time.Minute, "install complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonInstallSucceed
+		return r == addonstatus.ReasonInstallSucceed
 	})
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v2, Strategy: allAtOnce})
 	cma := s.WaitCMA(time.Minute, "upgrade complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeSucceed
+		return r == addonstatus.ReasonUpgradeSucceed
 	})
 	ref := cma.Status.InstallProgressions[0].ConfigReferences[0]
 	if ref.DesiredConfig.Name != v2 {
@@ -198,14 +198,14 @@ func TestRollback(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
 	s.WaitCMA(time.Minute, "install complete", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonInstallSucceed
+		return r == addonstatus.ReasonInstallSucceed
 	})
 	v2 := s.Config("hello-config", "v2")
 	s.Outcome("rb1", v2, simagent.Fail)
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v2, Strategy: allAtOnce})
 	s.WaitCMA(time.Minute, "upgrade failed", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, _ := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonUpgradeFailed
+		return r == addonstatus.ReasonUpgradeFailed
 	})
 	r := status("rollback", "--kubeconfig", s.Hub.Kubeconfig)
 	for _, want := range []string{"rollout: Failed", "failed: rb1 (upgrade failed: ManifestWork addon-rollback-deploy-0 is Applied=False",
@@ -220,7 +220,7 @@ func TestRollback(t *testing.T) {
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
 	s.WaitCMA(time.Minute, "rolling back, rb2 back on v1", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 		r, m := rolloutsim.Progressing(cma, "all")
-		return r == mcastatus.ReasonRollingBack && strings.Contains(m, "1/2 clusters done, 1 in progress")
+		return r == addonstatus.ReasonRollingBack && strings.Contains(m, "1/2 clusters done, 1 in progress")
 	})
 	r = status("rollback", "-o", "json", "--kubeconfig", s.Hub.Kubeconfig)
 	var v rolloutview.View
@@ -228,7 +228,7 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("-o json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
 	p := v.Placements[0]
-	if v.Phase != rolloutview.PhaseProgressing || p.Change != "rollback" || p.Reason != mcastatus.ReasonRollingBack ||
+	if v.Phase != rolloutview.PhaseProgressing || p.Change != "rollback" || p.Reason != addonstatus.ReasonRollingBack ||
 		p.Progress != (rolloutview.Progress{Total: 2, Done: 1, InProgress: 1, Source: "controller"}) {
 		t.Errorf("rolling back: phase %s, placement change %q reason %q progress %+v", v.Phase, p.Change, p.Reason, p.Progress)
 	}

@@ -1,11 +1,11 @@
 package configgc
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -49,7 +49,7 @@ func References(cmas []*addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alp
 				addHash(cma.Name, r.ConfigGroupResource, r.LastAppliedConfig)
 				addHash(cma.Name, r.ConfigGroupResource, r.LastKnownGoodConfig)
 			}
-			if meta.IsStatusConditionTrue(ip.Conditions, mcastatus.ConditionProgressing) {
+			if meta.IsStatusConditionTrue(ip.Conditions, addonstatus.ConditionProgressing) {
 				busy[cma.Name] = true
 			}
 		}
@@ -63,7 +63,7 @@ func References(cmas []*addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alp
 			addHash(m.Name, r.ConfigGroupResource, r.DesiredConfig)
 			addHash(m.Name, r.ConfigGroupResource, r.LastAppliedConfig)
 		}
-		if c := meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing); c != nil && c.Status == metav1.ConditionTrue {
 			busy[m.Name] = true
 		}
 	}

@@ -8,6 +8,7 @@ package mcastatus
 import (
 	"cmp"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"time"
@@ -21,49 +22,6 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 )
 
-// Progressing reasons of an MCA and of a CMA install progression, in the words of the add-on
-// lifecycle design (seed 000, and seed 001 story 3 for rollbacks). OCM's current code writes
-// Progressing/Completed instead; the seed's reasons tell install from upgrade from rollback and
-// success from failure, which is what users asked for.
-const (
-	ReasonInstalling        = "Installing"
-	ReasonUpgrading         = "Upgrading"
-	ReasonRollingBack       = "RollingBack"
-	ReasonInstallSucceed    = "InstallSucceed"
-	ReasonUpgradeSucceed    = "UpgradeSucceed"
-	ReasonRollbackSucceeded = "RollbackSucceeded"
-	ReasonInstallFailed     = "InstallFailed"
-	ReasonUpgradeFailed     = "UpgradeFailed"
-	ReasonRollbackFailed    = "RollbackFailed"
-	ReasonWaitingForCanary  = addonv1alpha1.ProgressingReasonWaitingForCanary
-)
-
-// Configured condition strings, exactly as OCM's addon-configuration controller writes them
-// (reference §4.5): add-on deployers that honour Configured keep a waiting cluster frozen. The two
-// Configured=False reasons of an MCA that cannot be configured at all are this controller's
-// (OCM reports ConfigurationUnsupported on Progressing; a deployer only looks at Configured).
-const (
-	ConditionConfigured            = addonv1alpha1.ManagedClusterAddOnConditionConfigured
-	ConditionProgressing           = addonv1alpha1.ManagedClusterAddOnConditionProgressing
-	ConditionAvailable             = addonv1alpha1.ManagedClusterAddOnConditionAvailable
-	ConditionManifestApplied       = addonv1alpha1.ManagedClusterAddOnManifestApplied
-	ReasonConfigured               = "ConfigurationsConfigured"
-	MessageConfigured              = "Configurations configured"
-	ReasonNotConfigured            = "ConfigurationsNotConfigured"
-	MessageNotConfigured           = "Configurations updated and not configured yet"
-	ReasonConfigurationUnsupported = addonv1alpha1.ProgressingReasonConfigurationUnsupported
-	ReasonConfigurationNotFound    = "ConfigurationNotFound"
-	// ReasonConfigurationForbidden: a config cannot be read because the controller may not list or
-	// watch its kind (RBAC); the message names verb, group and resource.
-	ReasonConfigurationForbidden = "ConfigurationForbidden"
-	MessageInstallSucceed        = "install completed with no errors."
-	MessageUpgradeSucceed        = "upgrade completed with no errors."
-	MessageRollbackSucceeded     = "rollback completed with no errors."
-	MessageInstalling            = "installing... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-	MessageUpgrading             = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-	MessageRollingBack           = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
-)
-
 // HealthCheckAnnotation on a ClusterManagementAddOn set to "none" turns the health gate off for
 // all its clusters: a cluster is then done once its works are applied (see Healthy).
 const HealthCheckAnnotation = "addonops.io/health-check"
@@ -73,60 +31,6 @@ const HealthCheckAnnotation = "addonops.io/health-check"
 // within moments, one written before the attempt began may not be about it yet, and a render error
 // or a rejected work stays.
 const DeployerGrace = 15 * time.Second
-
-// Kind is what moving an MCA to new configs is: its first install, an upgrade to a version it
-// never ran, or a rollback to a version the add-on already ran successfully.
-type Kind int
-
-const (
-	Install Kind = iota
-	Upgrade
-	Rollback
-)
-
-var kindReasons = [...]struct{ busy, done, failed, busyMsg, doneMsg, noun string }{
-	Install:  {ReasonInstalling, ReasonInstallSucceed, ReasonInstallFailed, MessageInstalling, MessageInstallSucceed, "install"},
-	Upgrade:  {ReasonUpgrading, ReasonUpgradeSucceed, ReasonUpgradeFailed, MessageUpgrading, MessageUpgradeSucceed, "upgrade"},
-	Rollback: {ReasonRollingBack, ReasonRollbackSucceeded, ReasonRollbackFailed, MessageRollingBack, MessageRollbackSucceeded, "rollback"},
-}
-
-// BusyReason, DoneReason and FailedReason are the Progressing reasons of a change of kind k.
-func (k Kind) BusyReason() string   { return kindReasons[k].busy }
-func (k Kind) DoneReason() string   { return kindReasons[k].done }
-func (k Kind) FailedReason() string { return kindReasons[k].failed }
-
-// Noun names the change in messages: install, upgrade, rollback.
-func (k Kind) Noun() string { return kindReasons[k].noun }
-
-// KindOfReason tells the kind of change a Progressing reason belongs to.
-func KindOfReason(reason string) (Kind, bool) {
-	for k, r := range kindReasons {
-		if reason == r.busy || reason == r.done || reason == r.failed {
-			return Kind(k), true
-		}
-	}
-	return 0, false
-}
-
-// IsBusyReason, IsDoneReason and IsFailedReason classify a Progressing reason.
-func IsBusyReason(reason string) bool {
-	return reasonIs(reason, func(k Kind) string { return k.BusyReason() })
-}
-func IsDoneReason(reason string) bool {
-	return reasonIs(reason, func(k Kind) string { return k.DoneReason() })
-}
-func IsFailedReason(reason string) bool {
-	return reasonIs(reason, func(k Kind) string { return k.FailedReason() })
-}
-
-func reasonIs(reason string, of func(Kind) string) bool {
-	for k := range kindReasons {
-		if of(Kind(k)) == reason {
-			return true
-		}
-	}
-	return false
-}
 
 // Config is a resolved config reference: the object and the spec hash of its current content.
 type Config struct {
@@ -217,29 +121,6 @@ func WithDesired(old []addonv1alpha1.ConfigReference, target []Config) []addonv1
 	return out
 }
 
-// Applied reports whether the MCA runs what it was told to: every desired config is also its
-// lastAppliedConfig and no change is under way or failed (the Progressing reason is not a busy or
-// failed one). A change restarts Progressing before anything is checked, so a lastAppliedConfig
-// carried over to a new desired config (a rollback to the version a cluster last applied) never
-// counts until its works were checked again. An add-on without configs has nothing to compare, so
-// for it the Progressing condition alone decides.
-func Applied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
-	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
-	refs := mca.Status.ConfigReferences
-	if len(refs) == 0 {
-		return c != nil && IsDoneReason(c.Reason)
-	}
-	if c != nil && (IsBusyReason(c.Reason) || IsFailedReason(c.Reason)) {
-		return false
-	}
-	for _, r := range refs {
-		if r.DesiredConfig == nil || r.LastAppliedConfig == nil || *r.DesiredConfig != *r.LastAppliedConfig {
-			return false
-		}
-	}
-	return true
-}
-
 // NeverApplied reports whether no config of the MCA was ever applied: the difference between an
 // install and an upgrade.
 func NeverApplied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
@@ -248,8 +129,8 @@ func NeverApplied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 
 func neverApplied(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) bool {
 	if len(refs) == 0 {
-		c := meta.FindStatusCondition(conds, ConditionProgressing)
-		return c == nil || c.Reason == ReasonInstalling || c.Reason == ReasonInstallFailed
+		c := meta.FindStatusCondition(conds, addonstatus.ConditionProgressing)
+		return c == nil || c.Reason == addonstatus.ReasonInstalling || c.Reason == addonstatus.ReasonInstallFailed
 	}
 	for _, r := range refs {
 		if r.LastAppliedConfig != nil {
@@ -261,16 +142,16 @@ func neverApplied(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition
 
 // kindOf is the kind of change the MCA is going through, from its Progressing reason; without one
 // of ours, an MCA that never applied anything installs and any other upgrades.
-func kindOf(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) Kind {
-	if c := meta.FindStatusCondition(conds, ConditionProgressing); c != nil {
-		if k, ok := KindOfReason(c.Reason); ok {
+func kindOf(refs []addonv1alpha1.ConfigReference, conds []metav1.Condition) addonstatus.Kind {
+	if c := meta.FindStatusCondition(conds, addonstatus.ConditionProgressing); c != nil {
+		if k, ok := addonstatus.KindOfReason(c.Reason); ok {
 			return k
 		}
 	}
 	if neverApplied(refs, conds) {
-		return Install
+		return addonstatus.Install
 	}
-	return Upgrade
+	return addonstatus.Upgrade
 }
 
 // HealthChecked reports whether the add-on's clusters must be healthy to count as done: always,
@@ -289,7 +170,7 @@ func Healthy(mca *addonv1alpha1.ManagedClusterAddOn, checked bool) (bool, string
 	if !checked {
 		return true, ""
 	}
-	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionAvailable)
+	c := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionAvailable)
 	switch {
 	case c == nil && mca.Status.HealthCheck.Mode == addonv1alpha1.HealthCheckModeCustomized:
 		return true, ""
@@ -341,9 +222,9 @@ func SetCondition(conds *[]metav1.Condition, cond metav1.Condition, now metav1.T
 // waits for its turn (false).
 func Configured(configured bool) metav1.Condition {
 	if configured {
-		return metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionTrue, Reason: ReasonConfigured, Message: MessageConfigured}
+		return metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonConfigured, Message: addonstatus.MessageConfigured}
 	}
-	return metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: ReasonNotConfigured, Message: MessageNotConfigured}
+	return metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonNotConfigured, Message: addonstatus.MessageNotConfigured}
 }
 
 // IsConfigured reports whether mca's Configured condition already is Configured(configured), so
@@ -353,7 +234,7 @@ func IsConfigured(mca *addonv1alpha1.ManagedClusterAddOn, configured bool) bool 
 }
 
 func hasConfigured(mca *addonv1alpha1.ManagedClusterAddOn, want metav1.Condition) bool {
-	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionConfigured)
+	c := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionConfigured)
 	return c != nil && c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message
 }
 
@@ -362,7 +243,7 @@ func hasConfigured(mca *addonv1alpha1.ManagedClusterAddOn, want metav1.Condition
 func setConfigured(st *addonv1alpha1.ManagedClusterAddOnStatus, c metav1.Condition, gen *int64, now metav1.Time) {
 	if gen != nil {
 		c.ObservedGeneration = *gen
-	} else if old := meta.FindStatusCondition(st.Conditions, ConditionConfigured); old != nil {
+	} else if old := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); old != nil {
 		c.ObservedGeneration = old.ObservedGeneration
 	}
 	SetCondition(&st.Conditions, c, now, false)
@@ -372,7 +253,7 @@ func setConfigured(st *addonv1alpha1.ManagedClusterAddOnStatus, c metav1.Conditi
 // from: the Configured condition's observedGeneration, written when the MCA is moved to new configs.
 // ok is false when it was never recorded.
 func ConfiguredGeneration(mca *addonv1alpha1.ManagedClusterAddOn) (int64, bool) {
-	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionConfigured)
+	c := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionConfigured)
 	if c == nil || c.ObservedGeneration == 0 {
 		return 0, false
 	}
@@ -384,13 +265,13 @@ func ConfiguredGeneration(mca *addonv1alpha1.ManagedClusterAddOn) (int64, bool) 
 // naming the config; desired configs unchanged, so its works stay as they are.
 func Blocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	st := *mca.Status.DeepCopy()
-	setConfigured(&st, metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
+	setConfigured(&st, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
 	return st
 }
 
 // IsBlocked reports whether Blocked(mca, reason, message) would change nothing.
 func IsBlocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string) bool {
-	return hasConfigured(mca, metav1.Condition{Type: ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message})
+	return hasConfigured(mca, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message})
 }
 
 // Now is the clock reading conditions carry: whole seconds, as the API server stores them, so a
@@ -416,24 +297,24 @@ func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, targe
 	if !Equal(Desired(mca), target) {
 		return st
 	}
-	applied := Applied(mca)
+	applied := addonstatus.Applied(mca)
 	// Told to run target but held (Configured=False) and not running it: its turn has not come. One
 	// that was held but already runs target (a rollback to the version it kept) is done at once.
-	if !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionConfigured) && !applied {
+	if !meta.IsStatusConditionTrue(mca.Status.Conditions, addonstatus.ConditionConfigured) && !applied {
 		return st
 	}
-	cond := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
+	cond := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionProgressing)
 	switch {
 	case applied:
 		st.Status = rollout.Succeeded
 		st.LastTransitionTime = &longAgo
-		if cond != nil && IsDoneReason(cond.Reason) {
+		if cond != nil && addonstatus.IsDoneReason(cond.Reason) {
 			st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
 		}
-	case cond != nil && IsFailedReason(cond.Reason):
+	case cond != nil && addonstatus.IsFailedReason(cond.Reason):
 		st.Status = rollout.Failed
 		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
-	case cond != nil && IsBusyReason(cond.Reason):
+	case cond != nil && addonstatus.IsBusyReason(cond.Reason):
 		st.Status = rollout.Progressing
 		st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
 	default:
@@ -451,7 +332,7 @@ var longAgo = metav1.NewTime(time.Unix(0, 0).UTC())
 // progressDeadline counts from this moment). Its works are then evaluated at once (Progress), so a
 // cluster whose works already run target (a rollback to the version it kept) finishes in the same
 // status write, and one whose works do not is never declared done before they do.
-func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind Kind, healthChecked bool, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind addonstatus.Kind, healthChecked bool, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	next := mca.DeepCopy()
 	st := &next.Status
 	st.ConfigReferences = WithDesired(st.ConfigReferences, target)

@@ -2,6 +2,7 @@ package mcastatus
 
 import (
 	"encoding/json"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
@@ -193,16 +194,16 @@ func TestApplied(t *testing.T) {
 		{"one not applied", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1), ref(&tp, &tp)}), false},
 		{"never applied", mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}), false},
 		{"same name, other hash", mca([]addonv1alpha1.ConfigReference{ref(&a1, &Config{Ref: a1.Ref, SpecHash: "old"})}), false},
-		{"no configs, succeeded", mca(nil, cond(ConditionProgressing, "False", ReasonInstallSucceed, t0)), true},
-		{"no configs, installing", mca(nil, cond(ConditionProgressing, "True", ReasonInstalling, t0)), false},
+		{"no configs, succeeded", mca(nil, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonInstallSucceed, t0)), true},
+		{"no configs, installing", mca(nil, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonInstalling, t0)), false},
 		{"no configs, nothing", mca(nil), false},
-		{"carried over but the change is not checked yet", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "True", ReasonRollingBack, t0)), false},
-		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "False", ReasonRollbackFailed, t0)), false},
-		{"foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(ConditionProgressing, "False", "Completed", t0)), true},
+		{"carried over but the change is not checked yet", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonRollingBack, t0)), false},
+		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackFailed, t0)), false},
+		{"foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, cond(addonstatus.ConditionProgressing, "False", "Completed", t0)), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Applied(tc.m); got != tc.want {
+			if got := addonstatus.Applied(tc.m); got != tc.want {
 				t.Fatalf("Applied = %v, want %v", got, tc.want)
 			}
 		})
@@ -232,14 +233,14 @@ func TestProgress(t *testing.T) {
 	annA := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-a":"aaaa"}`
 	annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
 	ok2 := []metav1.Condition{wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2)}
-	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
-	installing := cond(ConditionProgressing, "True", ReasonInstalling, t0)
-	upgrading := cond(ConditionProgressing, "True", ReasonUpgrading, t0)
-	rollingBack := cond(ConditionProgressing, "True", ReasonRollingBack, t0)
-	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
-	healthy := cond(ConditionAvailable, "True", "ProbeAvailable", t0)
-	sick := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "deployments default/agent has no ready replica", LastTransitionTime: t0}
-	renderErr := metav1.Condition{Type: ConditionManifestApplied, Status: metav1.ConditionFalse, Reason: "ManifestWorkApplyFailed", Message: "render: bad template", LastTransitionTime: t1}
+	configured := cond(addonstatus.ConditionConfigured, "True", addonstatus.ReasonConfigured, t0)
+	installing := cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonInstalling, t0)
+	upgrading := cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0)
+	rollingBack := cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonRollingBack, t0)
+	deployed := cond(addonstatus.ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	healthy := cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", t0)
+	sick := metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "deployments default/agent has no ready replica", LastTransitionTime: t0}
+	renderErr := metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionFalse, Reason: "ManifestWorkApplyFailed", Message: "render: bad template", LastTransitionTime: t1}
 	staleRenderErr := renderErr
 	staleRenderErr.LastTransitionTime = metav1.NewTime(t0.Add(-time.Hour))
 	readyB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...)}
@@ -258,67 +259,67 @@ func TestProgress(t *testing.T) {
 	}{
 		{name: "not started: no configs, not configured", m: mca(nil)},
 		{name: "install, no work yet", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+			wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "install, stale work", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
-			works: readyB, wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+			works: readyB, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "install, ready", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: MessageInstallSucceed},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageInstallSucceed},
 		{name: "install, ready but the deployer has not reported ManifestApplied", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: ReasonInstalling, wantStatus: "True", wantMsg: MessageInstalling},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "upgrade, ready", m: mca(refsB, configured, upgrading, deployed, healthy),
-			works: readyB, health: true, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: MessageUpgradeSucceed},
+			works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageUpgradeSucceed},
 		{name: "upgrade, ready, unhealthy: waits and says why", m: mca(refsB, configured, upgrading, deployed, sick),
-			works: readyB, health: true, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: "waiting for it to be healthy: Available=False (ProbeUnavailable: deployments default/agent has no ready replica)"},
+			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "waiting for it to be healthy: Available=False (ProbeUnavailable: deployments default/agent has no ready replica)"},
 		{name: "upgrade, ready, no Available yet", m: mca(refsB, configured, upgrading, deployed),
-			works: readyB, health: true, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: "no Available condition reported yet"},
+			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "no Available condition reported yet"},
 		{name: "upgrade, ready, health prober None (Customized, no Available)", m: func() *addonv1alpha1.ManagedClusterAddOn {
 			m := mca(refsB, configured, upgrading, deployed)
 			m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
 			return m
-		}(), works: readyB, health: true, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		}(), works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
 		{name: "upgrade, ready, unhealthy, health check off", m: mca(refsB, configured, upgrading, deployed, sick),
-			works: readyB, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
-		{name: "failed for staying unhealthy stays failed", m: mca(refsB, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, sick),
-			works: readyB, health: true, wantReason: ReasonUpgradeFailed, wantStatus: "False"},
+			works: readyB, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		{name: "failed for staying unhealthy stays failed", m: mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, sick),
+			works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False"},
 		{name: "rollback, works still hold the abandoned version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
-			works: readyB, health: true, wantReason: ReasonRollingBack, wantStatus: "True", wantMsg: MessageRollingBack},
+			works: readyB, health: true, wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: addonstatus.MessageRollingBack},
 		{name: "rollback, works back on the old version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
-			wantReason: ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: MessageRollbackSucceeded},
+			wantReason: addonstatus.ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageRollbackSucceeded},
 		{name: "upgrade, Applied=False at generation", m: mca(refsB, configured, upgrading),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "Applied=False at generation 2"},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "Applied=False at generation 2"},
 		{name: "install, Available=False at generation", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "False", 2))}, wantReason: ReasonInstallFailed, wantStatus: "False", wantMsg: "Available=False"},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "False", 2))}, wantReason: addonstatus.ReasonInstallFailed, wantStatus: "False", wantMsg: "Available=False"},
 		{name: "rollback, Applied=False", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonRollbackFailed, wantStatus: "False", wantMsg: "rollback failed: "},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonRollbackFailed, wantStatus: "False", wantMsg: "rollback failed: "},
 		{name: "render error during the attempt: a moment of grace (a lost write race turns True again)", m: mca(refsB, configured, upgrading, renderErr),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: t1, wantReason: ReasonUpgrading, wantStatus: "True", wantRecheck: DeployerGrace},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: t1, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantRecheck: DeployerGrace},
 		{name: "render error during the attempt that lasts fails it", m: mca(refsB, configured, upgrading, renderErr),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t1.Add(DeployerGrace)), wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "ManifestApplied=False (ManifestWorkApplyFailed: render: bad template)"},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t1.Add(DeployerGrace)), wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "ManifestApplied=False (ManifestWorkApplyFailed: render: bad template)"},
 		{name: "failed on the deployer stays failed while it says False (the failure moved the transition time)",
-			m:     mca(refsB, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, metav1.NewTime(t1.Add(time.Minute))), renderErr),
+			m:     mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, metav1.NewTime(t1.Add(time.Minute))), renderErr),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t1.Add(61 * time.Second)),
-			wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
+			wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
 		{name: "render error from before the attempt: grace for the deployer", m: mca(refsB, configured, upgrading, staleRenderErr),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t0.Add(5 * time.Second)),
-			wantReason: ReasonUpgrading, wantStatus: "True", wantRecheck: DeployerGrace - 5*time.Second},
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantRecheck: DeployerGrace - 5*time.Second},
 		{name: "render error from before the attempt, grace over", m: mca(refsB, configured, upgrading, staleRenderErr),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t0.Add(DeployerGrace)),
-			wantReason: ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
+			wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
 		{name: "failure of an older generation is not a failure", m: mca(refsB, configured, upgrading),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
 		{name: "ready at an older generation is not ready", m: mca(refsB, configured, upgrading, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
 		{name: "stale work outranks failed work", m: mca(refsB, configured, upgrading),
 			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2)), work("addon-hello-deploy-1", 2, annA, ok2...)},
-			wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
 		{name: "every work must be ready", m: mca(refsB, configured, upgrading, deployed, healthy),
 			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...), work("addon-hello-deploy-1", 2, annB)},
-			wantReason: ReasonUpgrading, wantStatus: "True", wantMsg: MessageUpgrading},
-		{name: "applied stays succeeded even if a work fails later", m: mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t0)),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
+		{name: "applied stays succeeded even if a work fails later", m: mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
 		{name: "no configs: works without annotation install it", m: mca(nil, configured, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: ReasonInstallSucceed, wantStatus: "False", wantMsg: MessageInstallSucceed},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantMsg: addonstatus.MessageInstallSucceed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,7 +335,7 @@ func TestProgress(t *testing.T) {
 			if recheck != tc.wantRecheck {
 				t.Fatalf("recheck = %v, want %v", recheck, tc.wantRecheck)
 			}
-			c := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
+			c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 			if tc.wantReason == "" {
 				if c != nil {
 					t.Fatalf("Progressing = %+v, want none", c)
@@ -345,8 +346,8 @@ func TestProgress(t *testing.T) {
 				t.Fatalf("Progressing = %+v, want %s/%s containing %q", c, tc.wantStatus, tc.wantReason, tc.wantMsg)
 			}
 			got := &addonv1alpha1.ManagedClusterAddOn{Status: st}
-			if len(st.ConfigReferences) > 0 && Applied(got) != tc.wantApplied {
-				t.Fatalf("applied = %v, want %v: %s", Applied(got), tc.wantApplied, js(t, st.ConfigReferences))
+			if len(st.ConfigReferences) > 0 && addonstatus.Applied(got) != tc.wantApplied {
+				t.Fatalf("applied = %v, want %v: %s", addonstatus.Applied(got), tc.wantApplied, js(t, st.ConfigReferences))
 			}
 		})
 	}
@@ -356,10 +357,10 @@ func TestFailUnhealthy(t *testing.T) {
 	annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
 	readyB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2))}
 	refsB := []addonv1alpha1.ConfigReference{ref(&b1, &a1)}
-	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
-	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
-	upgrading := cond(ConditionProgressing, "True", ReasonUpgrading, t0)
-	sickLater := metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "no ready replica", LastTransitionTime: t1}
+	configured := cond(addonstatus.ConditionConfigured, "True", addonstatus.ReasonConfigured, t0)
+	deployed := cond(addonstatus.ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	upgrading := cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0)
+	sickLater := metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "no ready replica", LastTransitionTime: t1}
 	at := func(d time.Duration) metav1.Time { return metav1.NewTime(t0.Add(d)) }
 
 	m := mca(refsB, configured, upgrading, deployed, sickLater)
@@ -368,20 +369,20 @@ func TestFailUnhealthy(t *testing.T) {
 		t.Fatalf("failed=%v recheck=%v, want not yet, 4m left", failed, recheck)
 	}
 	st, failed, _ := FailUnhealthy(m, readyB, true, 5*time.Minute, at(6*time.Minute))
-	c := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-	if !failed || c.Reason != ReasonUpgradeFailed || !strings.Contains(c.Message, "upgrade failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica)") {
+	c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+	if !failed || c.Reason != addonstatus.ReasonUpgradeFailed || !strings.Contains(c.Message, "upgrade failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica)") {
 		t.Fatalf("failed=%v Progressing=%+v", failed, c)
 	}
 	// Progress keeps that verdict while nothing changes.
 	again, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: st}, readyB, true, at(7*time.Minute))
-	if c := meta.FindStatusCondition(again.Conditions, ConditionProgressing); c.Reason != ReasonUpgradeFailed {
+	if c := meta.FindStatusCondition(again.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeFailed {
 		t.Fatalf("Progress undid the failure: %+v", c)
 	}
 	// Health comes back: the cluster succeeds after all.
 	healed := &addonv1alpha1.ManagedClusterAddOn{Status: st}
-	meta.SetStatusCondition(&healed.Status.Conditions, cond(ConditionAvailable, "True", "ProbeAvailable", at(8*time.Minute)))
+	meta.SetStatusCondition(&healed.Status.Conditions, cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", at(8*time.Minute)))
 	back, _ := Progress(healed, readyB, true, at(8*time.Minute))
-	if c := meta.FindStatusCondition(back.Conditions, ConditionProgressing); c.Reason != ReasonUpgradeSucceed {
+	if c := meta.FindStatusCondition(back.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeSucceed {
 		t.Fatalf("healthy again: %+v", c)
 	}
 	for name, tc := range map[string]struct {
@@ -390,9 +391,9 @@ func TestFailUnhealthy(t *testing.T) {
 		check bool
 	}{
 		"works not ready":    {mca(refsB, configured, upgrading, deployed, sickLater), nil, true},
-		"healthy":            {mca(refsB, configured, upgrading, deployed, cond(ConditionAvailable, "True", "", t0)), readyB, true},
+		"healthy":            {mca(refsB, configured, upgrading, deployed, cond(addonstatus.ConditionAvailable, "True", "", t0)), readyB, true},
 		"health check off":   {m, readyB, false},
-		"not under way":      {mca(refsB, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, sickLater), readyB, true},
+		"not under way":      {mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, sickLater), readyB, true},
 		"no ManifestApplied": {mca(refsB, configured, upgrading, sickLater), readyB, true},
 	} {
 		if _, failed, recheck := FailUnhealthy(tc.m, tc.works, tc.check, time.Minute, at(time.Hour)); failed || recheck != 0 {
@@ -417,7 +418,7 @@ func TestHealthy(t *testing.T) {
 	if ok, _ := Healthy(m, true); !ok {
 		t.Fatal("Customized without Available is prober type None")
 	}
-	m.Status.Conditions = []metav1.Condition{{Type: ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotFound", Message: "work not found"}}
+	m.Status.Conditions = []metav1.Condition{{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotFound", Message: "work not found"}}
 	if ok, why := Healthy(m, true); ok || why != "Available=Unknown (WorkNotFound: work not found)" {
 		t.Fatalf("unknown: %v %q", ok, why)
 	}
@@ -451,7 +452,7 @@ func names(ws []*workv1.ManifestWork) []string {
 }
 
 func TestRolloutStatus(t *testing.T) {
-	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
+	configured := cond(addonstatus.ConditionConfigured, "True", addonstatus.ReasonConfigured, t0)
 	target := []Config{b1}
 	cases := []struct {
 		name    string
@@ -461,16 +462,16 @@ func TestRolloutStatus(t *testing.T) {
 	}{
 		{"no status", mca(nil), rollout.ToApply, nil},
 		{"other desired", mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured), rollout.ToApply, nil},
-		{"target but not configured", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, cond(ConditionConfigured, "False", ReasonNotConfigured, t0)), rollout.ToApply, nil},
-		{"held but already running target", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, cond(ConditionConfigured, "False", ReasonNotConfigured, t0), cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t1)), rollout.Succeeded, &t1},
-		{"succeeded", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t1)), rollout.Succeeded, &t1},
-		{"succeeded under a foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", "Completed", t1)), rollout.Succeeded, &longAgo},
-		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t1)), rollout.Failed, &t1},
-		{"progressing", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "True", ReasonUpgrading, t1)), rollout.Progressing, &t1},
-		{"rolling back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "True", ReasonRollingBack, t1)), rollout.Progressing, &t1},
-		{"rollback failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonRollbackFailed, t1)), rollout.Failed, &t1},
-		{"rolled back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(ConditionProgressing, "False", ReasonRollbackSucceeded, t1)), rollout.Succeeded, &t1},
-		{"progressing, foreign reason: no clock", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t1)), rollout.Progressing, nil},
+		{"target but not configured", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, cond(addonstatus.ConditionConfigured, "False", addonstatus.ReasonNotConfigured, t0)), rollout.ToApply, nil},
+		{"held but already running target", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, cond(addonstatus.ConditionConfigured, "False", addonstatus.ReasonNotConfigured, t0), cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1)), rollout.Succeeded, &t1},
+		{"succeeded", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1)), rollout.Succeeded, &t1},
+		{"succeeded under a foreign reason", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", "Completed", t1)), rollout.Succeeded, &longAgo},
+		{"failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t1)), rollout.Failed, &t1},
+		{"progressing", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t1)), rollout.Progressing, &t1},
+		{"rolling back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonRollingBack, t1)), rollout.Progressing, &t1},
+		{"rollback failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackFailed, t1)), rollout.Failed, &t1},
+		{"rolled back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackSucceeded, t1)), rollout.Succeeded, &t1},
+		{"progressing, foreign reason: no clock", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1)), rollout.Progressing, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -488,17 +489,17 @@ func TestRolloutStatus(t *testing.T) {
 func TestPushHoldKeep(t *testing.T) {
 	annA := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-a":"aaaa"}`
 	ready := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2))}
-	succeeded := cond(ConditionProgressing, "False", ReasonUpgradeSucceed, t0)
-	configured := cond(ConditionConfigured, "True", ReasonConfigured, t0)
-	deployed := cond(ConditionManifestApplied, "True", "AddonManifestApplied", t0)
-	healthy := cond(ConditionAvailable, "True", "ProbeAvailable", t0)
+	succeeded := cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0)
+	configured := cond(addonstatus.ConditionConfigured, "True", addonstatus.ReasonConfigured, t0)
+	deployed := cond(addonstatus.ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	healthy := cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", t0)
 
 	t.Run("push restarts the progress clock", func(t *testing.T) {
 		m := mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, succeeded)
 		m.Generation = 7
-		st := Push(m, []Config{b1}, ready, Upgrade, true, t1)
-		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-		if p.Reason != ReasonUpgrading || p.Status != metav1.ConditionTrue || !p.LastTransitionTime.Equal(&t1) {
+		st := Push(m, []Config{b1}, ready, addonstatus.Upgrade, true, t1)
+		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+		if p.Reason != addonstatus.ReasonUpgrading || p.Status != metav1.ConditionTrue || !p.LastTransitionTime.Equal(&t1) {
 			t.Fatalf("Progressing = %+v", p)
 		}
 		if !equalJSON(t, st.ConfigReferences, []addonv1alpha1.ConfigReference{ref(&b1, &a1)}) {
@@ -515,10 +516,10 @@ func TestPushHoldKeep(t *testing.T) {
 	})
 	t.Run("push to the version still running finishes at once", func(t *testing.T) {
 		// Rolled to b, never applied it, rolled back to a: its works still run a.
-		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "True", ReasonUpgrading, t0), deployed, healthy)
-		st := Push(m, []Config{a1}, ready, Rollback, true, t1)
-		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-		if p.Reason != ReasonRollbackSucceeded || !Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
+		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0), deployed, healthy)
+		st := Push(m, []Config{a1}, ready, addonstatus.Rollback, true, t1)
+		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+		if p.Reason != addonstatus.ReasonRollbackSucceeded || !addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
 			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
 		}
 	})
@@ -526,26 +527,26 @@ func TestPushHoldKeep(t *testing.T) {
 		// Applied a, then b failed on its works: lastApplied a is carried to the new desired a, but
 		// the works still hold b, so the rollback is under way, not done.
 		annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
-		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(ConditionProgressing, "False", ReasonUpgradeFailed, t0), deployed, healthy)
-		st := Push(m, []Config{a1}, []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, Rollback, true, t1)
-		p := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-		if p.Reason != ReasonRollingBack || Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
+		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, healthy)
+		st := Push(m, []Config{a1}, []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, addonstatus.Rollback, true, t1)
+		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+		if p.Reason != addonstatus.ReasonRollingBack || addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
 			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
 		}
 	})
 	t.Run("first push of a fresh MCA is an install", func(t *testing.T) {
-		st := Push(mca(nil), []Config{a1}, nil, Install, true, t1)
-		if p := meta.FindStatusCondition(st.Conditions, ConditionProgressing); p.Reason != ReasonInstalling {
+		st := Push(mca(nil), []Config{a1}, nil, addonstatus.Install, true, t1)
+		if p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing); p.Reason != addonstatus.ReasonInstalling {
 			t.Fatalf("Progressing = %+v", p)
 		}
-		if c := meta.FindStatusCondition(st.Conditions, ConditionConfigured); c.Status != metav1.ConditionTrue || c.Reason != ReasonConfigured || c.Message != MessageConfigured {
+		if c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); c.Status != metav1.ConditionTrue || c.Reason != addonstatus.ReasonConfigured || c.Message != addonstatus.MessageConfigured {
 			t.Fatalf("Configured = %+v", c)
 		}
 	})
 	t.Run("hold", func(t *testing.T) {
 		m := mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, succeeded)
 		st := Hold(m, t1)
-		c := meta.FindStatusCondition(st.Conditions, ConditionConfigured)
+		c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured)
 		if c.Status != metav1.ConditionFalse || c.Reason != "ConfigurationsNotConfigured" || c.Message != "Configurations updated and not configured yet" {
 			t.Fatalf("Configured = %+v", c)
 		}

@@ -3,6 +3,7 @@ package mcastatus
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"maps"
 	"slices"
 	"strings"
@@ -131,13 +132,13 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, healthChecked bool, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
-	configured := meta.IsStatusConditionTrue(st.Conditions, ConditionConfigured)
+	configured := meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionConfigured)
 	if len(refs) == 0 && !configured {
 		return st, 0
 	}
 	kind := kindOf(refs, st.Conditions)
-	cur := meta.FindStatusCondition(st.Conditions, ConditionProgressing)
-	if Applied(mca) {
+	cur := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+	if addonstatus.Applied(mca) {
 		SetCondition(&st.Conditions, done(kind, cur), now, false)
 		return st, 0
 	}
@@ -169,7 +170,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 		cond = busy(kind)
 	case len(failed) > 0:
 		cond = failure(kind, strings.Join(failed, "; "))
-	case len(pending) > 0 || !meta.IsStatusConditionTrue(st.Conditions, ConditionManifestApplied):
+	case len(pending) > 0 || !meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionManifestApplied):
 		cond = busy(kind)
 	default:
 		if ok, why := Healthy(mca, healthChecked); !ok {
@@ -196,7 +197,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 // conflicts); a render error or a rejected work stays False. Until then, recheck says when to look
 // again.
 func deployerVerdict(conds []metav1.Condition, attempt, now time.Time, failedBefore bool) (failed bool, detail string, recheck time.Duration) {
-	c := meta.FindStatusCondition(conds, ConditionManifestApplied)
+	c := meta.FindStatusCondition(conds, addonstatus.ConditionManifestApplied)
 	if c == nil || c.Status != metav1.ConditionFalse {
 		return false, "", 0
 	}
@@ -218,7 +219,7 @@ func deployerVerdict(conds []metav1.Condition, attempt, now time.Time, failedBef
 // Available at their generations, and the deployer reports ManifestApplied=True: all that is
 // missing for success then is health.
 func WorksReady(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork) bool {
-	if len(works) == 0 || !meta.IsStatusConditionTrue(mca.Status.Conditions, ConditionManifestApplied) {
+	if len(works) == 0 || !meta.IsStatusConditionTrue(mca.Status.Conditions, addonstatus.ConditionManifestApplied) {
 		return false
 	}
 	for _, w := range works {
@@ -234,8 +235,8 @@ func WorksReady(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.Manifest
 // changed, whichever is later. It returns the new status and true, or, when it is not (yet) to be
 // failed, false and when to look again (0: nothing to wait for).
 func FailUnhealthy(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, healthChecked bool, deadline time.Duration, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, bool, time.Duration) {
-	cur := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
-	if cur == nil || !IsBusyReason(cur.Reason) || !WorksReady(mca, works) {
+	cur := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionProgressing)
+	if cur == nil || !addonstatus.IsBusyReason(cur.Reason) || !WorksReady(mca, works) {
 		return mca.Status, false, 0
 	}
 	ok, why := Healthy(mca, healthChecked)
@@ -243,39 +244,39 @@ func FailUnhealthy(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.Manif
 		return mca.Status, false, 0
 	}
 	since := cur.LastTransitionTime.Time
-	if av := meta.FindStatusCondition(mca.Status.Conditions, ConditionAvailable); av != nil && av.LastTransitionTime.After(since) {
+	if av := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionAvailable); av != nil && av.LastTransitionTime.After(since) {
 		since = av.LastTransitionTime.Time
 	}
 	if left := deadline - now.Sub(since); left > 0 {
 		return mca.Status, false, left
 	}
-	kind, _ := KindOfReason(cur.Reason)
+	kind, _ := addonstatus.KindOfReason(cur.Reason)
 	st := *mca.Status.DeepCopy()
 	SetCondition(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now, false)
 	return st, true, 0
 }
 
-func verb(k Kind) string {
-	return map[Kind]string{Install: "installing", Upgrade: "upgrading", Rollback: "rolling back"}[k]
+func verb(k addonstatus.Kind) string {
+	return map[addonstatus.Kind]string{addonstatus.Install: "installing", addonstatus.Upgrade: "upgrading", addonstatus.Rollback: "rolling back"}[k]
 }
 
 // busy is the Progressing condition of an MCA on its way to its desired configs. Its message
 // does not say which work is pending: it would change with every work event and cost a status write
 // each time (the budget is two writes per MCA per rollout step). Failures are detailed.
-func busy(k Kind) metav1.Condition {
-	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(), Message: kindReasons[k].busyMsg}
+func busy(k addonstatus.Kind) metav1.Condition {
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(), Message: k.BusyMessage()}
 }
 
-func failure(k Kind, detail string) metav1.Condition {
-	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(), Message: k.Noun() + " failed: " + detail}
+func failure(k addonstatus.Kind, detail string) metav1.Condition {
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(), Message: k.Noun() + " failed: " + detail}
 }
 
 // done is the Progressing condition of an applied MCA. An existing success reason is kept: once
 // applied, the lastAppliedConfig of an upgrade is no longer empty, so "install" can no longer be
 // told from the configs alone.
-func done(k Kind, cur *metav1.Condition) metav1.Condition {
-	if cur != nil && IsDoneReason(cur.Reason) {
-		return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: cur.Reason, Message: cur.Message}
+func done(k addonstatus.Kind, cur *metav1.Condition) metav1.Condition {
+	if cur != nil && addonstatus.IsDoneReason(cur.Reason) {
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: cur.Reason, Message: cur.Message}
 	}
-	return metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(), Message: kindReasons[k].doneMsg}
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(), Message: k.DoneMessage()}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,6 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/simagent"
 )
@@ -170,7 +170,7 @@ func runScenario(b *testing.B, n int, strategy string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := waitProgression(ctx, c, mcastatus.ReasonInstallSucceed, n, 30*time.Minute, proc); err != nil {
+	if err := waitProgression(ctx, c, addonstatus.ReasonInstallSucceed, n, 30*time.Minute, proc); err != nil {
 		b.Fatal(err)
 	}
 	f.install = time.Since(start)
@@ -186,7 +186,7 @@ func runScenario(b *testing.B, n int, strategy string) {
 	if err := setConfig(ctx, c, ns, "cfg-b"); err != nil {
 		b.Fatal(err)
 	}
-	if err := waitProgression(ctx, c, mcastatus.ReasonUpgradeSucceed, n, 30*time.Minute, proc); err != nil {
+	if err := waitProgression(ctx, c, addonstatus.ReasonUpgradeSucceed, n, 30*time.Minute, proc); err != nil {
 		b.Fatal(err)
 	}
 	f.upgrade = time.Since(start)
@@ -300,7 +300,7 @@ func waitProgression(ctx context.Context, c *localhub.Clients, reason string, n 
 		}
 		cma, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
 		if err == nil && len(cma.Status.InstallProgressions) == 1 {
-			if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, mcastatus.ConditionProgressing); cond != nil {
+			if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing); cond != nil {
 				last = cond.Reason + ": " + cond.Message
 				if cond.Reason == reason && strings.HasPrefix(cond.Message, want) {
 					return nil

@@ -17,6 +17,7 @@
 package rolloutmetrics
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"sync"
 	"time"
 
@@ -30,8 +31,6 @@ import (
 	// does not import it, and the provider must be set before the first queue is made.
 	_ "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/addonops/addonops/controller/mcastatus"
 )
 
 const (
@@ -134,7 +133,7 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 	for i := range new {
 		n := &new[i]
 		cur := progressing(n.Conditions)
-		if cur == nil || cur.Status != metav1.ConditionFalse || !(mcastatus.IsDoneReason(cur.Reason) || mcastatus.IsFailedReason(cur.Reason)) {
+		if cur == nil || cur.Status != metav1.ConditionFalse || !(addonstatus.IsDoneReason(cur.Reason) || addonstatus.IsFailedReason(cur.Reason)) {
 			continue
 		}
 		var prev *metav1.Condition
@@ -144,7 +143,7 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 				break
 			}
 		}
-		if prev == nil || prev.Status != metav1.ConditionTrue || !mcastatus.IsBusyReason(prev.Reason) {
+		if prev == nil || prev.Status != metav1.ConditionTrue || !addonstatus.IsBusyReason(prev.Reason) {
 			continue
 		}
 		d := now.Sub(prev.LastTransitionTime.Time)
@@ -155,8 +154,8 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 			Placement: n.Namespace + "/" + n.Name,
 			Result:    cur.Reason,
 			Duration:  d,
-			Failed:    mcastatus.IsFailedReason(cur.Reason),
-			Rollback:  prev.Reason == mcastatus.ReasonRollingBack,
+			Failed:    addonstatus.IsFailedReason(cur.Reason),
+			Rollback:  prev.Reason == addonstatus.ReasonRollingBack,
 		})
 	}
 	return out

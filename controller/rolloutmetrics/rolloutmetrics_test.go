@@ -1,6 +1,7 @@
 package rolloutmetrics
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strconv"
 	"testing"
 	"time"
@@ -9,8 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-
-	"github.com/addonops/addonops/controller/mcastatus"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -32,40 +31,40 @@ func TestTransitions(t *testing.T) {
 		want     []Transition
 	}{
 		{name: "upgrade succeeded",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, now)},
-			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonUpgradeSucceed, Duration: 90 * time.Second}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonUpgrading, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonUpgradeSucceed, now)},
+			want: []Transition{{Placement: "ns/p", Result: addonstatus.ReasonUpgradeSucceed, Duration: 90 * time.Second}}},
 		{name: "install failed",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonInstalling, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonInstallFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonInstallFailed, Duration: 90 * time.Second, Failed: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonInstalling, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonInstallFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: addonstatus.ReasonInstallFailed, Duration: 90 * time.Second, Failed: true}}},
 		{name: "rollback succeeded",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonRollingBack, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonRollbackSucceeded, now)},
-			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonRollbackSucceeded, Duration: 90 * time.Second, Rollback: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonRollingBack, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonRollbackSucceeded, now)},
+			want: []Transition{{Placement: "ns/p", Result: addonstatus.ReasonRollbackSucceeded, Duration: 90 * time.Second, Rollback: true}}},
 		{name: "rollback failed",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonRollingBack, t0)},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonRollbackFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonRollbackFailed, Duration: 90 * time.Second, Failed: true, Rollback: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonRollingBack, t0)},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonRollbackFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: addonstatus.ReasonRollbackFailed, Duration: 90 * time.Second, Failed: true, Rollback: true}}},
 		{name: "still busy",
-			old: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, t0)}},
+			old: []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonUpgrading, t0)},
+			new: []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonUpgrading, t0)}},
 		{name: "final to final (resync, message change)",
-			old: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, t0)}},
+			old: []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonUpgradeSucceed, t0)},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonUpgradeSucceed, t0)}},
 		{name: "waiting is not busy",
-			old: []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonWaitingForCanary, t0)},
-			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeSucceed, now)}},
+			old: []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonWaitingForCanary, t0)},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonUpgradeSucceed, now)}},
 		{name: "new placement already final",
-			new: []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonInstallSucceed, now)}},
+			new: []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonInstallSucceed, now)}},
 		{name: "placements matched by name",
-			old:  []addonv1alpha1.InstallProgression{prog("a", T, mcastatus.ReasonUpgrading, t0), prog("b", T, mcastatus.ReasonInstalling, t0.Add(30*time.Second))},
-			new:  []addonv1alpha1.InstallProgression{prog("b", F, mcastatus.ReasonInstallSucceed, now), prog("a", T, mcastatus.ReasonUpgrading, t0)},
-			want: []Transition{{Placement: "ns/b", Result: mcastatus.ReasonInstallSucceed, Duration: 60 * time.Second}}},
+			old:  []addonv1alpha1.InstallProgression{prog("a", T, addonstatus.ReasonUpgrading, t0), prog("b", T, addonstatus.ReasonInstalling, t0.Add(30*time.Second))},
+			new:  []addonv1alpha1.InstallProgression{prog("b", F, addonstatus.ReasonInstallSucceed, now), prog("a", T, addonstatus.ReasonUpgrading, t0)},
+			want: []Transition{{Placement: "ns/b", Result: addonstatus.ReasonInstallSucceed, Duration: 60 * time.Second}}},
 		{name: "clock skew gives zero, not negative",
-			old:  []addonv1alpha1.InstallProgression{prog("p", T, mcastatus.ReasonUpgrading, now.Add(time.Minute))},
-			new:  []addonv1alpha1.InstallProgression{prog("p", F, mcastatus.ReasonUpgradeFailed, now)},
-			want: []Transition{{Placement: "ns/p", Result: mcastatus.ReasonUpgradeFailed, Failed: true}}},
+			old:  []addonv1alpha1.InstallProgression{prog("p", T, addonstatus.ReasonUpgrading, now.Add(time.Minute))},
+			new:  []addonv1alpha1.InstallProgression{prog("p", F, addonstatus.ReasonUpgradeFailed, now)},
+			want: []Transition{{Placement: "ns/p", Result: addonstatus.ReasonUpgradeFailed, Failed: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Transitions(tc.old, tc.new, now)); diff != "" {
@@ -77,8 +76,8 @@ func TestTransitions(t *testing.T) {
 
 // The reasons shared with mcastatus must stay spelled alike, or the metrics would see nothing.
 func TestObserveProgressions(t *testing.T) {
-	old := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionTrue, mcastatus.ReasonRollingBack, t0)}
-	new := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionFalse, mcastatus.ReasonRollbackFailed, t0)}
+	old := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionTrue, addonstatus.ReasonRollingBack, t0)}
+	new := []addonv1alpha1.InstallProgression{prog("p", metav1.ConditionFalse, addonstatus.ReasonRollbackFailed, t0)}
 	ObserveProgressions("observe-test", old, new, t0.Add(20*time.Second))
 	got := gather(t, prometheus.Gatherers{registryOf(rolloutDuration, rolloutFailures, rollbacks)})
 	for _, want := range []string{

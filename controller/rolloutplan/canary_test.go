@@ -1,6 +1,7 @@
 package rolloutplan
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"maps"
 	"reflect"
 	"slices"
@@ -74,12 +75,12 @@ func TestCanaryFreshInstallWaitsForCanary(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.step()
 	w.expectStates("c1=//F c2=//F c3=//F c4=//F k1=a//T k2=a//T")
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to run addondeploymentconfigs.addon.open-cluster-management.io default/a (hash-a) on every cluster, healthy: 0/2 do; not yet: k1, k2", "a", "", "")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to run addondeploymentconfigs.addon.open-cluster-management.io default/a (hash-a) on every cluster, healthy: 0/2 do; not yet: k1, k2", "a", "", "")
 	w.agents(succeed, "k1", "k2")
 	w.step()
 	// The canary passed a: aws adopts it in the same decision and starts its own rollout.
-	w.expectProgression(canary, mcastatus.ReasonInstallSucceed, "2/2 install completed", "a", "a", "a")
-	w.expectProgression(aws, mcastatus.ReasonInstalling, "0/4 clusters done, 1 in progress", "a", "a", "")
+	w.expectProgression(canary, addonstatus.ReasonInstallSucceed, "2/2 install completed", "a", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonInstalling, "0/4 clusters done, 1 in progress", "a", "a", "")
 	w.expectStates("c1=a//T c2=//F c3=//F c4=//F k1=a/a/T k2=a/a/T")
 }
 
@@ -90,7 +91,7 @@ func (w *world) finishPlacement(clusters ...string) {
 		moved := false
 		for _, c := range clusters {
 			m := w.mcas[c]
-			if isConfigured(m) && !mcastatus.Applied(m) && len(mcastatus.Desired(m)) > 0 {
+			if isConfigured(m) && !addonstatus.Applied(m) && len(mcastatus.Desired(m)) > 0 {
 				w.agent(c, succeed)
 				moved = true
 			}
@@ -111,19 +112,19 @@ func TestCanaryUpgrade(t *testing.T) {
 	w.step()
 	// aws runs its last known good a and waits; its clusters stay configured (they run their turn's configs).
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/a/T k2=b/a/T")
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "4/4 clusters run the last known good configs; waiting for canary placement default/canary", "b", "a", "a")
-	w.expectProgression(canary, mcastatus.ReasonUpgrading, "", "b", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "4/4 clusters run the last known good configs; waiting for canary placement default/canary", "b", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgrading, "", "b", "a", "a")
 
 	w.agent("k1", succeed)
 	w.step()
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/b/T k2=b/a/T")
 	w.agent("k2", succeed)
 	w.step()
-	w.expectProgression(canary, mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "", "b", "b", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "b", "b", "a")
 	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T")
 	w.finishPlacement("c1", "c2", "c3", "c4")
-	w.expectProgression(aws, mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
+	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
 }
 
 // Corner case 3: the configs change after the canary passed and before the rollout finished. The
@@ -142,11 +143,11 @@ func TestCanaryConfigChangeDuringRolloutFinishesFirst(t *testing.T) {
 	w.setConfig(aws, "c")
 	w.setConfig(canary, "c")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "rolling out the last known good configs first", "c", "b", "a")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "rolling out the last known good configs first", "c", "b", "a")
 	w.agents(succeed, "k1", "k2") // the canary passes c before aws finished b
 	w.step()
-	w.expectProgression(canary, mcastatus.ReasonUpgradeSucceed, "", "c", "c", "c")
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "", "c", "b", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgradeSucceed, "", "c", "c", "c")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "c", "b", "a")
 
 	// aws finishes b cluster by cluster; nobody gets c before every aws cluster runs b.
 	for _, c := range []string{"c2", "c3", "c4"} {
@@ -162,10 +163,10 @@ func TestCanaryConfigChangeDuringRolloutFinishesFirst(t *testing.T) {
 		w.step()
 	}
 	// b complete: aws adopted c in the same decision and started it.
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "", "c", "c", "b")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "c", "c", "b")
 	w.expectStates("c1=c/b/T c2=b/b/F c3=b/b/F c4=b/b/F k1=c/c/T k2=c/c/T")
 	w.finishPlacement("c1", "c2", "c3", "c4")
-	w.expectProgression(aws, mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "c", "c", "c")
+	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "c", "c", "c")
 }
 
 // Corner case 2: cluster churn in the canary does not restart an ongoing rollout.
@@ -183,10 +184,10 @@ func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	w.decide(canary, []string{"k1", "k2", "k3"})
 	w.mca("k3")
 	w.step()
-	w.expectProgression(canary, mcastatus.ReasonUpgrading, "2/3 clusters done", "b", "b", "b")
+	w.expectProgression(canary, addonstatus.ReasonUpgrading, "2/3 clusters done", "b", "b", "b")
 	w.expectStates("c1=b/b/T c2=b/a/T c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T k3=b//T")
 	w.finishPlacement("c1", "c2", "c3", "c4")
-	w.expectProgression(aws, mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
+	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
 }
 
 // Corner case 1: new clusters.
@@ -212,8 +213,8 @@ func TestCanaryNewClusters(t *testing.T) {
 	}
 	w.agents(succeed, "new")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "5/5 clusters run the last known good configs", "b", "a", "a")
-	w.expectProgression(canary, mcastatus.ReasonUpgrading, "0/3 clusters done, 3 in progress", "b", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "5/5 clusters run the last known good configs", "b", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgrading, "0/3 clusters done, 3 in progress", "b", "a", "a")
 }
 
 func TestCanaryNotAnInstallPlacement(t *testing.T) {
@@ -223,8 +224,8 @@ func TestCanaryNotAnInstallPlacement(t *testing.T) {
 	w.cma.Annotations[CanaryAnnotation] = `{"default/aws": "default/ghost"}`
 	w.step()
 	w.expectStates("c1=//F")
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "canary placement default/ghost (annotation addonops.io/canary-placements) not found: create it or fix the annotation", "a", "", "")
-	if ev := w.lastPlan.Events; len(ev) != 1 || !ev[0].Warning || ev[0].Reason != mcastatus.ReasonWaitingForCanary {
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "canary placement default/ghost (annotation addonops.io/canary-placements) not found: create it or fix the annotation", "a", "", "")
+	if ev := w.lastPlan.Events; len(ev) != 1 || !ev[0].Warning || ev[0].Reason != addonstatus.ReasonWaitingForCanary {
 		t.Fatalf("events = %+v, want one WaitingForCanary warning", ev)
 	}
 }
@@ -235,8 +236,8 @@ func TestInvalidCanaryAnnotationStopsEverything(t *testing.T) {
 	if plan := w.step(); len(plan.Updates) != 0 {
 		t.Fatalf("invalid annotation moved %d MCAs", len(plan.Updates))
 	}
-	w.expectProgression(aws, ReasonInvalidCanaryPlacements, `"canary" is not <namespace>/<placement>`, "a", "", "")
-	w.expectProgression(canary, ReasonInvalidCanaryPlacements, "", "a", "", "")
+	w.expectProgression(aws, addonstatus.ReasonInvalidCanaryPlacements, `"canary" is not <namespace>/<placement>`, "a", "", "")
+	w.expectProgression(canary, addonstatus.ReasonInvalidCanaryPlacements, "", "a", "", "")
 }
 
 func TestCanaryCycle(t *testing.T) {
@@ -245,8 +246,8 @@ func TestCanaryCycle(t *testing.T) {
 	if plan := w.step(); len(plan.Updates) != 0 {
 		t.Fatalf("canary cycle moved %d MCAs", len(plan.Updates))
 	}
-	w.expectProgression(aws, ReasonInvalidCanaryPlacements, "form a cycle", "a", "", "")
-	w.expectProgression(canary, ReasonInvalidCanaryPlacements, "form a cycle", "a", "", "")
+	w.expectProgression(aws, addonstatus.ReasonInvalidCanaryPlacements, "form a cycle", "a", "", "")
+	w.expectProgression(canary, addonstatus.ReasonInvalidCanaryPlacements, "form a cycle", "a", "", "")
 }
 
 // The canary's pass is read from the CMA status, so a decision taken by a fresh controller (no

@@ -72,6 +72,7 @@ package rolloutplan
 import (
 	"cmp"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"time"
@@ -94,28 +95,9 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 )
 
-// Reasons of an install progression's Progressing condition besides the seed's (mcastatus): they
-// say why a placement waits and name what is missing.
-const (
-	ReasonPlacementNotFound        = "PlacementNotFound"
-	ReasonPlacementDecisionInvalid = "PlacementDecisionInvalid"
-	ReasonConfigurationNotFound    = "ConfigurationNotFound"
-	ReasonConfigurationForbidden   = mcastatus.ReasonConfigurationForbidden
-	ReasonInvalidRolloutStrategy   = "InvalidRolloutStrategy"
-	ReasonInvalidCanaryPlacements  = "InvalidCanaryPlacements"
-	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
-	// placement is rolled out.
-	ReasonManual = "Manual"
-)
-
 // DefaultUnhealthyDeadline is how long a cluster whose works are applied may stay unhealthy before
 // its change fails (FailUnhealthy), when its placement's rollout strategy sets no progressDeadline.
 const DefaultUnhealthyDeadline = 5 * time.Minute
-
-// WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
-// person must fix"; the reconciler raises a warning event when a progression enters one.
-var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
-	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements)
 
 // ConfigLookup returns the spec hash of the config a reference points at, as the API server holds
 // it now, or an error saying why it cannot (not found, resource not served, not synced yet).
@@ -239,7 +221,7 @@ func (d *decider) decide() Plan {
 		}
 		for _, old := range cma.Status.InstallProgressions {
 			ip := *old.DeepCopy()
-			mcastatus.SetCondition(&ip.Conditions, metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonManual,
+			mcastatus.SetCondition(&ip.Conditions, metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonManual,
 				Message: "the install strategy is Manual: this placement is no longer rolled out; each ManagedClusterAddOn keeps the configs it runs until its own spec changes"}, d.in.Now, false)
 			status.InstallProgressions = append(status.InstallProgressions, ip)
 		}
@@ -263,11 +245,11 @@ func (d *decider) decide() Plan {
 
 	order, cyclic := canaryOrder(keys, canaries)
 	for k := range cyclic {
-		byKey[k].wait(ReasonInvalidCanaryPlacements, fmt.Sprintf("the canary placements of %s form a cycle in annotation %s; fix the annotation", k, CanaryAnnotation))
+		byKey[k].wait(addonstatus.ReasonInvalidCanaryPlacements, fmt.Sprintf("the canary placements of %s form a cycle in annotation %s; fix the annotation", k, CanaryAnnotation))
 	}
 	if canaryErr != nil {
 		for _, p := range states {
-			p.wait(ReasonInvalidCanaryPlacements, canaryErr.Error()+"; no placement rolls out until it is fixed")
+			p.wait(addonstatus.ReasonInvalidCanaryPlacements, canaryErr.Error()+"; no placement rolls out until it is fixed")
 		}
 	}
 	for _, k := range order {
@@ -367,7 +349,7 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 		}
 	}
 	if len(unsupported) > 0 {
-		return nil, &blocked{mcastatus.ReasonConfigurationUnsupported, strings.Join(unsupported, "; ") +
+		return nil, &blocked{addonstatus.ReasonConfigurationUnsupported, strings.Join(unsupported, "; ") +
 			"; add the type to the ClusterManagementAddOn's spec.supportedConfigs or remove it from the ManagedClusterAddOn's spec.configs"}
 	}
 	hashes := map[configref.Ref]string{}
@@ -386,7 +368,7 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 		problems = append(problems, probs...)
 	}
 	if len(problems) > 0 {
-		return nil, &blocked{configReason(problems, mcastatus.ReasonConfigurationNotFound, mcastatus.ReasonConfigurationForbidden),
+		return nil, &blocked{configReason(problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
 			"the ManagedClusterAddOn's own config cannot be used: " + joinErrors(problems)}
 	}
 	return out, nil
@@ -428,9 +410,9 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 		}
 		st := mcastatus.RolloutStatus(ns, mca, target)
 		if st.Status == rollout.ToApply {
-			kind := mcastatus.Upgrade
+			kind := addonstatus.Upgrade
 			if mcastatus.NeverApplied(mca) {
-				kind = mcastatus.Install
+				kind = addonstatus.Install
 			}
 			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.healthChecked, d.in.Now)
 		} else if !mcastatus.IsConfigured(mca, true) {
@@ -531,7 +513,7 @@ func (p *placementState) wait(reason, msg string) {
 		return
 	}
 	p.blocked = true
-	p.cond = metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 }
 
 func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
@@ -612,13 +594,13 @@ func (d *decider) evaluate(p *placementState) {
 	case p.blocked:
 		return
 	case p.placement == nil:
-		p.wait(ReasonPlacementNotFound, fmt.Sprintf("Placement %s not found; its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements", p.key))
+		p.wait(addonstatus.ReasonPlacementNotFound, fmt.Sprintf("Placement %s not found; its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements", p.key))
 		return
 	case p.trackErr != nil:
-		p.wait(ReasonPlacementDecisionInvalid, fmt.Sprintf("cannot read the PlacementDecisions of %s: %v", p.key, p.trackErr))
+		p.wait(addonstatus.ReasonPlacementDecisionInvalid, fmt.Sprintf("cannot read the PlacementDecisions of %s: %v", p.key, p.trackErr))
 		return
 	case len(p.problems) > 0:
-		p.wait(configReason(p.problems, ReasonConfigurationNotFound, ReasonConfigurationForbidden),
+		p.wait(configReason(p.problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
 			fmt.Sprintf("placement %s waits for its configs: %s", p.key, joinErrors(p.problems)))
 		return
 	}
@@ -712,8 +694,8 @@ func (d *decider) isRollback(p *placementState) bool {
 		if p.oldCond == nil {
 			return false
 		}
-		k, ok := mcastatus.KindOfReason(p.oldCond.Reason)
-		return ok && k == mcastatus.Rollback
+		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
+		return ok && k == addonstatus.Rollback
 	}
 	return d.knownGood(p, p.desired)
 }
@@ -737,7 +719,7 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 		if b != nil {
 			continue
 		}
-		if mcastatus.Equal(mcastatus.LastApplied(mca), t) || mcastatus.Applied(mca) && mcastatus.Equal(mcastatus.Desired(mca), t) {
+		if mcastatus.Equal(mcastatus.LastApplied(mca), t) || addonstatus.Applied(mca) && mcastatus.Equal(mcastatus.Desired(mca), t) {
 			return true
 		}
 	}
@@ -750,14 +732,14 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 // change), or an upgrade. A placement without applied history of its own (a canary placement added
 // next to a running add-on) upgrades clusters that already run the add-on, as seed 000's canary
 // example shows; so without its own history it asks its clusters.
-func (d *decider) placementKind(p *placementState, target []mcastatus.Config) mcastatus.Kind {
+func (d *decider) placementKind(p *placementState, target []mcastatus.Config) addonstatus.Kind {
 	if p.rollback {
-		return mcastatus.Rollback
+		return addonstatus.Rollback
 	}
 	if len(p.applied) == 0 {
 		if p.oldCond != nil {
-			if k, ok := mcastatus.KindOfReason(p.oldCond.Reason); ok && k == mcastatus.Upgrade && !mcastatus.IsDoneReason(p.oldCond.Reason) {
-				return mcastatus.Upgrade // an upgrade stays one until it completes
+			if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Upgrade && !addonstatus.IsDoneReason(p.oldCond.Reason) {
+				return addonstatus.Upgrade // an upgrade stays one until it completes
 			}
 		}
 		for _, c := range p.owned {
@@ -765,34 +747,34 @@ func (d *decider) placementKind(p *placementState, target []mcastatus.Config) mc
 			if mca == nil || len(mcastatus.LastApplied(mca)) == 0 {
 				continue
 			}
-			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !mcastatus.Applied(mca) {
-				return mcastatus.Upgrade // it ran another version before
+			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !addonstatus.Applied(mca) {
+				return addonstatus.Upgrade // it ran another version before
 			}
 		}
-		return mcastatus.Install
+		return addonstatus.Install
 	}
 	if !mcastatus.Equal(p.applied, target) || p.oldCond == nil {
-		return mcastatus.Upgrade
+		return addonstatus.Upgrade
 	}
-	if k, ok := mcastatus.KindOfReason(p.oldCond.Reason); ok && k == mcastatus.Install {
-		return mcastatus.Install
+	if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Install {
+		return addonstatus.Install
 	}
-	return mcastatus.Upgrade
+	return addonstatus.Upgrade
 }
 
 // mcaKind is what moving one MCA of placement p is.
-func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAddOn) mcastatus.Kind {
+func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAddOn) addonstatus.Kind {
 	switch {
 	case mcastatus.NeverApplied(mca):
-		return mcastatus.Install
+		return addonstatus.Install
 	case p.rollback:
-		return mcastatus.Rollback
+		return addonstatus.Rollback
 	}
-	return mcastatus.Upgrade
+	return addonstatus.Upgrade
 }
 
 func waitingForCanary(msg string) metav1.Condition {
-	return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: mcastatus.ReasonWaitingForCanary, Message: msg}
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonWaitingForCanary, Message: msg}
 }
 
 // describe names configs for messages: "addondeploymentconfigs.addon.open-cluster-management.io
@@ -884,24 +866,24 @@ func (r rollResult) counts() string {
 
 // condition is the progression's Progressing condition for r; note is appended to progress
 // messages.
-func (r rollResult) condition(k mcastatus.Kind, note string) metav1.Condition {
+func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition {
 	noun := k.Noun()
-	verb := map[mcastatus.Kind]string{mcastatus.Install: "installing", mcastatus.Upgrade: "upgrading", mcastatus.Rollback: "rolling back"}[k]
+	verb := map[addonstatus.Kind]string{addonstatus.Install: "installing", addonstatus.Upgrade: "upgrading", addonstatus.Rollback: "rolling back"}[k]
 	switch {
 	case r.complete:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(),
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(),
 			Message: fmt.Sprintf("%d/%d %s completed with no errors.", r.done, r.total, noun)}
 	case r.breach:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
 			Message: fmt.Sprintf("%s stopped: more clusters failed than maxFailures allows; %s%s", noun, r.counts(), note)}
 	case r.failed+r.timedOut > 0 && r.inProgress == 0:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
 			Message: fmt.Sprintf("%s failed: %s%s", noun, r.counts(), note)}
 	case r.total == 0:
-		return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 			Message: fmt.Sprintf("%s... no cluster selected yet%s", verb, note)}
 	}
-	return metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
 }
 
@@ -919,7 +901,7 @@ var clusterRolloutStatus rollout.ClusterRolloutStatusFunc[clusterTarget] = func(
 
 // cause is what an MCA's Progressing condition says went wrong, for progression messages.
 func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
-	c := meta.FindStatusCondition(st.Conditions, mcastatus.ConditionProgressing)
+	c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 	if c == nil {
 		return "no Progressing condition"
 	}
@@ -940,7 +922,7 @@ func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
 func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult, bool) {
 	handler, err := rollout.NewRolloutHandler(p.tracker, clusterRolloutStatus)
 	if err != nil {
-		p.wait(ReasonPlacementDecisionInvalid, err.Error())
+		p.wait(addonstatus.ReasonPlacementDecisionInvalid, err.Error())
 		return rollResult{}, false
 	}
 	owned := sets.New(p.owned...)
@@ -976,7 +958,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 	deadline := unhealthyDeadline(strategy)
 	_, result, err := handler.GetRolloutCluster(strategy, statuses)
 	if err != nil {
-		p.wait(ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
+		p.wait(addonstatus.ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
 		return rollResult{}, false
 	}
 	d.noteRecheck(result.RecheckAfter)
@@ -1003,7 +985,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
 			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
-			if soak == 0 && mcastatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
+			if soak == 0 && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
 				r.done++
 			} else {
 				r.inProgress++
@@ -1114,7 +1096,7 @@ func (d *decider) progression(p *placementState) addonv1alpha1.InstallProgressio
 	}
 	mcastatus.SetCondition(&ip.Conditions, p.cond, d.in.Now, false)
 	// Only the Progressing condition is ours; drop anything else an older writer left.
-	ip.Conditions = slices.DeleteFunc(ip.Conditions, func(c metav1.Condition) bool { return c.Type != mcastatus.ConditionProgressing })
+	ip.Conditions = slices.DeleteFunc(ip.Conditions, func(c metav1.Condition) bool { return c.Type != addonstatus.ConditionProgressing })
 	return ip
 }
 
@@ -1174,7 +1156,7 @@ func ProgressingOf(ip *addonv1alpha1.InstallProgression) *metav1.Condition {
 	if ip == nil {
 		return nil
 	}
-	return meta.FindStatusCondition(ip.Conditions, mcastatus.ConditionProgressing)
+	return meta.FindStatusCondition(ip.Conditions, addonstatus.ConditionProgressing)
 }
 
 // configReason is the reason for configs that cannot be read: forbidden when the controller may

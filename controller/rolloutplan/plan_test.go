@@ -1,6 +1,7 @@
 package rolloutplan
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -26,7 +27,7 @@ func (w *world) installAll() {
 		if len(p.Updates) == 0 {
 			done := true
 			for _, m := range w.mcas {
-				done = done && mcastatus.Applied(m)
+				done = done && addonstatus.Applied(m)
 			}
 			for i := range w.cma.Status.InstallProgressions {
 				c := ProgressingOf(&w.cma.Status.InstallProgressions[i])
@@ -39,7 +40,7 @@ func (w *world) installAll() {
 			continue
 		}
 		for c, m := range w.mcas {
-			if mcastatus.Desired(m) != nil && !mcastatus.Applied(m) && isConfigured(m) {
+			if mcastatus.Desired(m) != nil && !addonstatus.Applied(m) && isConfigured(m) {
 				w.agent(c, succeed)
 			}
 		}
@@ -49,7 +50,7 @@ func (w *world) installAll() {
 
 func isConfigured(m *addonv1alpha1.ManagedClusterAddOn) bool {
 	for _, c := range m.Status.Conditions {
-		if c.Type == mcastatus.ConditionConfigured {
+		if c.Type == addonstatus.ConditionConfigured {
 			return c.Status == metav1.ConditionTrue
 		}
 	}
@@ -73,14 +74,14 @@ func TestFreshInstallAll(t *testing.T) {
 	p := w.placement("aws", "a", all(), []string{"c1", "c2", "c3", "c4"})
 	w.step()
 	w.expectStates("c1=a//T c2=a//T c3=a//T c4=a//T")
-	w.expectProgression(p, mcastatus.ReasonInstalling, "installing... 0/4 clusters done, 4 in progress, 0 failed, 0 timed out", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstalling, "installing... 0/4 clusters done, 4 in progress, 0 failed, 0 timed out", "a", "", "")
 	w.agents(succeed, "c1", "c2")
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonInstalling, "2/4 clusters done, 2 in progress", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstalling, "2/4 clusters done, 2 in progress", "a", "", "")
 	w.agents(succeed, "c3", "c4")
 	w.step()
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T")
-	w.expectProgression(p, mcastatus.ReasonInstallSucceed, "4/4 install completed with no errors.", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonInstallSucceed, "4/4 install completed with no errors.", "a", "a", "a")
 
 	// Nothing changes: no MCA write, identical CMA status, and the install stays an install.
 	before := w.cma.Status.DeepCopy()
@@ -128,7 +129,7 @@ func TestRollingUpgrade25Percent(t *testing.T) {
 		t.Fatalf("rollout order %v, want c1..c4 one by one", order)
 	}
 	w.expectStates("c1=b/b/T c2=b/b/T c3=b/b/T c4=b/b/T")
-	w.expectProgression(p, mcastatus.ReasonUpgradeSucceed, "4/4 upgrade completed with no errors.", "b", "b", "b")
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed with no errors.", "b", "b", "b")
 }
 
 func TestRollingUpgradeFirstBatch(t *testing.T) {
@@ -141,7 +142,7 @@ func TestRollingUpgradeFirstBatch(t *testing.T) {
 	w.step()
 	// The batch gets the new config and Configured=True; the others keep theirs and wait.
 	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "upgrading... 0/4 clusters done, 1 in progress, 0 failed, 0 timed out", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "upgrading... 0/4 clusters done, 1 in progress, 0 failed, 0 timed out", "b", "a", "a")
 }
 
 func TestMaxFailuresCountsRealFailures(t *testing.T) {
@@ -159,12 +160,12 @@ func TestMaxFailuresCountsRealFailures(t *testing.T) {
 	w.step()
 	// One failure is tolerated: c1 keeps its slot (still within progressDeadline), c3 takes c2's.
 	w.expectStates("c1=b/a/T c2=b/b/T c3=b/a/T c4=a/a/F c5=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "1/5 clusters done, 1 in progress, 1 failed, 0 timed out", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "1/5 clusters done, 1 in progress, 1 failed, 0 timed out", "b", "a", "a")
 	w.agent("c3", fail)
 	w.step()
 	// Two failures > maxFailures 1: the rollout stops, nobody else moves.
 	w.expectStates("c1=b/a/T c2=b/b/T c3=b/a/T c4=a/a/F c5=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "upgrade stopped: more clusters failed than maxFailures allows; 1/5 clusters done, 0 in progress, 2 failed", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "upgrade stopped: more clusters failed than maxFailures allows; 1/5 clusters done, 0 in progress, 2 failed", "b", "a", "a")
 	if c := ProgressingOf(w.progression(p)); c.Status != metav1.ConditionFalse {
 		t.Fatalf("failed progression must be Progressing=False: %+v", c)
 	}
@@ -186,7 +187,7 @@ func TestMaxFailuresZeroStopsAtFirstFailure(t *testing.T) {
 	w.agent("c2", succeed)
 	w.step()
 	w.expectStates("c1=b/a/T c2=b/b/T c3=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "upgrade stopped", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "upgrade stopped", "b", "a", "a")
 }
 
 func TestProgressDeadlineTimesOut(t *testing.T) {
@@ -209,13 +210,13 @@ func TestProgressDeadlineTimesOut(t *testing.T) {
 	w.advance(2 * time.Second)
 	w.step()
 	w.expectStates("c1=b/a/T c2=b/a/T c3=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/3 clusters done, 1 in progress, 0 failed, 1 timed out", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/3 clusters done, 1 in progress, 0 failed, 1 timed out", "b", "a", "a")
 	w.agent("c2", never)
 	w.advance(31 * time.Second)
 	w.step()
 	// Second timeout breaches maxFailures 1.
 	w.expectStates("c1=b/a/T c2=b/a/T c3=a/a/F")
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "0/3 clusters done, 0 in progress, 0 failed, 2 timed out", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "0/3 clusters done, 0 in progress, 0 failed, 2 timed out", "b", "a", "a")
 }
 
 func TestMinSuccessTimeHoldsTheNextBatch(t *testing.T) {
@@ -234,7 +235,7 @@ func TestMinSuccessTimeHoldsTheNextBatch(t *testing.T) {
 	if plan.RecheckAfter <= 0 || plan.RecheckAfter > time.Minute {
 		t.Fatalf("RecheckAfter = %v, want the end of c1's soak time", plan.RecheckAfter)
 	}
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
 	w.advance(59 * time.Second)
 	w.step()
 	w.expectStates("c1=b/b/T c2=a/a/F")
@@ -302,25 +303,25 @@ func TestRollbackFinishesAtOnceWhereTheOldVersionRuns(t *testing.T) {
 	w.step()
 	w.agent("c1", fail)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "1 failed", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "1 failed", "b", "a", "a")
 	w.setConfig(p, "a")
 	w.step()
 	// The others never left a: done at once, untouched. c1's works still hold b (Applied=False):
 	// it rolls back, and is done only once its works run a again.
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T")
-	w.expectProgression(p, mcastatus.ReasonRollingBack, "rolling back... 3/4 clusters done, 1 in progress", "a", "a", "a")
-	if got := w.mcaReason("c1"); got != mcastatus.ReasonRollingBack {
+	w.expectProgression(p, addonstatus.ReasonRollingBack, "rolling back... 3/4 clusters done, 1 in progress", "a", "a", "a")
+	if got := w.mcaReason("c1"); got != addonstatus.ReasonRollingBack {
 		t.Fatalf("c1: Progressing %s, want RollingBack", got)
 	}
 	w.agent("c1", succeed)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.", "a", "a", "a")
-	if got := w.mcaReason("c1"); got != mcastatus.ReasonRollbackSucceeded {
+	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.", "a", "a", "a")
+	if got := w.mcaReason("c1"); got != addonstatus.ReasonRollbackSucceeded {
 		t.Fatalf("c1: Progressing %s, want RollbackSucceeded", got)
 	}
 	// It stays a rollback while nothing changes.
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed", "a", "a", "a")
 }
 
 func TestInvalidRolloutStrategy(t *testing.T) {
@@ -330,7 +331,7 @@ func TestInvalidRolloutStrategy(t *testing.T) {
 	if plan := w.step(); len(plan.Updates) != 0 {
 		t.Fatalf("invalid strategy moved %d MCAs", len(plan.Updates))
 	}
-	w.expectProgression(p, ReasonInvalidRolloutStrategy, "incorrect rollout strategy type UpdateAll", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInvalidRolloutStrategy, "incorrect rollout strategy type UpdateAll", "a", "", "")
 }
 
 func TestLaterPlacementOwnsASharedCluster(t *testing.T) {
@@ -341,8 +342,8 @@ func TestLaterPlacementOwnsASharedCluster(t *testing.T) {
 	p2 := w.placement("second", "b", all(), []string{"c2", "c3"})
 	w.installAll()
 	w.expectStates("c1=a/a/T c2=b/b/T c3=b/b/T")
-	w.expectProgression(p1, mcastatus.ReasonInstallSucceed, "1/1 install completed", "a", "a", "a")
-	w.expectProgression(p2, mcastatus.ReasonInstallSucceed, "2/2 install completed", "b", "b", "b")
+	w.expectProgression(p1, addonstatus.ReasonInstallSucceed, "1/1 install completed", "a", "a", "a")
+	w.expectProgression(p2, addonstatus.ReasonInstallSucceed, "2/2 install completed", "b", "b", "b")
 }
 
 func TestPrecedenceDefaultsPlacementMCA(t *testing.T) {
@@ -374,11 +375,11 @@ func TestMissingMCAConfigSkipsOnlyThatCluster(t *testing.T) {
 	// c1 cannot be configured (Configured=False naming the config); it does not take c2's slot,
 	// and the placement names it.
 	w.expectStates("c1=//F c2=a//T")
-	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, mcastatus.ConditionConfigured); c.Reason != mcastatus.ReasonConfigurationNotFound ||
+	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, addonstatus.ConditionConfigured); c.Reason != addonstatus.ReasonConfigurationNotFound ||
 		!strings.Contains(c.Message, "addondeploymentconfigs.addon.open-cluster-management.io default/missing not found") {
 		t.Fatalf("c1 Configured = %+v", c)
 	}
-	w.expectProgression(p, mcastatus.ReasonInstalling, "0/2 clusters done, 1 in progress, 0 failed, 0 timed out, 1 cannot be configured; cannot be configured: c1 (the ManagedClusterAddOn's own config cannot be used: addondeploymentconfigs.addon.open-cluster-management.io default/missing not found)", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstalling, "0/2 clusters done, 1 in progress, 0 failed, 0 timed out, 1 cannot be configured; cannot be configured: c1 (the ManagedClusterAddOn's own config cannot be used: addondeploymentconfigs.addon.open-cluster-management.io default/missing not found)", "a", "", "")
 }
 
 func TestMissingPlacementWaitsOthersContinue(t *testing.T) {
@@ -397,8 +398,8 @@ func TestMissingPlacementWaitsOthersContinue(t *testing.T) {
 	delete(gitops.Labels, installplan.CreatedByLabel)
 	w.step()
 	w.expectStates("c1=b/a/T c2=a/a/T x=//-")
-	w.expectProgression(p2, ReasonPlacementNotFound, "Placement default/p2 not found", "b", "a", "a")
-	w.expectProgression(p1, mcastatus.ReasonUpgrading, "", "b", "a", "a")
+	w.expectProgression(p2, addonstatus.ReasonPlacementNotFound, "Placement default/p2 not found", "b", "a", "a")
+	w.expectProgression(p1, addonstatus.ReasonUpgrading, "", "b", "a", "a")
 }
 
 func TestMissingConfigWaits(t *testing.T) {
@@ -408,8 +409,8 @@ func TestMissingConfigWaits(t *testing.T) {
 	p2 := w.placement("p2", "zzz", all(), []string{"c2"})
 	w.step()
 	w.expectStates("c1=a//T c2=//-")
-	w.expectProgression(p2, ReasonConfigurationNotFound, "addondeploymentconfigs.addon.open-cluster-management.io default/zzz not found", "zzz", "", "")
-	w.expectProgression(p1, mcastatus.ReasonInstalling, "", "a", "", "")
+	w.expectProgression(p2, addonstatus.ReasonConfigurationNotFound, "addondeploymentconfigs.addon.open-cluster-management.io default/zzz not found", "zzz", "", "")
+	w.expectProgression(p1, addonstatus.ReasonInstalling, "", "a", "", "")
 	if h := w.progression(p2).ConfigReferences[0].DesiredConfig.SpecHash; h != "" {
 		t.Fatalf("missing config has spec hash %q, want empty", h)
 	}
@@ -438,17 +439,17 @@ func TestForbiddenConfigKind(t *testing.T) {
 	w.mca("c1").Spec.Configs = []addonv1alpha1.AddOnConfig{foo}
 	w.step()
 	c := ProgressingOf(w.progression(p2))
-	if c == nil || c.Reason != ReasonConfigurationForbidden || !strings.Contains(c.Message, "config foos.example.io default/f: foos.example.io is forbidden: RBAC: list refused") {
+	if c == nil || c.Reason != addonstatus.ReasonConfigurationForbidden || !strings.Contains(c.Message, "config foos.example.io default/f: foos.example.io is forbidden: RBAC: list refused") {
 		t.Fatalf("p2 Progressing = %+v, want ConfigurationForbidden naming the config", c)
 	}
 	if !strings.Contains(c.Message, "default/zzz not found") {
 		t.Errorf("the forbidden reason hides the other problem: %q", c.Message)
 	}
-	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, mcastatus.ConditionConfigured); c == nil ||
-		c.Reason != mcastatus.ReasonConfigurationForbidden || !strings.Contains(c.Message, "foos.example.io default/f") {
+	if c := meta.FindStatusCondition(w.mcas["c1"].Status.Conditions, addonstatus.ConditionConfigured); c == nil ||
+		c.Reason != addonstatus.ReasonConfigurationForbidden || !strings.Contains(c.Message, "foos.example.io default/f") {
 		t.Fatalf("c1 Configured = %+v", c)
 	}
-	if !WaitingReasons.Has(ReasonConfigurationForbidden) {
+	if !addonstatus.WaitingReasons.Has(addonstatus.ReasonConfigurationForbidden) {
 		t.Errorf("ConfigurationForbidden is no waiting reason: no warning event would be raised")
 	}
 }
@@ -496,7 +497,7 @@ func TestZeroConfigAddon(t *testing.T) {
 	w.expectStates("c1=//T c2=//T")
 	w.agent("c2", succeed)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonInstallSucceed, "2/2 install completed", "", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstallSucceed, "2/2 install completed", "", "", "")
 }
 
 func TestEmptyPlacementNeverCompletes(t *testing.T) {
@@ -504,5 +505,5 @@ func TestEmptyPlacementNeverCompletes(t *testing.T) {
 	w.config("a")
 	p := w.placement("p", "a", all())
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonInstalling, "no cluster selected yet", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstalling, "no cluster selected yet", "a", "", "")
 }

@@ -1,6 +1,7 @@
 package rolloutplan
 
 import (
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
@@ -49,8 +50,8 @@ func gatedWorld(t *testing.T) (w *world, aws, canary PlacementKey) {
 	w.step()
 	w.agents(succeed, "k1", "k2")
 	w.step()
-	w.expectProgression(canary, mcastatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "", "b", "b", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "b", "b", "a")
 	w.expectEvent("CanaryPassed", "canary placement default/canary runs addondeploymentconfigs.addon.open-cluster-management.io default/b (hash-b) on every cluster")
 	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T")
 	return w, aws, canary
@@ -62,7 +63,7 @@ func TestRevertAfterTheCanaryPassedAndTheFirstBatchFailed(t *testing.T) {
 	w, aws, canary := gatedWorld(t)
 	w.agent("c1", fail)
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonUpgradeFailed, "upgrade stopped: more clusters failed than maxFailures allows; 0/4 clusters done, 0 in progress, 1 failed, 0 timed out; failed: c1 (upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False", "b", "b", "a")
+	w.expectProgression(aws, addonstatus.ReasonUpgradeFailed, "upgrade stopped: more clusters failed than maxFailures allows; 0/4 clusters done, 0 in progress, 1 failed, 0 timed out; failed: c1 (upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False", "b", "b", "a")
 	w.expectEvent("UpgradeFailed", "placement default/aws: upgrade stopped")
 	w.step()
 	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T")
@@ -75,11 +76,11 @@ func TestRevertAfterTheCanaryPassedAndTheFirstBatchFailed(t *testing.T) {
 	// the clusters still on a are done at once and untouched. The canary placement ran a before
 	// (aws's last applied), so it rolls back too.
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=a/b/T k2=a/b/T")
-	w.expectProgression(aws, mcastatus.ReasonRollingBack, "rolling back... 3/4 clusters done, 1 in progress", "a", "a", "a")
-	w.expectProgression(canary, mcastatus.ReasonRollingBack, "0/2 clusters done, 2 in progress", "a", "a", "b")
+	w.expectProgression(aws, addonstatus.ReasonRollingBack, "rolling back... 3/4 clusters done, 1 in progress", "a", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonRollingBack, "0/2 clusters done, 2 in progress", "a", "a", "b")
 	w.expectEvent("RollbackStarted", "placement default/aws: rollback to addondeploymentconfigs.addon.open-cluster-management.io default/a (hash-a) started")
 	for _, c := range []string{"c1", "k1", "k2"} {
-		if got := w.mcaReason(c); got != mcastatus.ReasonRollingBack {
+		if got := w.mcaReason(c); got != addonstatus.ReasonRollingBack {
 			t.Fatalf("%s: Progressing %s, want RollingBack", c, got)
 		}
 	}
@@ -88,8 +89,8 @@ func TestRevertAfterTheCanaryPassedAndTheFirstBatchFailed(t *testing.T) {
 	}
 	w.agents(succeed, "c1", "k1", "k2")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.", "a", "a", "a")
-	w.expectProgression(canary, mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.", "a", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed with no errors.", "a", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.", "a", "a", "a")
 	w.expectEvent("RollbackSucceeded", "placement default/aws")
 	if got := w.desiredSet("b"); len(got) != 0 {
 		t.Fatalf("clusters still told to run b: %v", got)
@@ -130,7 +131,7 @@ func TestRollbackIsPacedByMaxConcurrency(t *testing.T) {
 			break
 		}
 		for _, c := range []string{"c1", "c2", "c3", "c4", "c5"} {
-			if w.desiredOf(c) == "a" && w.appliedOf(c) != "a" || w.mcaReason(c) == mcastatus.ReasonRollingBack {
+			if w.desiredOf(c) == "a" && w.appliedOf(c) != "a" || w.mcaReason(c) == addonstatus.ReasonRollingBack {
 				w.agent(c, succeed)
 			}
 		}
@@ -139,7 +140,7 @@ func TestRollbackIsPacedByMaxConcurrency(t *testing.T) {
 		t.Fatalf("%d clusters rolled back at once, maxConcurrency is 2", maxInFlight)
 	}
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T c5=a/a/T")
-	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "5/5 rollback completed", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "5/5 rollback completed", "a", "a", "a")
 }
 
 // A rollout stopped on maxFailures restarts when desired changes: fix forward.
@@ -154,10 +155,10 @@ func TestFixForwardRestartsAStoppedRollout(t *testing.T) {
 	w.step()
 	w.agent("c1", fail)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "upgrade stopped", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "upgrade stopped", "b", "a", "a")
 	w.setConfig(p, "c")
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/3 clusters done, 1 in progress", "c", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/3 clusters done, 1 in progress", "c", "a", "a")
 	w.expectStates("c1=c/a/T c2=a/a/F c3=a/a/F")
 }
 
@@ -167,14 +168,14 @@ func TestGatedFixForwardAfterTheLastKnownGoodFailed(t *testing.T) {
 	w, aws, canary := gatedWorld(t)
 	w.agent("c1", fail)
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonUpgradeFailed, "upgrade stopped", "b", "b", "a")
+	w.expectProgression(aws, addonstatus.ReasonUpgradeFailed, "upgrade stopped", "b", "b", "a")
 	w.setConfig(aws, "c")
 	w.setConfig(canary, "c")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "the rollout of the last known good configs stopped: 0/4 clusters done, 0 in progress, 1 failed", "c", "b", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "the rollout of the last known good configs stopped: 0/4 clusters done, 0 in progress, 1 failed", "c", "b", "a")
 	w.agents(succeed, "k1", "k2")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "", "c", "c", "a")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "c", "c", "a")
 	if got := w.desiredOf("c1"); got != "c" {
 		t.Fatalf("c1 desired %s, want c (states %s)", got, w.states())
 	}
@@ -190,11 +191,11 @@ func TestUnhealthyCanaryBlocksTheGatedPlacement(t *testing.T) {
 	w.step()
 	w.agents(unhealthy, "k1", "k2")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "0/2 do; not yet: k1, k2", "b", "a", "a")
-	w.expectProgression(canary, mcastatus.ReasonUpgrading, "0/2 clusters done, 2 in progress", "b", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "0/2 do; not yet: k1, k2", "b", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgrading, "0/2 clusters done, 2 in progress", "b", "a", "a")
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/a/T k2=b/a/T")
-	if c := w.mcas["k1"]; !strings.Contains(condMsg(c, mcastatus.ConditionProgressing), "waiting for it to be healthy: Available=False (ProbeUnavailable: agent has no ready replica)") {
-		t.Fatalf("k1 Progressing: %s", condMsg(c, mcastatus.ConditionProgressing))
+	if c := w.mcas["k1"]; !strings.Contains(condMsg(c, addonstatus.ConditionProgressing), "waiting for it to be healthy: Available=False (ProbeUnavailable: agent has no ready replica)") {
+		t.Fatalf("k1 Progressing: %s", condMsg(c, addonstatus.ConditionProgressing))
 	}
 	plan := w.step()
 	if plan.RecheckAfter <= 0 || plan.RecheckAfter > DefaultUnhealthyDeadline {
@@ -202,10 +203,10 @@ func TestUnhealthyCanaryBlocksTheGatedPlacement(t *testing.T) {
 	}
 	w.advance(DefaultUnhealthyDeadline + time.Second)
 	w.step()
-	w.expectProgression(canary, mcastatus.ReasonUpgradeFailed, "upgrade failed: 0/2 clusters done, 0 in progress, 2 failed, 0 timed out; failed: k1 (upgrade failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: agent has no ready replica)), k2", "b", "a", "a")
+	w.expectProgression(canary, addonstatus.ReasonUpgradeFailed, "upgrade failed: 0/2 clusters done, 0 in progress, 2 failed, 0 timed out; failed: k1 (upgrade failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: agent has no ready replica)), k2", "b", "a", "a")
 	w.expectEvent("CanaryFailed", "placements gated by this canary (default/aws) keep their last known good configs")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "", "b", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "", "b", "a", "a")
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/a/T k2=b/a/T")
 }
 
@@ -230,11 +231,11 @@ func TestUnhealthyBatchStopsTheRollout(t *testing.T) {
 	w.agent("c1", unhealthy)
 	w.advance(time.Minute)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
 	w.advance(61 * time.Second)
 	w.step()
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "c1 (upgrade failed: the add-on has not been healthy for 2m0s", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "c1 (upgrade failed: the add-on has not been healthy for 2m0s", "b", "a", "a")
 	w.expectStates("c1=b/a/T c2=a/a/F")
 }
 
@@ -250,19 +251,19 @@ func TestRenderErrorIsAFailure(t *testing.T) {
 	w.agent("c1", renderError)
 	w.step()
 	// A moment of grace: a deployer that lost a write race reports False and then True again.
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
 	w.advance(mcastatus.DeployerGrace)
 	w.recheck("c1")
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgradeFailed, "failed: c1 (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to render: boom))", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "failed: c1 (upgrade failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to render: boom))", "b", "a", "a")
 	w.expectStates("c1=b/a/T c2=a/a/F")
 	// Revert: c1's works never left a, so it is done at once.
 	w.setConfig(p, "a")
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonRollingBack, "1/2 clusters done, 1 in progress", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonRollingBack, "1/2 clusters done, 1 in progress", "a", "a", "a")
 	w.agent("c1", succeed)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed", "a", "a", "a")
 }
 
 // A deployer that loses a write race (ManifestApplied=False for a moment, then True) fails nothing.
@@ -278,7 +279,7 @@ func TestDeployerWriteRaceIsNotAFailure(t *testing.T) {
 	w.step()
 	w.agent("c1", succeed) // the retry a moment later
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonUpgrading, "1/2 clusters done, 1 in progress, 0 failed", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonUpgrading, "1/2 clusters done, 1 in progress, 0 failed", "b", "a", "a")
 	if slices.Contains(w.eventReasons(), "UpgradeFailed") {
 		t.Fatalf("a lost write race raised a failure event: %v", w.eventReasons())
 	}
@@ -304,11 +305,11 @@ func TestCanaryThatIsNotAnInstallPlacement(t *testing.T) {
 	manual.Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adcGR.Group, Resource: adcGR.Resource},
 		ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "a"}}}
 	w.installAll()
-	w.expectProgression(aws, mcastatus.ReasonInstallSucceed, "2/2 install completed", "a", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonInstallSucceed, "2/2 install completed", "a", "a", "a")
 
 	w.setConfig(aws, "b")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to run addondeploymentconfigs.addon.open-cluster-management.io default/b (hash-b) on every cluster, healthy: 0/2 do; not yet: k1, m1", "b", "a", "a")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "waiting for canary placement default/canary to run addondeploymentconfigs.addon.open-cluster-management.io default/b (hash-b) on every cluster, healthy: 0/2 do; not yet: k1, m1", "b", "a", "a")
 	// The canary's clusters get b: staging by its placement, m1 by its own spec.
 	w.setConfig(staging, "b")
 	manual = w.mcas["m1"].DeepCopy()
@@ -318,15 +319,15 @@ func TestCanaryThatIsNotAnInstallPlacement(t *testing.T) {
 	w.step()
 	w.agents(succeed, "k1", "m1")
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "b", "a")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "b", "a")
 }
 
 func TestEmptyCanaryWarns(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.decide(canary)
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "canary placement default/canary selects no cluster, so no version can pass it", "a", "", "")
-	if ev := w.lastPlan.Events; !slices.ContainsFunc(ev, func(e Event) bool { return e.Warning && e.Reason == mcastatus.ReasonWaitingForCanary }) {
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "canary placement default/canary selects no cluster, so no version can pass it", "a", "", "")
+	if ev := w.lastPlan.Events; !slices.ContainsFunc(ev, func(e Event) bool { return e.Warning && e.Reason == addonstatus.ReasonWaitingForCanary }) {
 		t.Fatalf("no WaitingForCanary warning: %+v", ev)
 	}
 	// The warning is not repeated while nothing changes.
@@ -347,7 +348,7 @@ func TestCanaryClusterOwnedByTheGatedPlacement(t *testing.T) {
 	w.decide(canary, []string{"c1"})
 	w.cma.Annotations[CanaryAnnotation] = `{"default/aws": "default/canary"}`
 	w.step()
-	w.expectProgression(aws, mcastatus.ReasonWaitingForCanary, "0/1 do; c1 get their configs from placement default/aws, which waits for this canary", "a", "", "")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "0/1 do; c1 get their configs from placement default/aws, which waits for this canary", "a", "", "")
 	if !slices.ContainsFunc(w.lastPlan.Events, func(e Event) bool { return e.Warning }) {
 		t.Fatalf("no warning event: %+v", w.lastPlan.Events)
 	}
@@ -369,7 +370,7 @@ func TestSwitchToManualMidRollout(t *testing.T) {
 	w.cma.Spec.InstallStrategy.Type = installplan.StrategyManual
 	w.step()
 	w.expectStates("c1=b/a/T c2=a/a/T c3=a/a/T")
-	w.expectProgression(p, ReasonManual, "each ManagedClusterAddOn keeps the configs it runs", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonManual, "each ManagedClusterAddOn keeps the configs it runs", "b", "a", "a")
 	w.agent("c1", succeed)
 	w.step()
 	w.expectStates("c1=b/b/T c2=a/a/T c3=a/a/T")
@@ -391,10 +392,10 @@ func TestUnsupportedMCAConfig(t *testing.T) {
 	w.step()
 	w.expectStates("c1=//F c2=a//T")
 	c := w.mcas["c1"].Status.Conditions
-	if got := condMsg(w.mcas["c1"], mcastatus.ConditionConfigured); !strings.HasPrefix(got, "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon") {
+	if got := condMsg(w.mcas["c1"], addonstatus.ConditionConfigured); !strings.HasPrefix(got, "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon") {
 		t.Fatalf("c1 Configured: %s (%+v)", got, c)
 	}
-	w.expectProgression(p, mcastatus.ReasonInstalling, "1 cannot be configured; cannot be configured: c1 (Configuration with gvr example.io/widgets", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInstalling, "1 cannot be configured; cannot be configured: c1 (Configuration with gvr example.io/widgets", "a", "", "")
 	w.agent("c2", succeed)
 	w.step()
 	// The placement never completes while a cluster cannot be configured.
@@ -413,5 +414,5 @@ func TestHealthCheckOff(t *testing.T) {
 	w.step()
 	w.agent("c1", unhealthy)
 	w.step()
-	w.expectProgression(p, mcastatus.ReasonInstallSucceed, "1/1 install completed", "a", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonInstallSucceed, "1/1 install completed", "a", "a", "a")
 }

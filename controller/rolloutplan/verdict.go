@@ -2,6 +2,7 @@ package rolloutplan
 
 import (
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -86,7 +87,7 @@ func clustersOf(t *clustersdk.PlacementDecisionClustersTracker) []string {
 // runs reports whether an MCA runs configs v: it applied its desired configs (healthy, see
 // mcastatus.Applied) and, for every group/resource of v, they are exactly v's.
 func runs(mca *addonv1alpha1.ManagedClusterAddOn, v []mcastatus.Config) bool {
-	if !mcastatus.Applied(mca) {
+	if !addonstatus.Applied(mca) {
 		return false
 	}
 	byGR := func(cfgs []mcastatus.Config) map[configref.GroupResource][]mcastatus.Config {
@@ -115,37 +116,37 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 	same := oc != nil && oc.Reason == nc.Reason
 	msg := fmt.Sprintf("placement %s: %s", p.key, nc.Message)
 	switch {
-	case WaitingReasons.Has(nc.Reason) || nc.Reason == mcastatus.ReasonWaitingForCanary && p.problem:
+	case addonstatus.WaitingReasons.Has(nc.Reason) || nc.Reason == addonstatus.ReasonWaitingForCanary && p.problem:
 		if !same || oc.Message != nc.Message {
 			d.events = append(d.events, Event{Warning: true, Reason: nc.Reason, Message: msg})
 		}
 		return
-	case nc.Reason == mcastatus.ReasonWaitingForCanary:
+	case nc.Reason == addonstatus.ReasonWaitingForCanary:
 		if !same {
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
 		return
 	}
-	kind, ok := mcastatus.KindOfReason(nc.Reason)
+	kind, ok := addonstatus.KindOfReason(nc.Reason)
 	if !ok {
 		return
 	}
-	started := !mcastatus.Equal(p.desired, p.oldDesir) && mcastatus.IsBusyReason(nc.Reason)
+	started := !mcastatus.Equal(p.desired, p.oldDesir) && addonstatus.IsBusyReason(nc.Reason)
 	if same && !started {
 		return
 	}
-	what := map[mcastatus.Kind]string{mcastatus.Install: "Install", mcastatus.Upgrade: "Upgrade", mcastatus.Rollback: "Rollback"}[kind]
+	what := map[addonstatus.Kind]string{addonstatus.Install: "Install", addonstatus.Upgrade: "Upgrade", addonstatus.Rollback: "Rollback"}[kind]
 	switch {
-	case mcastatus.IsBusyReason(nc.Reason):
+	case addonstatus.IsBusyReason(nc.Reason):
 		d.events = append(d.events, Event{Reason: what + "Started", Message: fmt.Sprintf("placement %s: %s to %s started", p.key, kind.Noun(), describe(p.target))})
-	case mcastatus.IsFailedReason(nc.Reason):
+	case addonstatus.IsFailedReason(nc.Reason):
 		reason := what + "Failed"
 		if gated := d.gatedBy[p.key]; len(gated) > 0 {
 			reason = "CanaryFailed"
 			msg += fmt.Sprintf("; placements gated by this canary (%s) keep their last known good configs", joinKeys(gated))
 		}
 		d.events = append(d.events, Event{Warning: true, Reason: reason, Message: msg})
-	case mcastatus.IsDoneReason(nc.Reason):
+	case addonstatus.IsDoneReason(nc.Reason):
 		d.events = append(d.events, Event{Reason: what + "Succeeded", Message: msg})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,13 +212,13 @@ const (
 func (w *world) agent(cluster string, o outcome) {
 	w.t.Helper()
 	m := w.mcas[cluster]
-	if !meta.IsStatusConditionTrue(m.Status.Conditions, mcastatus.ConditionConfigured) {
+	if !meta.IsStatusConditionTrue(m.Status.Conditions, addonstatus.ConditionConfigured) {
 		w.t.Fatalf("agent on %s: MCA not Configured", cluster)
 	}
 	now := mcastatus.Now(w.now)
 	m = m.DeepCopy()
 	if o == renderError {
-		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: mcastatus.ConditionManifestApplied, Status: metav1.ConditionFalse,
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionFalse,
 			Reason: "ManifestWorkApplyFailed", Message: "failed to render: boom", LastTransitionTime: now})
 		var works []*workv1.ManifestWork
 		if wk := w.works[cluster]; wk != nil {
@@ -239,10 +240,10 @@ func (w *world) agent(cluster string, o outcome) {
 		wk.Annotations = map[string]string{mcastatus.ConfigSpecHashAnnotation: string(ann)}
 	}
 	wk.Status.Conditions = nil
-	health := metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ProbeAvailable", LastTransitionTime: now}
+	health := metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ProbeAvailable", LastTransitionTime: now}
 	switch o {
 	case unhealthy:
-		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "agent has no ready replica", LastTransitionTime: now}
+		health = metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "ProbeUnavailable", Message: "agent has no ready replica", LastTransitionTime: now}
 		fallthrough
 	case succeed:
 		wk.Status.Conditions = []metav1.Condition{
@@ -251,14 +252,14 @@ func (w *world) agent(cluster string, o outcome) {
 		}
 	case fail:
 		wk.Status.Conditions = []metav1.Condition{{Type: workv1.WorkApplied, Status: metav1.ConditionFalse, Reason: "AppliedManifestWorkFailed", Message: "boom", ObservedGeneration: wk.Generation}}
-		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "WorkNotApplied", Message: "boom", LastTransitionTime: now}
+		health = metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "WorkNotApplied", Message: "boom", LastTransitionTime: now}
 	case never:
-		health = metav1.Condition{Type: mcastatus.ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotApplied", LastTransitionTime: now}
+		health = metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionUnknown, Reason: "WorkNotApplied", LastTransitionTime: now}
 	}
 	w.works[cluster] = wk
 	// The deployer reports the apply, the health prober the add-on's health (set like
 	// meta.SetStatusCondition: the transition time moves only when the status flips).
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: mcastatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
 	meta.SetStatusCondition(&m.Status.Conditions, health)
 	m.Status, _ = mcastatus.Progress(m, []*workv1.ManifestWork{wk}, mcastatus.HealthChecked(w.cma), now)
 	w.mcas[cluster] = m
@@ -287,7 +288,7 @@ func (w *world) advance(d time.Duration) { w.now = w.now.Add(d) }
 
 // mcaReason is the reason of a cluster's Progressing condition ("" for none).
 func (w *world) mcaReason(cluster string) string {
-	if c := meta.FindStatusCondition(w.mcas[cluster].Status.Conditions, mcastatus.ConditionProgressing); c != nil {
+	if c := meta.FindStatusCondition(w.mcas[cluster].Status.Conditions, addonstatus.ConditionProgressing); c != nil {
 		return c.Reason
 	}
 	return ""
@@ -324,7 +325,7 @@ func (w *world) states() string {
 	var parts []string
 	for c := range w.mcas {
 		conf := "-"
-		if cc := meta.FindStatusCondition(w.mcas[c].Status.Conditions, mcastatus.ConditionConfigured); cc != nil {
+		if cc := meta.FindStatusCondition(w.mcas[c].Status.Conditions, addonstatus.ConditionConfigured); cc != nil {
 			conf = map[metav1.ConditionStatus]string{metav1.ConditionTrue: "T", metav1.ConditionFalse: "F"}[cc.Status]
 		}
 		parts = append(parts, fmt.Sprintf("%s=%s/%s/%s", c, w.desiredOf(c), w.appliedOf(c), conf))

@@ -2,15 +2,13 @@ package rolloutview
 
 import (
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"github.com/addonops/addonops/controller/installplan"
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -37,18 +35,18 @@ type Verdict struct {
 // successReasons end a rollout well: the seed's reasons the controller writes, and OCM's Completed
 // (a hub whose own addon-manager wrote the status).
 var successReasons = map[string]bool{
-	mcastatus.ReasonInstallSucceed:           true,
-	mcastatus.ReasonUpgradeSucceed:           true,
-	mcastatus.ReasonRollbackSucceeded:        true,
+	addonstatus.ReasonInstallSucceed:         true,
+	addonstatus.ReasonUpgradeSucceed:         true,
+	addonstatus.ReasonRollbackSucceeded:      true,
 	addonv1alpha1.ProgressingReasonCompleted: true,
 }
 
 // clusterFailureReasons are an MCA's Progressing reasons for a failed rollout on its cluster: ours,
 // and OCM's Failed and ConfigurationUnsupported.
 var clusterFailureReasons = map[string]bool{
-	mcastatus.ReasonInstallFailed:                           true,
-	mcastatus.ReasonUpgradeFailed:                           true,
-	mcastatus.ReasonRollbackFailed:                          true,
+	addonstatus.ReasonInstallFailed:                         true,
+	addonstatus.ReasonUpgradeFailed:                         true,
+	addonstatus.ReasonRollbackFailed:                        true,
 	addonv1alpha1.ProgressingReasonFailed:                   true,
 	addonv1alpha1.ProgressingReasonConfigurationUnsupported: true,
 }
@@ -57,15 +55,15 @@ var clusterFailureReasons = map[string]bool{
 // configure it at all: a config of its spec.configs is of a type the add-on does not support, or
 // cannot be read. Unlike a cluster waiting for its turn, it needs a person.
 var unconfigurableReasons = map[string]bool{
-	mcastatus.ReasonConfigurationUnsupported: true,
-	mcastatus.ReasonConfigurationNotFound:    true,
-	mcastatus.ReasonConfigurationForbidden:   true,
+	addonstatus.ReasonConfigurationUnsupported: true,
+	addonstatus.ReasonConfigurationNotFound:    true,
+	addonstatus.ReasonConfigurationForbidden:   true,
 }
 
 // Unconfigurable returns the MCA's Configured=False condition when it says the MCA cannot be
 // configured at all (unconfigurableReasons), else nil.
 func Unconfigurable(mca *addonv1alpha1.ManagedClusterAddOn) *metav1.Condition {
-	c := firstCondition(mca.Status.Conditions, mcastatus.ConditionConfigured)
+	c := firstCondition(mca.Status.Conditions, addonstatus.ConditionConfigured)
 	if c != nil && c.Status == metav1.ConditionFalse && unconfigurableReasons[c.Reason] {
 		return c
 	}
@@ -79,7 +77,7 @@ func usable(name string) bool { return name != "" && name != configref.ReservedN
 // AddonHealth judges a ClusterManagementAddOn's rollout from its install progressions (see the CMA
 // health.lua for the rules).
 func AddonHealth(cma *addonv1alpha1.ClusterManagementAddOn) Verdict {
-	if cma.Spec.InstallStrategy.Type != installplan.StrategyPlacements {
+	if cma.Spec.InstallStrategy.Type != addonv1alpha1.AddonInstallStrategyPlacements {
 		return Verdict{Healthy, "install strategy is not Placements: no placement rolls this add-on out"}
 	}
 	if len(cma.Spec.InstallStrategy.Placements) == 0 {
@@ -141,7 +139,7 @@ func PlacementHealth(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1
 		return Verdict{Progressing, key + ": waiting for the controller to report this placement's progress"}
 	case c.Status == metav1.ConditionFalse && successReasons[c.Reason]:
 		return Verdict{Healthy, key + ": " + c.Message}
-	case c.Status == metav1.ConditionFalse && c.Reason == rolloutplan.ReasonManual:
+	case c.Status == metav1.ConditionFalse && c.Reason == addonstatus.ReasonManual:
 		// Kept from the Manual install strategy; the strategy is Placements again and the
 		// controller has not taken the placement over yet.
 		return Verdict{Progressing, key + ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"}
@@ -186,7 +184,7 @@ func UnseenConfig(p *addonv1alpha1.PlacementStrategy, ip *addonv1alpha1.InstallP
 
 func progressingCondition(conds []metav1.Condition) *metav1.Condition {
 	for i := range conds {
-		if conds[i].Type == mcastatus.ConditionProgressing {
+		if conds[i].Type == addonstatus.ConditionProgressing {
 			return &conds[i]
 		}
 	}
@@ -221,14 +219,14 @@ func ClusterHealth(mca *addonv1alpha1.ManagedClusterAddOn) Verdict {
 			return Verdict{Progressing, "waiting for the controller to pick up " + ref.String()}
 		}
 	}
-	p := firstCondition(conds, mcastatus.ConditionProgressing)
+	p := firstCondition(conds, addonstatus.ConditionProgressing)
 	if p != nil && clusterFailureReasons[p.Reason] {
 		return Verdict{Degraded, p.Reason + ": " + p.Message}
 	}
 	if p != nil && p.Status == metav1.ConditionTrue {
 		return Verdict{Progressing, p.Reason + ": " + p.Message}
 	}
-	if c := firstCondition(conds, mcastatus.ConditionConfigured); c != nil && c.Status == metav1.ConditionFalse {
+	if c := firstCondition(conds, addonstatus.ConditionConfigured); c != nil && c.Status == metav1.ConditionFalse {
 		return Verdict{Progressing, "waiting for its turn in the rollout: " + c.Message}
 	}
 	if p == nil {

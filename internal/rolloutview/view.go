@@ -13,6 +13,8 @@ package rolloutview
 import (
 	"cmp"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,9 +26,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
-	"github.com/addonops/addonops/controller/installplan"
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -193,10 +192,10 @@ func Build(in Input) View {
 	default:
 		v.Phase = PhaseProgressing
 	}
-	if cma.Spec.InstallStrategy.Type != installplan.StrategyPlacements {
+	if cma.Spec.InstallStrategy.Type != addonv1alpha1.AddonInstallStrategyPlacements {
 		return v
 	}
-	canaries, canaryErr := rolloutplan.ParseCanaries(cma.Annotations)
+	canaries, canaryErr := canary.Parse(cma.Annotations)
 	mcas := map[string]*addonv1alpha1.ManagedClusterAddOn{}
 	for _, m := range in.MCAs {
 		if m.Name == cma.Name {
@@ -210,12 +209,12 @@ func Build(in Input) View {
 		ip := Progression(cma, ps.Namespace, ps.Name)
 		var cond *metav1.Condition
 		if ip != nil {
-			cond = meta.FindStatusCondition(ip.Conditions, mcastatus.ConditionProgressing)
+			cond = meta.FindStatusCondition(ip.Conditions, addonstatus.ConditionProgressing)
 			p.Configs = configs(ip, in.BaseName)
 		}
 		if cond != nil {
 			p.Reason, p.Message = cond.Reason, cond.Message
-			if k, ok := mcastatus.KindOfReason(cond.Reason); ok {
+			if k, ok := addonstatus.KindOfReason(cond.Reason); ok {
 				p.Change = k.Noun()
 			}
 			since := cond.LastTransitionTime
@@ -331,7 +330,7 @@ func clusterState(m *addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, 
 	if u := Unconfigurable(m); u != nil {
 		return StateUnconfigurable, u
 	}
-	c = meta.FindStatusCondition(m.Status.Conditions, mcastatus.ConditionProgressing)
+	c = meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing)
 	switch {
 	case c != nil && clusterFailureReasons[c.Reason]:
 		return StateFailed, c
@@ -340,7 +339,7 @@ func clusterState(m *addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, 
 			return StateTimedOut, c
 		}
 		return StateInProgress, c
-	case mcastatus.Applied(m) && !meta.IsStatusConditionFalse(m.Status.Conditions, mcastatus.ConditionConfigured):
+	case addonstatus.Applied(m) && !meta.IsStatusConditionFalse(m.Status.Conditions, addonstatus.ConditionConfigured):
 		return StateDone, c
 	}
 	return StateWaiting, c
@@ -359,7 +358,7 @@ func clusterStates(clusters []string, mcas map[string]*addonv1alpha1.ManagedClus
 		st := Cluster{Cluster: cl, State: s, Health: ClusterHealth(m).Health}
 		if s == StateWaiting {
 			// The Progressing condition is about the version it runs; it waits for the new one.
-			if cf := firstCondition(m.Status.Conditions, mcastatus.ConditionConfigured); cf != nil && cf.Status == metav1.ConditionFalse {
+			if cf := firstCondition(m.Status.Conditions, addonstatus.ConditionConfigured); cf != nil && cf.Status == metav1.ConditionFalse {
 				c = cf
 			}
 		}
@@ -415,19 +414,19 @@ func failedClusters(clusters []string, mcas map[string]*addonv1alpha1.ManagedClu
 }
 
 // canaryOf describes p's part in canary rollouts.
-func canaryOf(p Placement, ip *addonv1alpha1.InstallProgression, canaries map[rolloutplan.PlacementKey]rolloutplan.PlacementKey, canaryErr error, cma *addonv1alpha1.ClusterManagementAddOn) *Canary {
+func canaryOf(p Placement, ip *addonv1alpha1.InstallProgression, canaries map[canary.PlacementKey]canary.PlacementKey, canaryErr error, cma *addonv1alpha1.ClusterManagementAddOn) *Canary {
 	if canaryErr != nil {
-		if _, ok := cma.Annotations[rolloutplan.CanaryAnnotation]; ok {
-			return &Canary{State: "invalid annotation " + rolloutplan.CanaryAnnotation + ": " + canaryErr.Error()}
+		if _, ok := cma.Annotations[canary.Annotation]; ok {
+			return &Canary{State: "invalid annotation " + canary.Annotation + ": " + canaryErr.Error()}
 		}
 		return nil
 	}
-	key := rolloutplan.PlacementKey{Namespace: p.Namespace, Name: p.Name}
+	key := canary.PlacementKey{Namespace: p.Namespace, Name: p.Name}
 	var c *Canary
 	if canary, ok := canaries[key]; ok {
 		c = &Canary{Canary: canary.String()}
 		switch {
-		case p.Reason == mcastatus.ReasonWaitingForCanary:
+		case p.Reason == addonstatus.ReasonWaitingForCanary:
 			c.State = "waiting for canary " + canary.String() + " to apply the desired configs on every cluster"
 		case ip != nil && lkgIsDesired(ip):
 			c.State = "canary " + canary.String() + " passed the desired configs"

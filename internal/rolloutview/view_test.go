@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +18,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -48,7 +48,7 @@ func specHash(ns, name, hash string) *addonv1alpha1.ConfigSpecHash {
 }
 
 func progressing(status metav1.ConditionStatus, reason, msg string, since time.Time) []metav1.Condition {
-	return []metav1.Condition{{Type: mcastatus.ConditionProgressing, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(since)}}
+	return []metav1.Condition{{Type: addonstatus.ConditionProgressing, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(since)}}
 }
 
 // world is a CMA with two placements (canary gates prod) and MCAs on four clusters.
@@ -73,7 +73,7 @@ func world(t *testing.T) Input {
 		}
 	}
 	cma := &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{rolloutplan.CanaryAnnotation: `{"default/prod": "default/canary"}`}},
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{canary.Annotation: `{"default/prod": "default/canary"}`}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{InstallStrategy: addonv1alpha1.InstallStrategy{
 			Type: addonv1alpha1.AddonInstallStrategyPlacements,
 			Placements: []addonv1alpha1.PlacementStrategy{
@@ -86,12 +86,12 @@ func world(t *testing.T) Input {
 			{
 				PlacementRef:     addonv1alpha1.PlacementRef{Namespace: "default", Name: "canary"},
 				ConfigReferences: ref(specHash("cfg", v2, h2), specHash("cfg", v2, h2), specHash("cfg", v2, h2)),
-				Conditions:       progressing(metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, "1/1 upgrade completed with no errors.", t0),
+				Conditions:       progressing(metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, "1/1 upgrade completed with no errors.", t0),
 			},
 			{
 				PlacementRef:     addonv1alpha1.PlacementRef{Namespace: "default", Name: "prod"},
 				ConfigReferences: ref(specHash("cfg", v2, h2), specHash("cfg", v1, h1), specHash("cfg", v2, h2)),
-				Conditions:       progressing(metav1.ConditionTrue, mcastatus.ReasonUpgrading, "upgrading... 1/3 clusters done, 1 in progress, 1 failed, 0 timed out", t0.Add(time.Minute)),
+				Conditions:       progressing(metav1.ConditionTrue, addonstatus.ReasonUpgrading, "upgrading... 1/3 clusters done, 1 in progress, 1 failed, 0 timed out", t0.Add(time.Minute)),
 			},
 		}},
 	}
@@ -104,11 +104,11 @@ func world(t *testing.T) Input {
 	return Input{
 		CMA: cma,
 		MCAs: []*addonv1alpha1.ManagedClusterAddOn{
-			mca("c0", cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed, t0)),
-			mca("c1", cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed, t0)),
-			mca("c2", cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeFailed, "upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False at generation 2 (AppliedManifestWorkFailed: boom)", t0)),
-			mca("c3", cond(mcastatus.ConditionProgressing, metav1.ConditionTrue, mcastatus.ReasonUpgrading, "upgrading... ManifestWork addon-hello-deploy-0 is not Applied at generation 2 yet", t0)),
-			mca("elsewhere", cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeFailed, "not in any placement", t0)),
+			mca("c0", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
+			mca("c1", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
+			mca("c2", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False at generation 2 (AppliedManifestWorkFailed: boom)", t0)),
+			mca("c3", cond(addonstatus.ConditionProgressing, metav1.ConditionTrue, addonstatus.ReasonUpgrading, "upgrading... ManifestWork addon-hello-deploy-0 is not Applied at generation 2 yet", t0)),
+			mca("elsewhere", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "not in any placement", t0)),
 		},
 		Clusters: map[string][]string{"default/canary": {"c0"}, "default/prod": {"c1", "c2", "c3"}},
 		BaseName: func(r configref.Ref) (string, bool) {
@@ -147,7 +147,7 @@ func TestBuild(t *testing.T) {
 	if c.Desired.String() != "hello-config@"+spechash.Short(hashOf("fb04dcb6")) || c.LastApplied.String() != "hello-config@"+spechash.Short(hashOf("3bfc2695")) {
 		t.Errorf("versions desired %s last applied %s", c.Desired, c.LastApplied)
 	}
-	if len(prod.FailedClusters) != 1 || prod.FailedClusters[0].Cluster != "c2" || prod.FailedClusters[0].Reason != mcastatus.ReasonUpgradeFailed {
+	if len(prod.FailedClusters) != 1 || prod.FailedClusters[0].Cluster != "c2" || prod.FailedClusters[0].Reason != addonstatus.ReasonUpgradeFailed {
 		t.Errorf("failed clusters %+v, want c2 UpgradeFailed only (elsewhere is in no placement)", prod.FailedClusters)
 	}
 	if prod.Since == nil || !prod.Since.Time.Equal(t0.Add(time.Minute)) {
@@ -167,7 +167,7 @@ func TestBuild(t *testing.T) {
 // view counts the MCAs of the placement's clusters itself.
 func TestBuildCountsClustersWithoutControllerCounts(t *testing.T) {
 	in := world(t)
-	in.CMA.Status.InstallProgressions[1].Conditions = progressing(metav1.ConditionFalse, rolloutplan.ReasonConfigurationNotFound, "placement default/prod waits for its configs: x not found", t0)
+	in.CMA.Status.InstallProgressions[1].Conditions = progressing(metav1.ConditionFalse, addonstatus.ReasonConfigurationNotFound, "placement default/prod waits for its configs: x not found", t0)
 	in.MCAs[1].Status.ConfigReferences = []addonv1alpha1.ConfigReference{{
 		ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
 		DesiredConfig:       specHash("cfg", "x", "h"), LastAppliedConfig: specHash("cfg", "x", "h"),
@@ -268,7 +268,7 @@ func TestManualAddon(t *testing.T) {
 
 func TestInvalidCanaryAnnotation(t *testing.T) {
 	in := world(t)
-	in.CMA.Annotations[rolloutplan.CanaryAnnotation] = "not json"
+	in.CMA.Annotations[canary.Annotation] = "not json"
 	for _, p := range Build(in).Placements {
 		if p.Canary == nil || !strings.Contains(p.Canary.State, "invalid annotation") {
 			t.Errorf("%s canary %+v, want the annotation error", p.Key(), p.Canary)
@@ -340,15 +340,15 @@ func rollbackWorld(t *testing.T) Input {
 				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
 				DesiredConfig:       specHash("cfg", v1, h1), LastAppliedConfig: specHash("cfg", v2, h2), LastKnownGoodConfig: specHash("cfg", v1, h1),
 			}},
-			Conditions: progressing(metav1.ConditionTrue, mcastatus.ReasonRollingBack,
+			Conditions: progressing(metav1.ConditionTrue, addonstatus.ReasonRollingBack,
 				"rolling back... 2/4 clusters done, 1 in progress, 0 failed, 0 timed out, 1 cannot be configured; cannot be configured: c4 (ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon)", t0),
 		}}},
 	}
 	cond := func(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(t0)}
 	}
-	configured := cond(mcastatus.ConditionConfigured, metav1.ConditionTrue, mcastatus.ReasonConfigured, mcastatus.MessageConfigured)
-	available := cond(mcastatus.ConditionAvailable, metav1.ConditionTrue, "ProbeAvailable", "hello add-on is available.")
+	configured := cond(addonstatus.ConditionConfigured, metav1.ConditionTrue, addonstatus.ReasonConfigured, addonstatus.MessageConfigured)
+	available := cond(addonstatus.ConditionAvailable, metav1.ConditionTrue, "ProbeAvailable", "hello add-on is available.")
 	mca := func(cluster string, applied string, appliedHash string, conds ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
 		return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster}, Status: addonv1alpha1.ManagedClusterAddOnStatus{
 			ConfigReferences: []addonv1alpha1.ConfigReference{{
@@ -361,14 +361,14 @@ func rollbackWorld(t *testing.T) Input {
 	return Input{
 		CMA: cma,
 		MCAs: []*addonv1alpha1.ManagedClusterAddOn{
-			mca("c1", v1, h1, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonRollbackSucceeded, mcastatus.MessageRollbackSucceeded), available),
-			mca("c2", v2, h2, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionTrue, mcastatus.ReasonRollingBack,
+			mca("c1", v1, h1, configured, cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonRollbackSucceeded, addonstatus.MessageRollbackSucceeded), available),
+			mca("c2", v2, h2, configured, cond(addonstatus.ConditionProgressing, metav1.ConditionTrue, addonstatus.ReasonRollingBack,
 				"rolling back... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: Available=False (ProbeUnavailable: no ready replica)"),
-				cond(mcastatus.ConditionAvailable, metav1.ConditionFalse, "ProbeUnavailable", "no ready replica")),
-			mca("c3", v1, h1, configured, cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed), available),
-			mca("c4", v1, h1, cond(mcastatus.ConditionConfigured, metav1.ConditionFalse, mcastatus.ReasonConfigurationUnsupported,
+				cond(addonstatus.ConditionAvailable, metav1.ConditionFalse, "ProbeUnavailable", "no ready replica")),
+			mca("c3", v1, h1, configured, cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed), available),
+			mca("c4", v1, h1, cond(addonstatus.ConditionConfigured, metav1.ConditionFalse, addonstatus.ReasonConfigurationUnsupported,
 				"Configuration with gvr example.io/widgets is not supported for this addon"),
-				cond(mcastatus.ConditionProgressing, metav1.ConditionFalse, mcastatus.ReasonUpgradeSucceed, mcastatus.MessageUpgradeSucceed), available),
+				cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed), available),
 		},
 		Clusters: map[string][]string{"default/all": {"c4", "c3", "c2", "c1"}},
 		Now:      t0.Add(2 * time.Minute),
@@ -379,7 +379,7 @@ func TestBuildRollback(t *testing.T) {
 	in := rollbackWorld(t)
 	v := Build(in)
 	p := v.Placements[0]
-	if v.Phase != PhaseProgressing || p.Health.Health != Progressing || p.Change != "rollback" || p.Reason != mcastatus.ReasonRollingBack {
+	if v.Phase != PhaseProgressing || p.Health.Health != Progressing || p.Change != "rollback" || p.Reason != addonstatus.ReasonRollingBack {
 		t.Errorf("phase %s, placement health %+v change %q reason %q; want Progressing, rollback, RollingBack", v.Phase, p.Health, p.Change, p.Reason)
 	}
 	if want := (Progress{Total: 4, Done: 2, InProgress: 1, Unconfigurable: 1, Source: "controller"}); p.Progress != want {
@@ -392,22 +392,22 @@ func TestBuildRollback(t *testing.T) {
 	if got, want := strings.Join(states, " "), "c1=done/RollbackSucceeded/Healthy c2=inProgress/RollingBack/Progressing c3=done/UpgradeSucceed/Healthy c4=unconfigurable/ConfigurationUnsupported/Degraded"; got != want {
 		t.Errorf("clusters\n got  %s\n want %s", got, want)
 	}
-	if len(p.FailedClusters) != 1 || p.FailedClusters[0].Cluster != "c4" || p.FailedClusters[0].Reason != mcastatus.ReasonConfigurationUnsupported ||
+	if len(p.FailedClusters) != 1 || p.FailedClusters[0].Cluster != "c4" || p.FailedClusters[0].Reason != addonstatus.ReasonConfigurationUnsupported ||
 		!strings.Contains(p.FailedClusters[0].Message, "example.io/widgets") {
 		t.Errorf("failed clusters %+v, want c4 ConfigurationUnsupported with its message", p.FailedClusters)
 	}
 
 	// c2 cannot go back either: the rollback fails, naming it.
-	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, mcastatus.ReasonRollbackFailed,
+	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, addonstatus.ReasonRollbackFailed,
 		"rollback failed: 2/4 clusters done, 0 in progress, 1 failed, 0 timed out, 1 cannot be configured; failed: c2 (rollback failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica))", t0)
-	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: mcastatus.ReasonRollbackFailed,
+	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonRollbackFailed,
 		Message: "rollback failed: the add-on has not been healthy for 5m0s: Available=False (ProbeUnavailable: no ready replica)", LastTransitionTime: metav1.NewTime(t0)}
 	v = Build(in)
 	p = v.Placements[0]
 	if v.Phase != PhaseFailed || !strings.Contains(v.Health.Message, "RollbackFailed: rollback failed: ") || !strings.Contains(v.Health.Message, "failed: c2 (rollback failed: the add-on has not been healthy") {
 		t.Errorf("phase %s health %+v, want Failed naming c2 and its cause", v.Phase, v.Health)
 	}
-	if len(p.FailedClusters) != 2 || p.FailedClusters[0].Cluster != "c2" || p.FailedClusters[0].Reason != mcastatus.ReasonRollbackFailed {
+	if len(p.FailedClusters) != 2 || p.FailedClusters[0].Cluster != "c2" || p.FailedClusters[0].Reason != addonstatus.ReasonRollbackFailed {
 		t.Errorf("failed clusters %+v, want c2 RollbackFailed and c4", p.FailedClusters)
 	}
 
@@ -415,9 +415,9 @@ func TestBuildRollback(t *testing.T) {
 	in = rollbackWorld(t)
 	in.MCAs = in.MCAs[:3]
 	in.Clusters["default/all"] = []string{"c1", "c3"}
-	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: mcastatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: mcastatus.ReasonRollbackSucceeded,
-		Message: mcastatus.MessageRollbackSucceeded, LastTransitionTime: metav1.NewTime(t0)}
-	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, mcastatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.", t0)
+	in.MCAs[1].Status.Conditions[1] = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonRollbackSucceeded,
+		Message: addonstatus.MessageRollbackSucceeded, LastTransitionTime: metav1.NewTime(t0)}
+	in.CMA.Status.InstallProgressions[0].Conditions = progressing(metav1.ConditionFalse, addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed with no errors.", t0)
 	v = Build(in)
 	if v.Phase != PhaseSucceeded || v.Placements[0].Progress != (Progress{Total: 2, Done: 2, Source: "controller"}) || v.Placements[0].Change != "rollback" {
 		t.Errorf("phase %s placement %+v, want Succeeded with 2/2 done", v.Phase, v.Placements[0])
@@ -443,9 +443,9 @@ func TestRenderRollback(t *testing.T) {
 func TestRenderManyClusters(t *testing.T) {
 	var clusters []Cluster
 	for i := range maxClusterLines + 5 {
-		clusters = append(clusters, Cluster{Cluster: fmt.Sprintf("c%02d", i), State: StateDone, Reason: mcastatus.ReasonRollbackSucceeded, Health: Healthy})
+		clusters = append(clusters, Cluster{Cluster: fmt.Sprintf("c%02d", i), State: StateDone, Reason: addonstatus.ReasonRollbackSucceeded, Health: Healthy})
 	}
-	clusters[3] = Cluster{Cluster: "c03", State: StateInProgress, Reason: mcastatus.ReasonRollingBack, Message: "rolling back...", Health: Progressing}
+	clusters[3] = Cluster{Cluster: "c03", State: StateInProgress, Reason: addonstatus.ReasonRollingBack, Message: "rolling back...", Health: Progressing}
 	var b strings.Builder
 	renderClusters(&b, clusters)
 	want := "  clusters:\n    c03  in progress  RollingBack: rolling back...\n    ... and 24 more done\n"
