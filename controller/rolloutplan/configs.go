@@ -1,0 +1,171 @@
+package rolloutplan
+
+// Config references: resolution, an MCA's own configs, and what cannot be used.
+
+import (
+	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// defaultRefs are the CMA's default configs (v1alpha1 supportedConfigs[].defaultConfig).
+func defaultRefs(cma *addonv1alpha1.ClusterManagementAddOn) []configref.Ref {
+	var refs []configref.Ref
+	for _, sc := range cma.Spec.SupportedConfigs {
+		if sc.DefaultConfig == nil {
+			continue
+		}
+		refs = append(refs, configref.Ref{
+			GroupResource: configref.GroupResource{Group: sc.Group, Resource: sc.Resource},
+			Namespace:     sc.DefaultConfig.Namespace, Name: sc.DefaultConfig.Name,
+		})
+	}
+	return configref.Merge(refs)
+}
+
+func addOnConfigRefs(cfgs []addonv1alpha1.AddOnConfig) []configref.Ref {
+	refs := make([]configref.Ref, 0, len(cfgs))
+	for _, c := range cfgs {
+		refs = append(refs, configref.Ref{
+			GroupResource: configref.GroupResource{Group: c.Group, Resource: c.Resource},
+			Namespace:     c.Namespace, Name: c.Name,
+		})
+	}
+	return refs
+}
+
+func refsOf(cfgs []mcastatus.Config) []configref.Ref {
+	refs := make([]configref.Ref, len(cfgs))
+	for i, c := range cfgs {
+		refs[i] = c.Ref
+	}
+	return refs
+}
+
+// blocked says why an MCA cannot be configured: the reason and message of its Configured=False.
+type blocked struct{ reason, message string }
+
+// mcaTarget is what an MCA runs when its placement runs base: base overridden, per group/resource,
+// by the MCA's own spec.configs (highest precedence). Group/resources the MCA names get the current
+// hash of its configs; the others keep base's hashes, which for a canary-gated placement are the
+// versions the canary proved. A non-nil blocked says why the MCA cannot be configured: one of its
+// configs is of a type the add-on does not support, or cannot be read.
+func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedClusterAddOn) ([]mcastatus.Config, *blocked) {
+	if len(mca.Spec.Configs) == 0 {
+		return base, nil
+	}
+	own := addOnConfigRefs(mca.Spec.Configs)
+	overridden := map[configref.GroupResource]bool{}
+	var unsupported []string
+	for _, r := range own {
+		overridden[r.GroupResource] = true
+		if !d.supported.Has(r.GroupResource) {
+			unsupported = append(unsupported, fmt.Sprintf("Configuration with gvr %s/%s is not supported for this addon", r.Group, r.Resource))
+		}
+	}
+	if len(unsupported) > 0 {
+		return nil, &blocked{addonstatus.ReasonConfigurationUnsupported, strings.Join(unsupported, "; ") +
+			"; add the type to the ClusterManagementAddOn's spec.supportedConfigs or remove it from the ManagedClusterAddOn's spec.configs"}
+	}
+	hashes := map[configref.Ref]string{}
+	for _, c := range base {
+		hashes[c.Ref] = c.SpecHash
+	}
+	var out []mcastatus.Config
+	var problems []error
+	for _, r := range configref.Merge(refsOf(base), own) {
+		if !overridden[r.GroupResource] {
+			out = append(out, mcastatus.Config{Ref: r, SpecHash: hashes[r]})
+			continue
+		}
+		cfgs, probs := d.res.resolve([]configref.Ref{r})
+		out = append(out, cfgs...)
+		problems = append(problems, probs...)
+	}
+	if len(problems) > 0 {
+		return nil, &blocked{configReason(problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
+			"the ManagedClusterAddOn's own config cannot be used: " + joinErrors(problems)}
+	}
+	return out, nil
+}
+
+// block marks an MCA that cannot be configured (Configured=False naming the config); its works
+// stay as they are.
+func (d *decider) block(ns string, mca *addonv1alpha1.ManagedClusterAddOn, b *blocked) {
+	if !mcastatus.IsBlocked(mca, b.reason, b.message) {
+		d.updates[ns] = mcastatus.Blocked(mca, b.reason, b.message, d.in.Now)
+	}
+}
+
+// resolver resolves config references to spec hashes, once per reference per decision.
+type resolver struct {
+	lookup ConfigLookup
+	memo   map[configref.Ref]lookupResult
+}
+
+type lookupResult struct {
+	hash string
+	err  error
+}
+
+// resolve returns refs with their hashes (empty for a config that cannot be read, as OCM clears the
+// hash of a missing config) and one problem per config that cannot be read.
+func (r *resolver) resolve(refs []configref.Ref) ([]mcastatus.Config, []error) {
+	out := make([]mcastatus.Config, 0, len(refs))
+	var problems []error
+	for _, ref := range refs {
+		res, ok := r.memo[ref]
+		if !ok {
+			res.hash, res.err = r.lookup(ref)
+			r.memo[ref] = res
+		}
+		if res.err != nil {
+			problems = append(problems, res.err)
+			res.hash = ""
+		}
+		out = append(out, mcastatus.Config{Ref: ref, SpecHash: res.hash})
+	}
+	return out, problems
+}
+
+// configReason is the reason for configs that cannot be read: forbidden when the controller may
+// not read one of them (RBAC; the lookup's error wraps the API server's Forbidden), else notFound.
+func configReason(problems []error, notFound, forbidden string) string {
+	for _, err := range problems {
+		if apierrors.IsForbidden(err) {
+			return forbidden
+		}
+	}
+	return notFound
+}
+
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// describe names configs for messages: "addondeploymentconfigs.addon.open-cluster-management.io
+// default/cfg-b (3f2a9c1d)".
+func describe(cfgs []mcastatus.Config) string {
+	if len(cfgs) == 0 {
+		return "no configs"
+	}
+	parts := make([]string, len(cfgs))
+	for i, c := range cfgs {
+		h := c.SpecHash
+		if len(h) > 8 {
+			h = h[:8]
+		}
+		parts[i] = fmt.Sprintf("%s (%s)", c.Ref, h)
+	}
+	return strings.Join(parts, ", ")
+}

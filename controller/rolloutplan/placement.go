@@ -1,0 +1,336 @@
+package rolloutplan
+
+// One install placement: its state, owners, target (rollback, canary gate) and kind of change.
+
+import (
+	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/configref"
+)
+
+// placementState is one install placement during a decision.
+type placementState struct {
+	index     int
+	key       PlacementKey
+	spec      addonv1alpha1.PlacementStrategy
+	desired   []mcastatus.Config // the placement's configs over the defaults, current hashes
+	problems  []error            // configs that cannot be read
+	placement *clusterv1beta1.Placement
+	tracker   *clustersdk.PlacementDecisionClustersTracker
+	trackErr  error
+	canary    *PlacementKey
+	owned     []string // clusters whose configs this placement decides, sorted
+	oldCond   *metav1.Condition
+	oldDesir  []mcastatus.Config // the desired configs of the previous decision
+	rollback  bool               // desired is a version the add-on ran successfully (isRollback)
+	problem   bool               // cond names a problem a person must fix (a Warning event)
+
+	// Results.
+	blocked  bool // a problem keeps every MCA of the placement as it is
+	cond     metav1.Condition
+	target   []mcastatus.Config // what the placement's clusters are moved to
+	lkg      []mcastatus.Config
+	applied  []mcastatus.Config
+	complete bool
+}
+
+func (p *placementState) wait(reason, msg string) {
+	if p.blocked {
+		return
+	}
+	p.blocked = true
+	p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+}
+
+func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
+	var states []*placementState
+	for i, ps := range d.in.CMA.Spec.InstallStrategy.Placements {
+		p := &placementState{index: i, key: PlacementKey{Namespace: ps.Namespace, Name: ps.Name}, spec: ps}
+		p.desired, p.problems = d.res.resolve(configref.Merge(defaults, addOnConfigRefs(ps.Configs)))
+		p.placement = d.in.Placements[p.key]
+		if p.placement != nil {
+			p.tracker = clustersdk.NewPlacementDecisionClustersTracker(p.placement, d.in.Decisions, nil)
+			p.trackErr = p.tracker.Refresh()
+		}
+		// Old progression state: what was applied, and what the canary let through.
+		if old := oldProgression(d.in.CMA, p.key); old != nil {
+			p.lkg, p.applied, p.oldDesir = progressionConfigs(old)
+			p.oldCond = ProgressingOf(old)
+		}
+		states = append(states, p)
+	}
+	return states
+}
+
+// assignOwners gives every selected cluster to one placement: the last one in the list that
+// selects it (OCM: "the latter strategy overrides the previous one"), except that a canary-gated
+// placement never takes a cluster from its canary placement: a cluster in both follows the canary
+// first (seed 000, corner case 1), and the gated placement then finds it at the canary's version.
+func (d *decider) assignOwners(states []*placementState) {
+	owner := map[string]*placementState{}
+	for _, p := range states {
+		if p.tracker == nil || p.trackErr != nil {
+			continue
+		}
+		for c := range p.tracker.ExistingClusterGroupsBesides().GetClusters() {
+			if cur := owner[c]; cur != nil && p.canary != nil && *p.canary == cur.key {
+				continue
+			}
+			owner[c] = p
+		}
+	}
+	d.owner = owner
+	for c, p := range owner {
+		p.owned = append(p.owned, c)
+	}
+	for _, p := range states {
+		slices.Sort(p.owned)
+	}
+}
+
+func oldProgression(cma *addonv1alpha1.ClusterManagementAddOn, key PlacementKey) *addonv1alpha1.InstallProgression {
+	for i := range cma.Status.InstallProgressions {
+		ip := &cma.Status.InstallProgressions[i]
+		if ip.Namespace == key.Namespace && ip.Name == key.Name {
+			return ip
+		}
+	}
+	return nil
+}
+
+// progressionConfigs reads the last known good, last applied and desired configs of a progression.
+func progressionConfigs(ip *addonv1alpha1.InstallProgression) (lkg, applied, desired []mcastatus.Config) {
+	for _, r := range ip.ConfigReferences {
+		if r.DesiredConfig != nil {
+			desired = append(desired, mcastatus.FromSpecHash(r.ConfigGroupResource, r.DesiredConfig))
+		}
+		if r.LastKnownGoodConfig != nil {
+			lkg = append(lkg, mcastatus.FromSpecHash(r.ConfigGroupResource, r.LastKnownGoodConfig))
+		}
+		if r.LastAppliedConfig != nil {
+			applied = append(applied, mcastatus.FromSpecHash(r.ConfigGroupResource, r.LastAppliedConfig))
+		}
+	}
+	return lkg, applied, desired
+}
+
+// evaluate decides one placement: its target, the MCAs it moves, its progression condition.
+func (d *decider) evaluate(p *placementState) {
+	switch {
+	case p.blocked:
+		return
+	case p.placement == nil:
+		p.wait(addonstatus.ReasonPlacementNotFound, fmt.Sprintf("Placement %s not found; its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements", p.key))
+		return
+	case p.trackErr != nil:
+		p.wait(addonstatus.ReasonPlacementDecisionInvalid, fmt.Sprintf("cannot read the PlacementDecisions of %s: %v", p.key, p.trackErr))
+		return
+	case len(p.problems) > 0:
+		p.wait(configReason(p.problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
+			fmt.Sprintf("placement %s waits for its configs: %s", p.key, joinErrors(p.problems)))
+		return
+	}
+
+	p.rollback = d.isRollback(p)
+	if p.canary == nil || len(p.desired) == 0 || p.rollback {
+		// Not gated, or a rollback, which never waits for a canary or for the abandoned version's
+		// rollout: every cluster is moved to desired, paced by the placement's strategy.
+		p.target = p.desired
+		r, ok := d.roll(p, p.target)
+		if !ok {
+			return
+		}
+		if r.complete || p.rollback {
+			// A rollback's target is known good by definition; the abandoned version is not.
+			p.lkg = p.target
+		}
+		if r.complete {
+			p.applied = p.target
+		}
+		p.complete = r.complete
+		p.cond = r.condition(d.placementKind(p, p.target), "")
+		return
+	}
+
+	// Canary-gated placement (seed 000's RollingUpdateWithCanary). Its clusters move only to its
+	// last known good configs: a version every cluster of its canary placement runs, healthy,
+	// whichever placement or MCA gave them the configs. It adopts its desired configs as the new
+	// last known good once the canary runs them, and only when its own rollout of the previous one
+	// is complete (or it never had one): a config change after the canary passed lets the ongoing
+	// rollout finish first, and cluster churn in the canary never restarts it (seed 000, corner
+	// cases 2 and 3). A rollout of the last known good that stopped on failures is abandoned for a
+	// newer version the canary passed (fix forward).
+	canaryKey := *p.canary
+	target := p.lkg
+	var r rollResult
+	ok := true
+	if len(target) > 0 {
+		r, ok = d.roll(p, target)
+		if !ok {
+			return
+		}
+		if r.complete {
+			p.applied = target
+		}
+	}
+	passed, waitMsg, problem := d.canaryVerdict(p, canaryKey, p.desired)
+	if (len(target) == 0 || r.complete || r.stopped()) && !mcastatus.Equal(target, p.desired) && passed {
+		d.events = append(d.events, Event{Reason: "CanaryPassed", Message: fmt.Sprintf("placement %s: canary placement %s runs %s on every cluster; rolling it out", p.key, canaryKey, describe(p.desired))})
+		target = p.desired
+		// The decision is retaken with the new target; MCA updates of the first pass are replaced.
+		r, ok = d.roll(p, target)
+		if !ok {
+			return
+		}
+	}
+	p.target, p.lkg = target, target
+	if len(target) == 0 {
+		d.holdAll(p)
+		p.cond, p.problem = waitingForCanary(waitMsg), problem
+		return
+	}
+	kind := d.placementKind(p, target)
+	if r.complete {
+		p.applied = target
+	}
+	p.complete = r.complete
+	if !mcastatus.Equal(target, p.desired) && (r.complete || r.stopped()) {
+		state := fmt.Sprintf("%d/%d clusters run the last known good configs", r.done, r.total)
+		if !r.complete {
+			state = "the rollout of the last known good configs stopped: " + r.counts()
+		}
+		p.cond, p.problem = waitingForCanary(state+"; "+waitMsg), problem
+		return
+	}
+	note := ""
+	if !mcastatus.Equal(target, p.desired) {
+		note = fmt.Sprintf("; rolling out the last known good configs first, then %s once canary placement %s runs it", describe(p.desired), canaryKey)
+	}
+	p.cond = r.condition(kind, note)
+}
+
+// isRollback tells whether placement p rolls back: its desired configs changed to a version the
+// add-on already ran successfully (see knownGood), or it is still rolling back to them (reported
+// RollingBack, RollbackFailed or RollbackSucceeded for these same desired configs).
+func (d *decider) isRollback(p *placementState) bool {
+	if len(p.oldDesir) == 0 || len(p.desired) == 0 {
+		return false
+	}
+	if mcastatus.Equal(p.desired, p.oldDesir) {
+		if p.oldCond == nil {
+			return false
+		}
+		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
+		return ok && k == addonstatus.Rollback
+	}
+	return d.knownGood(p, p.desired)
+}
+
+// knownGood reports whether configs v are a version the add-on ran successfully: the last applied
+// or last known good configs of one of its install progressions, or what a cluster of placement p
+// last applied or still runs.
+func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
+	for i := range d.in.CMA.Status.InstallProgressions {
+		lkg, applied, _ := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
+		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
+			return true
+		}
+	}
+	for _, c := range p.owned {
+		mca := d.mcas[c]
+		if mca == nil {
+			continue
+		}
+		t, b := d.mcaTarget(v, mca)
+		if b != nil {
+			continue
+		}
+		if mcastatus.Equal(mcastatus.LastApplied(mca), t) || addonstatus.Applied(mca) && mcastatus.Equal(mcastatus.Desired(mca), t) {
+			return true
+		}
+	}
+	return false
+}
+
+// placementKind tells what moving placement p to target is: a rollback (isRollback), an install
+// (none of its clusters ever applied anything, or target is what was applied and the placement
+// reported an install so far: an installed placement keeps saying InstallSucceed until its configs
+// change), or an upgrade. A placement without applied history of its own (a canary placement added
+// next to a running add-on) upgrades clusters that already run the add-on, as seed 000's canary
+// example shows; so without its own history it asks its clusters.
+func (d *decider) placementKind(p *placementState, target []mcastatus.Config) addonstatus.Kind {
+	if p.rollback {
+		return addonstatus.Rollback
+	}
+	if len(p.applied) == 0 {
+		if p.oldCond != nil {
+			if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Upgrade && !addonstatus.IsDoneReason(p.oldCond.Reason) {
+				return addonstatus.Upgrade // an upgrade stays one until it completes
+			}
+		}
+		for _, c := range p.owned {
+			mca := d.mcas[c]
+			if mca == nil || len(mcastatus.LastApplied(mca)) == 0 {
+				continue
+			}
+			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !addonstatus.Applied(mca) {
+				return addonstatus.Upgrade // it ran another version before
+			}
+		}
+		return addonstatus.Install
+	}
+	if !mcastatus.Equal(p.applied, target) || p.oldCond == nil {
+		return addonstatus.Upgrade
+	}
+	if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Install {
+		return addonstatus.Install
+	}
+	return addonstatus.Upgrade
+}
+
+// mcaKind is what moving one MCA of placement p is.
+func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAddOn) addonstatus.Kind {
+	switch {
+	case mcastatus.NeverApplied(mca):
+		return addonstatus.Install
+	case p.rollback:
+		return addonstatus.Rollback
+	}
+	return addonstatus.Upgrade
+}
+
+func waitingForCanary(msg string) metav1.Condition {
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonWaitingForCanary, Message: msg}
+}
+
+// holdAll keeps every MCA of a placement that has nothing proven to move to: those that do not run
+// the placement's desired configs wait (Configured=False).
+func (d *decider) holdAll(p *placementState) {
+	for _, c := range p.owned {
+		mca := d.mcas[c]
+		if mca == nil {
+			continue
+		}
+		target, b := d.mcaTarget(p.desired, mca)
+		if b != nil {
+			d.block(c, mca, b)
+			continue
+		}
+		running := mcastatus.Equal(mcastatus.Desired(mca), target)
+		if !mcastatus.IsConfigured(mca, running) {
+			if running {
+				d.updates[c] = mcastatus.Keep(mca, d.in.Now)
+			} else {
+				d.updates[c] = mcastatus.Hold(mca, d.in.Now)
+			}
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package rolloutplan
+
+// One placement's rollout with sdk-go's RolloutHandler, and its result.
+
+import (
+	"fmt"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
+
+	"github.com/addonops/addonops/controller/mcastatus"
+)
+
+// rollResult sums up one placement's rollout.
+type rollResult struct {
+	total, done, inProgress, failed, timedOut int
+	breach                                    bool
+	complete                                  bool
+	// failures, timeouts and blocked name the clusters that failed, timed out or cannot be
+	// configured, with the cause: "cluster7 (upgrade failed: ...)".
+	failures, timeouts, blocked []string
+	moved                       []string // clusters moved to the target in this decision
+}
+
+// stopped reports whether the rollout stopped on failures: maxFailures breached, or nothing left in
+// progress while some cluster failed or timed out.
+func (r rollResult) stopped() bool {
+	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0)
+}
+
+// maxListed bounds the clusters a progression message names per list.
+const maxListed = 5
+
+func listed(items []string) string {
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(items)-maxListed)
+}
+
+// counts is the progress line of a progression message, with the clusters that failed, timed out
+// or cannot be configured named with their causes.
+func (r rollResult) counts() string {
+	out := fmt.Sprintf("%d/%d clusters done, %d in progress, %d failed, %d timed out", r.done, r.total, r.inProgress, r.failed, r.timedOut)
+	if len(r.blocked) > 0 {
+		out += fmt.Sprintf(", %d cannot be configured", len(r.blocked))
+	}
+	if len(r.failures) > 0 {
+		out += "; failed: " + listed(r.failures)
+	}
+	if len(r.timeouts) > 0 {
+		out += "; timed out: " + listed(r.timeouts)
+	}
+	if len(r.blocked) > 0 {
+		out += "; cannot be configured: " + listed(r.blocked)
+	}
+	return out
+}
+
+// condition is the progression's Progressing condition for r; note is appended to progress
+// messages.
+func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition {
+	noun := k.Noun()
+	verb := map[addonstatus.Kind]string{addonstatus.Install: "installing", addonstatus.Upgrade: "upgrading", addonstatus.Rollback: "rolling back"}[k]
+	switch {
+	case r.complete:
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.DoneReason(),
+			Message: fmt.Sprintf("%d/%d %s completed with no errors.", r.done, r.total, noun)}
+	case r.breach:
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+			Message: fmt.Sprintf("%s stopped: more clusters failed than maxFailures allows; %s%s", noun, r.counts(), note)}
+	case r.failed+r.timedOut > 0 && r.inProgress == 0:
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+			Message: fmt.Sprintf("%s failed: %s%s", noun, r.counts(), note)}
+	case r.total == 0:
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
+			Message: fmt.Sprintf("%s... no cluster selected yet%s", verb, note)}
+	}
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
+		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
+}
+
+// clusterTarget is the workload sdk-go's RolloutHandler is instantiated with: an MCA and the
+// configs it should run.
+type clusterTarget struct {
+	mca    *addonv1alpha1.ManagedClusterAddOn
+	target []mcastatus.Config
+}
+
+// clusterRolloutStatus is the ClusterRolloutStatusFunc built from MCA status (mcastatus.RolloutStatus).
+var clusterRolloutStatus rollout.ClusterRolloutStatusFunc[clusterTarget] = func(cluster string, w clusterTarget) (rollout.ClusterRolloutStatus, error) {
+	return mcastatus.RolloutStatus(cluster, w.mca, w.target), nil
+}
+
+// cause is what an MCA's Progressing condition says went wrong, for progression messages.
+func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
+	c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+	if c == nil {
+		return "no Progressing condition"
+	}
+	msg := c.Message
+	if len(msg) > 160 {
+		// At a word boundary: a cut word reads as a different word.
+		cut := strings.LastIndex(msg[:157], " ")
+		if cut < 100 {
+			cut = 157
+		}
+		msg = msg[:cut] + " ..."
+	}
+	return msg
+}
+
+// roll runs sdk-go's rollout for placement p towards target and records the MCA updates. ok is false
+// when the rollout strategy is invalid (the placement then waits, with a condition saying why).
+func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult, bool) {
+	handler, err := rollout.NewRolloutHandler(p.tracker, clusterRolloutStatus)
+	if err != nil {
+		p.wait(addonstatus.ReasonPlacementDecisionInvalid, err.Error())
+		return rollResult{}, false
+	}
+	owned := sets.New(p.owned...)
+	targets := map[string]clusterTarget{}
+	var statuses []rollout.ClusterRolloutStatus
+	r := rollResult{total: len(p.owned)}
+	for _, c := range sets.List(p.tracker.ExistingClusterGroupsBesides().GetClusters()) {
+		mca := d.mcas[c]
+		if !owned.Has(c) || mca == nil {
+			// Not this placement's to move (owned by another placement) or no MCA yet: Skip keeps
+			// it out of the batch, so it never takes a slot of maxConcurrency.
+			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})
+			continue
+		}
+		t, b := d.mcaTarget(target, mca)
+		if b != nil {
+			d.block(c, mca, b)
+			r.blocked = append(r.blocked, fmt.Sprintf("%s (%s)", c, b.message))
+			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})
+			continue
+		}
+		w := clusterTarget{mca: mca, target: t}
+		st, err := clusterRolloutStatus(c, w)
+		if err != nil {
+			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})
+			continue
+		}
+		targets[c] = w
+		statuses = append(statuses, st)
+	}
+	strategy := effectiveStrategy(p.spec.RolloutStrategy, p.placement)
+	soak := minSuccessTime(strategy)
+	deadline := unhealthyDeadline(strategy)
+	_, result, err := handler.GetRolloutCluster(strategy, statuses)
+	if err != nil {
+		p.wait(addonstatus.ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
+		return rollResult{}, false
+	}
+	d.noteRecheck(result.RecheckAfter)
+	r.breach = result.MaxFailureBreach
+
+	inRollout := map[string]rollout.RolloutStatus{}
+	for _, s := range result.ClustersToRollout {
+		inRollout[s.ClusterName] = s.Status
+	}
+	timedOut := sets.New[string]()
+	for _, s := range result.ClustersTimeOut {
+		timedOut.Insert(s.ClusterName)
+	}
+	for _, st := range statuses {
+		w, ok := targets[st.ClusterName]
+		if !ok {
+			continue
+		}
+		c := st.ClusterName
+		_, rolling := inRollout[c]
+		switch {
+		case st.Status == rollout.ToApply && rolling:
+			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.healthChecked, d.in.Now)
+			d.updates[c] = pushed
+			r.moved = append(r.moved, c)
+			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
+			if soak == 0 && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
+				r.done++
+			} else {
+				r.inProgress++
+			}
+		case st.Status == rollout.ToApply:
+			if !mcastatus.IsConfigured(w.mca, false) {
+				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
+			}
+		default:
+			cur := w.mca
+			if !mcastatus.IsConfigured(w.mca, true) {
+				d.updates[c] = mcastatus.Keep(w.mca, d.in.Now)
+				cur = &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: w.mca.ObjectMeta, Spec: w.mca.Spec, Status: d.updates[c]}
+			}
+			status, failedNow := st.Status, false
+			if status == rollout.Progressing && (rolling || timedOut.Has(c)) {
+				// A cluster whose works are applied but whose add-on stays unhealthy fails.
+				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.healthChecked, deadline, d.in.Now)
+				d.noteRecheck(&after)
+				if failed {
+					d.updates[c] = failedSt
+					cur = &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: w.mca.ObjectMeta, Spec: w.mca.Spec, Status: failedSt}
+					status, failedNow = rollout.Failed, true
+				}
+			}
+			switch {
+			case timedOut.Has(c) && !failedNow:
+				r.timedOut++
+				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+			case status == rollout.Failed:
+				r.failed++
+				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+			case status == rollout.Succeeded && !rolling:
+				r.done++
+			case rolling:
+				r.inProgress++
+			}
+		}
+	}
+	r.complete = r.total > 0 && r.done == r.total
+	if len(r.moved) > 0 {
+		d.events = append(d.events, Event{Reason: "BatchStarted", Message: fmt.Sprintf("placement %s: moving %d cluster(s) to %s: %s", p.key, len(r.moved), describe(target), listed(r.moved))})
+	}
+	return r, true
+}

@@ -1,0 +1,67 @@
+package rolloutplan
+
+// What a placement's rollout strategy means here: defaults, deadlines and soak.
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+)
+
+// DefaultUnhealthyDeadline is how long a cluster whose works are applied may stay unhealthy before
+// its change fails (FailUnhealthy), when its placement's rollout strategy sets no progressDeadline.
+const DefaultUnhealthyDeadline = 5 * time.Minute
+
+// unhealthyDeadline is how long a cluster may stay unhealthy with its works applied: the rollout
+// strategy's progressDeadline, or DefaultUnhealthyDeadline when it has none.
+func unhealthyDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
+	var cfg clusterv1alpha1.RolloutConfig
+	switch {
+	case s.Type == clusterv1alpha1.All && s.All != nil:
+		cfg = s.All.RolloutConfig
+	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
+		cfg = s.Progressive.RolloutConfig
+	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		cfg = s.ProgressivePerGroup.RolloutConfig
+	}
+	if cfg.ProgressDeadline == "" || cfg.ProgressDeadline == "None" {
+		return DefaultUnhealthyDeadline
+	}
+	d, err := time.ParseDuration(cfg.ProgressDeadline)
+	if err != nil || d <= 0 {
+		return DefaultUnhealthyDeadline // sdk-go rejects the strategy; the placement waits
+	}
+	return d
+}
+
+// effectiveStrategy fills what OCM fills before calling sdk-go: type All when unset, and for
+// Progressive without maxConcurrency the placement's clustersPerDecisionGroup (reference §4.3).
+func effectiveStrategy(s clusterv1alpha1.RolloutStrategy, placement *clusterv1beta1.Placement) clusterv1alpha1.RolloutStrategy {
+	out := *s.DeepCopy()
+	if out.Type == "" {
+		out.Type = clusterv1alpha1.All
+	}
+	if out.Type == clusterv1alpha1.Progressive {
+		if out.Progressive == nil {
+			out.Progressive = &clusterv1alpha1.RolloutProgressive{}
+		}
+		mc := out.Progressive.MaxConcurrency
+		if mc.Type == intstr.Int && mc.IntVal == 0 && mc.StrVal == "" && placement != nil {
+			out.Progressive.MaxConcurrency = placement.Spec.DecisionStrategy.GroupStrategy.ClustersPerDecisionGroup
+		}
+	}
+	return out
+}
+
+func minSuccessTime(s clusterv1alpha1.RolloutStrategy) time.Duration {
+	switch {
+	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
+		return s.Progressive.MinSuccessTime.Duration
+	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		return s.ProgressivePerGroup.MinSuccessTime.Duration
+	}
+	// sdk-go ignores minSuccessTime under All.
+	return 0
+}
