@@ -125,6 +125,20 @@ const (
 	ReasonManual = "Manual"
 )
 
+// Day-2 reasons of an install progression (package internal/operations): a person paused or
+// aborted the placement's rollout, or the automatic abort policy did.
+const (
+	// ReasonPaused (Progressing=False): no new cluster starts; clusters in flight finish. Argo CD
+	// shows Suspended; Flux: not Ready and not failed.
+	ReasonPaused = "Paused"
+	// ReasonAborting (Progressing=True): the clusters that moved to the aborted version go back to
+	// the last known good one, paced by maxConcurrency.
+	ReasonAborting = "Aborting"
+	// ReasonAborted (Progressing=False): the rollout was aborted and its clusters are back; Degraded
+	// until the placement's desired configs change (a fix or a revert in Git).
+	ReasonAborted = "Aborted"
+)
+
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one.
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,

@@ -1,0 +1,263 @@
+// Package history is an add-on's version history: per install placement, the last config versions
+// it rolled out, each with its configs (object names and spec hashes), when its rollout started,
+// completed and ended, and how it ended. The controller keeps it in one ConfigMap per add-on (see
+// ConfigMapName), owned by the ClusterManagementAddOn, in its own namespace: not in Git, so Argo
+// CD and Flux neither apply nor prune it, and not in the CMA, whose status schema has no room for it.
+// A version that once completed is a rollback target: changing the placement's configs back to it is
+// a rollback at any moment, however long ago it ran.
+//
+// The record is bounded: at most Limit versions per placement (the newest), and nothing per cluster,
+// so its size does not grow with the fleet. The package is pure: the controller decides with
+// Advance and writes the result; `addonops history` reads it.
+package history
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// DefaultLimit is how many versions per placement the history keeps unless told otherwise
+// (--history-limit).
+const DefaultLimit = 10
+
+// Where the record lives.
+const (
+	// DataKey is the ConfigMap key holding the record as JSON.
+	DataKey = "history.json"
+	// AddonLabel on the ConfigMap says whose history it is (AddonLabelValue of the add-on's name):
+	// `kubectl get configmaps -A -l addonops.io/history-of=ADDON`.
+	AddonLabel = "addonops.io/history-of"
+	// AddonAnnotation holds the add-on's full name (a label value is limited to 63 characters).
+	AddonAnnotation = "addonops.io/addon"
+)
+
+// ConfigMapName is the name of the add-on's history ConfigMap: "addonops-history-<addon>", or,
+// for a name too long for that, the name's first characters and a hash of the whole.
+func ConfigMapName(addon string) string {
+	name := "addonops-history-" + addon
+	if len(name) <= validation.DNS1123SubdomainMaxLength {
+		return name
+	}
+	return name[:validation.DNS1123SubdomainMaxLength-11] + "-" + shortHash(addon)
+}
+
+// AddonLabelValue is the value of AddonLabel for an add-on: its name when that is a valid label
+// value, else a hash of it.
+func AddonLabelValue(addon string) string {
+	if len(validation.IsValidLabelValue(addon)) == 0 {
+		return addon
+	}
+	return "h-" + shortHash(addon)
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+// Config is one config of a version: the object and the spec hash of its content.
+type Config struct {
+	Group     string `json:"group,omitempty"`
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	SpecHash  string `json:"specHash"`
+}
+
+// String names the config as kubectl does: "addondeploymentconfigs.addon.open-cluster-management.io
+// default/cfg-b".
+func (c Config) String() string {
+	res := c.Resource
+	if c.Group != "" {
+		res += "." + c.Group
+	}
+	if c.Namespace != "" {
+		return res + " " + c.Namespace + "/" + c.Name
+	}
+	return res + " " + c.Name
+}
+
+func compareConfigs(a, b Config) int {
+	return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.SpecHash, b.SpecHash))
+}
+
+// Sorted returns configs in the canonical order versions are compared and identified in.
+func Sorted(configs []Config) []Config {
+	out := slices.Clone(configs)
+	slices.SortFunc(out, compareConfigs)
+	return out
+}
+
+// SameConfigs reports whether two config lists are the same version.
+func SameConfigs(a, b []Config) bool { return slices.Equal(Sorted(a), Sorted(b)) }
+
+// VersionID identifies a version by its configs (order does not matter): the first 10 hex digits of
+// a SHA-256 over the sorted configs. The CLI computes it from a progression's desired configs to
+// name the version it pauses, promotes or aborts; the controller from the same configs.
+func VersionID(configs []Config) string {
+	h := sha256.New()
+	for _, c := range Sorted(configs) {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\n", c.Group, c.Resource, c.Namespace, c.Name, c.SpecHash)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:10]
+}
+
+// Result is how a version's rollout ended, or that it has not.
+type Result string
+
+const (
+	// InProgress: the placement's desired version, not (yet) everywhere.
+	InProgress Result = "InProgress"
+	// Succeeded: it runs on every cluster of the placement.
+	Succeeded Result = "Succeeded"
+	// Failed: its rollout stopped on failures (maxFailures) and nothing replaced it yet.
+	Failed Result = "Failed"
+	// RolledBack: the placement's configs went back to an earlier version while this one rolled out
+	// or ran.
+	RolledBack Result = "RolledBack"
+	// Aborted: a person (addonops abort) or the automatic abort policy stopped it and returned its
+	// clusters to the last known good version.
+	Aborted Result = "Aborted"
+	// Superseded: a newer version replaced it.
+	Superseded Result = "Superseded"
+)
+
+// Version is one config version a placement rolled out.
+type Version struct {
+	ID      string   `json:"id"`
+	Configs []Config `json:"configs"`
+	// Kind is Install, Upgrade or Rollback: what rolling it out was.
+	Kind string `json:"kind"`
+	// Started is when the placement's desired configs became this version.
+	Started metav1.Time `json:"started"`
+	// Completed is when it first ran on every cluster of the placement; a completed version is a
+	// rollback target.
+	Completed *metav1.Time `json:"completed,omitempty"`
+	// Ended is when it stopped being the placement's desired version, failed or was aborted.
+	Ended  *metav1.Time `json:"ended,omitempty"`
+	Result Result       `json:"result"`
+	// Message says why it ended as it did (the failed clusters, who aborted it).
+	Message string `json:"message,omitempty"`
+	// Retries counts `addonops retry` restarts of its rollout.
+	Retries int `json:"retries,omitempty"`
+}
+
+// Current reports whether v is still the placement's desired version (not ended otherwise than by
+// failing or being aborted, which keep it desired until the configs change).
+func (v Version) Current() bool {
+	return v.Result == InProgress || v.Result == Succeeded || v.Result == Failed || v.Result == Aborted
+}
+
+// Placement is the history of one install placement.
+type Placement struct {
+	// Placement is "namespace/name".
+	Placement string `json:"placement"`
+	// Versions, oldest first; the last one is the placement's current desired version.
+	Versions []Version `json:"versions"`
+	// RetryToken is the last `addonops retry` request the controller acted on (the value of the
+	// retry annotation for this placement), so that one request restarts a rollout once.
+	RetryToken string `json:"retryToken,omitempty"`
+	// RetriedAt is when it acted on it: failures older than this no longer count.
+	RetriedAt *metav1.Time `json:"retriedAt,omitempty"`
+	// AbortToken is the last abort request acted on (the version ID the abort annotation named).
+	AbortToken string `json:"abortToken,omitempty"`
+}
+
+// Record is an add-on's history.
+type Record struct {
+	Addon      string      `json:"addon"`
+	Placements []Placement `json:"placements"`
+}
+
+// Placement returns the history of placement key ("namespace/name"), or nil.
+func (r *Record) Placement(key string) *Placement {
+	for i := range r.Placements {
+		if r.Placements[i].Placement == key {
+			return &r.Placements[i]
+		}
+	}
+	return nil
+}
+
+// Last returns the placement's current (last) version, or nil.
+func (p *Placement) Last() *Version {
+	if p == nil || len(p.Versions) == 0 {
+		return nil
+	}
+	return &p.Versions[len(p.Versions)-1]
+}
+
+// Find returns the newest version with these configs, or nil.
+func (p *Placement) Find(configs []Config) *Version {
+	if p == nil {
+		return nil
+	}
+	for i := len(p.Versions) - 1; i >= 0; i-- {
+		if SameConfigs(p.Versions[i].Configs, configs) {
+			return &p.Versions[i]
+		}
+	}
+	return nil
+}
+
+// LastKnownGood returns the newest completed version other than the current one (the version an
+// abort returns to), or nil.
+func (p *Placement) LastKnownGood() *Version {
+	if p == nil {
+		return nil
+	}
+	cur := p.Last()
+	for i := len(p.Versions) - 1; i >= 0; i-- {
+		v := &p.Versions[i]
+		if v.Completed != nil && (cur == nil || !SameConfigs(v.Configs, cur.Configs)) {
+			return v
+		}
+	}
+	return nil
+}
+
+// Completed reports whether configs are a version the add-on ran on every cluster of one of its
+// placements: a rollback target.
+func (r *Record) Completed(configs []Config) bool {
+	if r == nil {
+		return false
+	}
+	for i := range r.Placements {
+		for _, v := range r.Placements[i].Versions {
+			if v.Completed != nil && SameConfigs(v.Configs, configs) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Encode returns the record as stored in the ConfigMap.
+func (r *Record) Encode() (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("encoding the version history of %s: %w", r.Addon, err)
+	}
+	return string(b), nil
+}
+
+// Decode reads a stored record. A record that does not parse is an error naming the ConfigMap:
+// the controller reports it and starts a new record rather than guessing.
+func Decode(data string) (*Record, error) {
+	var r Record
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("the version history is not valid JSON of the expected form: %w", err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,155 @@
+package history
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func cfg(name, hash string) Config {
+	return Config{Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs", Namespace: "default", Name: name, SpecHash: hash}
+}
+
+var (
+	a  = []Config{cfg("cfg-a", "aaa")}
+	b  = []Config{cfg("cfg-b", "bbb")}
+	c  = []Config{cfg("cfg-c", "ccc")}
+	t0 = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+)
+
+func at(s int) metav1.Time { return metav1.NewTime(t0.Add(time.Duration(s) * time.Second)) }
+
+func TestVersionID(t *testing.T) {
+	two := []Config{cfg("x", "1"), {Group: "addon.open-cluster-management.io", Resource: "addontemplates", Name: "t", SpecHash: "2"}}
+	rev := []Config{two[1], two[0]}
+	if VersionID(two) != VersionID(rev) {
+		t.Errorf("order changes the id")
+	}
+	if VersionID(a) == VersionID(b) || len(VersionID(a)) != 10 {
+		t.Errorf("ids: %q %q", VersionID(a), VersionID(b))
+	}
+	changed := []Config{cfg("cfg-a", "aab")}
+	if VersionID(a) == VersionID(changed) {
+		t.Errorf("a changed spec hash keeps the id")
+	}
+}
+
+func TestAdvance(t *testing.T) {
+	type step struct {
+		obs  Observation
+		at   int
+		want string // versions as id-less "name:result[:completed]" joined by " "
+	}
+	describe := func(p Placement) string {
+		var parts []string
+		for _, v := range p.Versions {
+			s := v.Configs[0].Name + ":" + string(v.Result)
+			if v.Completed != nil {
+				s += ":c"
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, " ")
+	}
+	cases := []struct {
+		name  string
+		limit int
+		steps []step
+	}{
+		{"install, upgrade, revert after completion", 10, []step{
+			{Observation{Desired: a, Kind: "Install"}, 0, "cfg-a:InProgress"},
+			{Observation{Desired: a, Kind: "Install", State: Complete}, 5, "cfg-a:Succeeded:c"},
+			{Observation{Desired: b, Kind: "Upgrade"}, 10, "cfg-a:Superseded:c cfg-b:InProgress"},
+			{Observation{Desired: b, Kind: "Upgrade", State: Complete}, 15, "cfg-a:Superseded:c cfg-b:Succeeded:c"},
+			{Observation{Desired: a, Kind: "Rollback"}, 20, "cfg-a:Superseded:c cfg-b:RolledBack:c cfg-a:InProgress"},
+			{Observation{Desired: a, Kind: "Rollback", State: Complete}, 25, "cfg-a:Superseded:c cfg-b:RolledBack:c cfg-a:Succeeded:c"},
+		}},
+		{"failed, retried, fixed forward", 10, []step{
+			{Observation{Desired: a, State: Complete}, 0, "cfg-a:Succeeded:c"},
+			{Observation{Desired: b, Kind: "Upgrade", State: Stopped, Message: "c1 failed"}, 5, "cfg-a:Superseded:c cfg-b:Failed"},
+			{Observation{Desired: b, Kind: "Upgrade", State: Busy}, 10, "cfg-a:Superseded:c cfg-b:InProgress"},
+			{Observation{Desired: b, Kind: "Upgrade", State: Stopped}, 15, "cfg-a:Superseded:c cfg-b:Failed"},
+			{Observation{Desired: c, Kind: "Upgrade"}, 20, "cfg-a:Superseded:c cfg-b:Failed cfg-c:InProgress"},
+		}},
+		{"aborted stays aborted until the configs change", 10, []step{
+			{Observation{Desired: a, State: Complete}, 0, "cfg-a:Succeeded:c"},
+			{Observation{Desired: b, Kind: "Upgrade", State: AbortedState, Message: "aborted by addonops abort"}, 5, "cfg-a:Superseded:c cfg-b:Aborted"},
+			{Observation{Desired: b, Kind: "Upgrade", State: Complete}, 6, "cfg-a:Superseded:c cfg-b:Aborted:c"},
+			{Observation{Desired: a, Kind: "Rollback", State: Complete}, 10, "cfg-a:Superseded:c cfg-b:Aborted:c cfg-a:Succeeded:c"},
+		}},
+		{"bounded", 2, []step{
+			{Observation{Desired: a, State: Complete}, 0, "cfg-a:Succeeded:c"},
+			{Observation{Desired: b, State: Complete}, 1, "cfg-a:Superseded:c cfg-b:Succeeded:c"},
+			{Observation{Desired: c, State: Complete}, 2, "cfg-b:Superseded:c cfg-c:Succeeded:c"},
+		}},
+		{"no configs: nothing recorded", 10, []step{
+			{Observation{State: Complete}, 0, ""},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Placement{Placement: "default/p"}
+			for i, s := range tc.steps {
+				p = Advance(p, s.obs, at(s.at), tc.limit)
+				if got := describe(p); got != s.want {
+					t.Fatalf("step %d: got %q, want %q", i, got, s.want)
+				}
+			}
+		})
+	}
+}
+
+func TestAdvanceDoesNotAliasItsInput(t *testing.T) {
+	p := Advance(Placement{}, Observation{Desired: a}, at(0), 10)
+	before := p.Versions[0].Result
+	_ = Advance(p, Observation{Desired: a, State: Complete}, at(1), 10)
+	if p.Versions[0].Result != before {
+		t.Fatalf("Advance changed its input: %s", p.Versions[0].Result)
+	}
+}
+
+func TestQueries(t *testing.T) {
+	p := Placement{Placement: "default/p"}
+	p = Advance(p, Observation{Desired: a, State: Complete}, at(0), 10)
+	p = Advance(p, Observation{Desired: b, State: Complete}, at(1), 10)
+	p = Advance(p, Observation{Desired: c, State: Stopped}, at(2), 10)
+	r := &Record{Addon: "hello", Placements: []Placement{p}}
+	if !r.Completed(a) || !r.Completed(b) || r.Completed(c) {
+		t.Errorf("Completed: a %v b %v c %v", r.Completed(a), r.Completed(b), r.Completed(c))
+	}
+	if lkg := r.Placement("default/p").LastKnownGood(); lkg == nil || lkg.Configs[0].Name != "cfg-b" {
+		t.Errorf("LastKnownGood: %+v", lkg)
+	}
+	if r.Placement("default/q") != nil {
+		t.Errorf("unknown placement found")
+	}
+	enc, err := r.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(enc)
+	if err != nil || !back.Completed(b) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if _, err := Decode(`{"addon": "x", "placements": 3}`); err == nil {
+		t.Errorf("a malformed record decoded")
+	}
+	if _, err := Decode(`{"addon": "x", "bogus": 1}`); err == nil {
+		t.Errorf("an unknown field decoded")
+	}
+}
+
+func TestNames(t *testing.T) {
+	if got := ConfigMapName("hello"); got != "addonops-history-hello" {
+		t.Errorf("ConfigMapName: %s", got)
+	}
+	long := strings.Repeat("a", 250)
+	if got := ConfigMapName(long); len(got) > 253 || got == ConfigMapName(long+"b") {
+		t.Errorf("long ConfigMapName: %d %s", len(got), got)
+	}
+	if AddonLabelValue("hello") != "hello" || len(AddonLabelValue(strings.Repeat("a", 70))) > 63 {
+		t.Errorf("AddonLabelValue")
+	}
+}
