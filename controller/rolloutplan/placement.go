@@ -5,6 +5,8 @@ package rolloutplan
 import (
 	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/operations"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,16 @@ type placementState struct {
 	oldDesir  []mcastatus.Config // the desired configs of the previous decision
 	rollback  bool               // desired is a version the add-on ran successfully (isRollback)
 	problem   bool               // cond names a problem a person must fix (a Warning event)
+
+	// Day-2 state (package operations) and what this decision observed for the history.
+	paused     bool         // no new cluster starts (addonops pause)
+	retriedAt  *metav1.Time // failures older than this are retried (addonops retry)
+	retryToken string       // a retry request acted on in this decision
+	aborted    bool         // the desired version's rollout is aborted (addonops abort, auto-abort)
+	abortToken string       // an abort request acted on in this decision
+	abortMsg   string       // who aborted it and why
+	stopped    bool         // the rollout of the desired version stopped on failures
+	stopMsg    string
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is
@@ -140,12 +152,20 @@ func (d *decider) evaluate(p *placementState) {
 	}
 
 	p.rollback = d.isRollback(p)
+	d.dayTwo(p)
+	if len(p.desired) > 0 && d.abortRequested(p) {
+		d.abort(p, "")
+		return
+	}
 	if p.canary == nil || len(p.desired) == 0 || p.rollback {
 		// Not gated, or a rollback, which never waits for a canary or for the abandoned version's
 		// rollout: every cluster is moved to desired, paced by the placement's strategy.
 		p.target = p.desired
 		r, ok := d.roll(p, p.target)
 		if !ok {
+			return
+		}
+		if d.autoAbort(p, r) {
 			return
 		}
 		if r.complete || p.rollback {
@@ -156,7 +176,11 @@ func (d *decider) evaluate(p *placementState) {
 			p.applied = p.target
 		}
 		p.complete = r.complete
+		p.stopped, p.stopMsg = r.stopped(), r.counts()
 		p.cond = r.condition(d.placementKind(p, p.target), "")
+		if p.paused && !r.complete {
+			p.cond = d.pausedCondition(p, r)
+		}
 		return
 	}
 
@@ -182,8 +206,14 @@ func (d *decider) evaluate(p *placementState) {
 		}
 	}
 	passed, waitMsg, problem := d.canaryVerdict(p, canaryKey, p.desired)
-	if (len(target) == 0 || r.complete || r.stopped()) && !mcastatus.Equal(target, p.desired) && passed {
-		d.events = append(d.events, Event{Reason: "CanaryPassed", Message: fmt.Sprintf("placement %s: canary placement %s runs %s on every cluster; rolling it out", p.key, canaryKey, describe(p.desired))})
+	promoted := !passed && d.requests.Promote[canary.PlacementKey(p.key)] == versionID(p.desired)
+	if (len(target) == 0 || r.complete || r.stopped()) && !mcastatus.Equal(target, p.desired) && (passed || promoted) {
+		if promoted {
+			d.events = append(d.events, Event{Reason: "CanaryPromoted", Message: fmt.Sprintf("placement %s: a person passed the canary gate (annotation %s) for version %s: %s; rolling it out",
+				p.key, operations.PromoteAnnotation, versionID(p.desired), describe(p.desired))})
+		} else {
+			d.events = append(d.events, Event{Reason: "CanaryPassed", Message: fmt.Sprintf("placement %s: canary placement %s runs %s on every cluster; rolling it out", p.key, canaryKey, describe(p.desired))})
+		}
 		target = p.desired
 		// The decision is retaken with the new target; MCA updates of the first pass are replaced.
 		r, ok = d.roll(p, target)
@@ -195,6 +225,12 @@ func (d *decider) evaluate(p *placementState) {
 	if len(target) == 0 {
 		d.holdAll(p)
 		p.cond, p.problem = waitingForCanary(waitMsg), problem
+		if p.paused {
+			p.cond = d.pausedCondition(p, r)
+		}
+		return
+	}
+	if mcastatus.Equal(target, p.desired) && d.autoAbort(p, r) {
 		return
 	}
 	kind := d.placementKind(p, target)
@@ -202,6 +238,12 @@ func (d *decider) evaluate(p *placementState) {
 		p.applied = target
 	}
 	p.complete = r.complete
+	p.stopped, p.stopMsg = mcastatus.Equal(target, p.desired) && r.stopped(), r.counts()
+	defer func() {
+		if p.paused && !r.complete {
+			p.cond = d.pausedCondition(p, r)
+		}
+	}()
 	if !mcastatus.Equal(target, p.desired) && (r.complete || r.stopped()) {
 		state := fmt.Sprintf("%d/%d clusters run the last known good configs", r.done, r.total)
 		if !r.complete {
@@ -211,6 +253,9 @@ func (d *decider) evaluate(p *placementState) {
 		return
 	}
 	note := ""
+	if mcastatus.Equal(target, p.desired) && d.requests.Promote[canary.PlacementKey(p.key)] == versionID(p.desired) && !r.complete {
+		note = fmt.Sprintf("; canary gate passed by a person (annotation %s)", operations.PromoteAnnotation)
+	}
 	if !mcastatus.Equal(target, p.desired) {
 		note = fmt.Sprintf("; rolling out the last known good configs first, then %s once canary placement %s runs it", describe(p.desired), canaryKey)
 	}
@@ -238,6 +283,9 @@ func (d *decider) isRollback(p *placementState) bool {
 // or last known good configs of one of its install progressions, or what a cluster of placement p
 // last applied or still runs.
 func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
+	if d.in.History.Completed(toHistory(v)) {
+		return true
+	}
 	for i := range d.in.CMA.Status.InstallProgressions {
 		lkg, applied, _ := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
 		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
@@ -301,7 +349,7 @@ func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAd
 	switch {
 	case mcastatus.NeverApplied(mca):
 		return addonstatus.Install
-	case p.rollback:
+	case p.rollback || p.aborted:
 		return addonstatus.Rollback
 	}
 	return addonstatus.Upgrade

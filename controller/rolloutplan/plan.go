@@ -72,6 +72,8 @@ package rolloutplan
 import (
 	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/operations"
 	"slices"
 	"strings"
 	"time"
@@ -111,6 +113,12 @@ type Input struct {
 	Works func(namespace string) []*workv1.ManifestWork
 	// Configs resolves config references to spec hashes.
 	Configs ConfigLookup
+	// History is the add-on's version history (package history); nil when none was recorded yet.
+	// A version it lists as completed is a rollback target.
+	History *history.Record
+	// HistoryLimit is how many versions per placement the history keeps (history.DefaultLimit
+	// when 0).
+	HistoryLimit int
 }
 
 // Update is a new status for one MCA.
@@ -132,6 +140,8 @@ type Plan struct {
 	// moved, the canary passed or failed, a rollout failed or finished, a placement waits for a
 	// problem to be fixed), to be recorded on the CMA once the decision is written.
 	Events []Event
+	// History is the add-on's version history after this decision; nil when it did not change.
+	History *history.Record
 }
 
 // Event is a Kubernetes event on the CMA.
@@ -145,7 +155,8 @@ type Event struct {
 func Decide(in Input) Plan {
 	d := &decider{in: in, res: resolver{lookup: in.Configs, memo: map[configref.Ref]lookupResult{}},
 		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
-		healthChecked: mcastatus.HealthChecked(in.CMA), supported: sets.New[configref.GroupResource]()}
+		healthChecked: mcastatus.HealthChecked(in.CMA), supported: sets.New[configref.GroupResource](),
+		requests: operations.Parse(in.CMA.Annotations)}
 	for _, sc := range in.CMA.Spec.SupportedConfigs {
 		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
 	}
@@ -169,6 +180,10 @@ type decider struct {
 	byKey   map[PlacementKey]*placementState
 	owner   map[string]*placementState
 	gatedBy map[PlacementKey][]PlacementKey
+	// requests are the day-2 requests on the add-on (package operations).
+	requests operations.Requests
+	// history is the version history as this decision leaves it.
+	history *history.Record
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
@@ -256,6 +271,7 @@ func (d *decider) decide() Plan {
 		d.rolloutUnplaced(defaultCfgs, states)
 	}
 
+	d.recordHistory(states)
 	for _, p := range states {
 		ip := d.progression(p)
 		d.progressionEvents(p, oldProgression(cma, p.key), &ip)
@@ -266,6 +282,9 @@ func (d *decider) decide() Plan {
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events}
+	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
+		p.History = d.history
+	}
 	for ns, st := range d.updates {
 		m := d.mcas[ns]
 		if equality.Semantic.DeepEqual(m.Status, st) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 // rollResult sums up one placement's rollout.
 type rollResult struct {
 	total, done, inProgress, failed, timedOut int
+	held                                      int // clusters whose turn came while paused
 	breach                                    bool
 	complete                                  bool
 	// failures, timeouts and blocked name the clusters that failed, timed out or cannot be
@@ -154,6 +156,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 	strategy := effectiveStrategy(p.spec.RolloutStrategy, p.placement)
 	soak := minSuccessTime(strategy)
 	deadline := unhealthyDeadline(strategy)
+	retryFailures(statuses, p.retriedAt, deadline)
 	_, result, err := handler.GetRolloutCluster(strategy, statuses)
 	if err != nil {
 		p.wait(addonstatus.ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
@@ -178,6 +181,12 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		c := st.ClusterName
 		_, rolling := inRollout[c]
 		switch {
+		case st.Status == rollout.ToApply && rolling && p.paused && !p.aborted:
+			// Paused: its turn came, but no new cluster starts.
+			r.held++
+			if !mcastatus.IsConfigured(w.mca, false) {
+				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
+			}
 		case st.Status == rollout.ToApply && rolling:
 			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.healthChecked, d.in.Now)
 			d.updates[c] = pushed
@@ -228,4 +237,23 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		d.events = append(d.events, Event{Reason: "BatchStarted", Message: fmt.Sprintf("placement %s: moving %d cluster(s) to %s: %s", p.key, len(r.moved), describe(target), listed(r.moved))})
 	}
 	return r, true
+}
+
+// retryFailures turns the clusters that failed before a retry (addonops retry at retriedAt) back
+// into clusters to apply, so sdk-go schedules them again in batches, paced by the strategy, and
+// their old failures no longer count toward maxFailures. Clusters still in progress that had
+// already timed out then are retried too. A failure after the retry counts as usual.
+func retryFailures(statuses []rollout.ClusterRolloutStatus, retriedAt *metav1.Time, deadline time.Duration) {
+	if retriedAt == nil {
+		return
+	}
+	for i, s := range statuses {
+		if s.LastTransitionTime == nil || !s.LastTransitionTime.Before(retriedAt) {
+			continue
+		}
+		timedOut := s.Status == rollout.Progressing && s.LastTransitionTime.Add(deadline).Before(retriedAt.Time)
+		if s.Status == rollout.Failed || timedOut {
+			statuses[i].Status, statuses[i].LastTransitionTime = rollout.ToApply, nil
+		}
+	}
 }

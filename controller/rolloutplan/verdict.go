@@ -126,6 +126,19 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
 		return
+	case nc.Reason == addonstatus.ReasonPaused || nc.Reason == addonstatus.ReasonAborting:
+		// One event on entering the state: the message's counts change with every batch.
+		if !same {
+			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
+		}
+		return
+	case nc.Reason == addonstatus.ReasonAborted:
+		if !same {
+			d.events = append(d.events, Event{Warning: true, Reason: nc.Reason, Message: msg})
+		}
+		return
+	case oc != nil && oc.Reason == addonstatus.ReasonPaused && nc.Reason != oc.Reason:
+		d.events = append(d.events, Event{Reason: "Resumed", Message: fmt.Sprintf("placement %s: resumed: %s", p.key, nc.Message)})
 	}
 	kind, ok := addonstatus.KindOfReason(nc.Reason)
 	if !ok {

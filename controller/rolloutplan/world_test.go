@@ -27,6 +27,7 @@ import (
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 )
 
 // world is an in-memory hub for multi-step decision tests: Decide's plan is "written" into it, and
@@ -45,6 +46,8 @@ type world struct {
 	refused  map[configref.GroupResource]bool
 	lookups  int
 	lastPlan Plan
+	// history is the add-on's version history as the controller would store it.
+	history *history.Record
 }
 
 var adcGR = configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
@@ -161,7 +164,7 @@ func (w *world) input() Input {
 		mcas = append(mcas, m)
 	}
 	return Input{
-		Now: mcastatus.Now(w.now), CMA: w.cma, Placements: w.placements, Decisions: w, MCAs: mcas,
+		Now: mcastatus.Now(w.now), CMA: w.cma, Placements: w.placements, Decisions: w, MCAs: mcas, History: w.history,
 		Works: func(ns string) []*workv1.ManifestWork {
 			if wk := w.works[ns]; wk != nil {
 				return []*workv1.ManifestWork{wk}
@@ -186,6 +189,9 @@ func (w *world) step() Plan {
 	w.t.Helper()
 	plan := Decide(w.input())
 	w.lastPlan = plan
+	if plan.History != nil {
+		w.history = roundTrip(w.t, plan.History)
+	}
 	w.cma = w.cma.DeepCopy()
 	w.cma.Status = plan.Status
 	for _, u := range plan.Updates {

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -59,7 +61,7 @@ func Advance(p Placement, obs Observation, now metav1.Time, limit int) Placement
 				}
 			}
 		}
-		out.Versions = append(out.Versions, Version{ID: VersionID(obs.Desired), Configs: Sorted(obs.Desired),
+		out.Versions = append(out.Versions, Version{ID: VersionID(obs.Desired), Configs: slices.Clone(obs.Desired),
 			Kind: obs.Kind, Started: now, Result: InProgress})
 		last = out.Last()
 	}

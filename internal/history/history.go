@@ -133,7 +133,8 @@ const (
 
 // Version is one config version a placement rolled out.
 type Version struct {
-	ID      string   `json:"id"`
+	ID string `json:"id"`
+	// Configs in the order the placement's configs resolve (by group/resource, as OCM lists them).
 	Configs []Config `json:"configs"`
 	// Kind is Install, Upgrade or Rollback: what rolling it out was.
 	Kind string `json:"kind"`
