@@ -50,6 +50,7 @@ import (
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 )
 
 // Add-on selection modes (--addons).
@@ -85,6 +86,12 @@ type Options struct {
 	// Only, when set, restricts the controller to these add-on names: tests run several
 	// controllers on one hub, each on its own add-on.
 	Only []string
+	// HistoryNamespace is where the add-ons' version histories are kept (package history): one
+	// ConfigMap per add-on. Empty turns the history off (a revert is then a rollback only while
+	// the install progressions or the clusters still remember the version).
+	HistoryNamespace string
+	// HistoryLimit is how many versions per placement the history keeps. Default history.DefaultLimit.
+	HistoryLimit int
 }
 
 // ConfigGCOptions configure the garbage collection of superseded config versions.
@@ -122,6 +129,9 @@ func (o *Options) Complete() error {
 	if o.Coalesce <= 0 {
 		o.Coalesce = 250 * time.Millisecond
 	}
+	if o.HistoryLimit <= 0 {
+		o.HistoryLimit = history.DefaultLimit
+	}
 	if o.WriteParallelism <= 0 {
 		o.WriteParallelism = 16
 	}
@@ -152,6 +162,12 @@ type Controller struct {
 	// controller wrote and the cache does not show yet (see overlay).
 	writtenCMAs *overlay[*addonv1alpha1.ClusterManagementAddOn]
 	writtenMCAs *overlay[*addonv1alpha1.ManagedClusterAddOn]
+	// writtenHistories overlays the version history ConfigMaps likewise, by name.
+	writtenHistories *overlay[*corev1.ConfigMap]
+
+	// toldMu guards told: events raised once per object version (toldOnce).
+	toldMu sync.Mutex
+	told   map[string]bool
 
 	// rolloutQ is the rollout reconciler's queue, set when it starts: config changes and access
 	// problems reach every add-on's rollout through it.
@@ -172,13 +188,14 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	hub, err := hubcache.New(cfg, hubcache.Options{Addons: opts.Addons, Only: opts.Only, Resync: opts.Resync,
-		DeployTemplates: opts.DeployTemplates != nil})
+		DeployTemplates: opts.DeployTemplates != nil, HistoryNamespace: opts.HistoryNamespace})
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{opts: opts, hub: hub, addon: hub.Clients.Addon,
-		writtenCMAs: newOverlay[*addonv1alpha1.ClusterManagementAddOn](),
-		writtenMCAs: newOverlay[*addonv1alpha1.ManagedClusterAddOn]()}
+		writtenCMAs:      newOverlay[*addonv1alpha1.ClusterManagementAddOn](),
+		writtenMCAs:      newOverlay[*addonv1alpha1.ManagedClusterAddOn](),
+		writtenHistories: newOverlay[*corev1.ConfigMap]()}
 
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
@@ -379,17 +396,33 @@ func (c *Controller) watchRollout(q hubcache.Queue) error {
 			c.writtenCMAs.forget(m.Name)
 		}
 	}
-	return register(
-		registration{c.hub.CMAInformer, cma},
-		registration{c.hub.MCAInformer, cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }, DeleteFunc: func(obj any) {
+	regs := []registration{
+		{c.hub.CMAInformer, cma},
+		{c.hub.MCAInformer, cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }, DeleteFunc: func(obj any) {
 			if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
 				c.writtenMCAs.forget(m.Namespace + "/" + m.Name)
 			}
 			mca(obj)
 		}}},
-		registration{c.hub.PlacementInformer, c.dependents(q)},
-		registration{c.hub.DecisionInformer, c.dependents(q)},
-	)
+		{c.hub.PlacementInformer, c.dependents(q)},
+		{c.hub.DecisionInformer, c.dependents(q)},
+	}
+	if c.hub.HistoryInformer != nil {
+		// A history edited or deleted by a person is read (or started) again.
+		hist := func(obj any) {
+			if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok && cm.Annotations[history.AddonAnnotation] != "" {
+				q.Add(cm.Annotations[history.AddonAnnotation])
+			}
+		}
+		regs = append(regs, registration{c.hub.HistoryInformer, cache.ResourceEventHandlerFuncs{AddFunc: hist, UpdateFunc: func(_, cur any) { hist(cur) },
+			DeleteFunc: func(obj any) {
+				if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok {
+					c.writtenHistories.forget(cm.Name)
+				}
+				hist(obj)
+			}}})
+	}
+	return register(regs...)
 }
 
 // watchProgress: an MCA's progress follows its own changes and its works'.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonops/addonops/controller/configgc"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 )
 
 // configGCDeletions counts the config versions the garbage collector deleted (or, in dry-run mode,
@@ -61,7 +62,7 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 	for _, o := range c.hub.MCAInformer.GetStore().List() {
 		mcas = append(mcas, o.(*addonv1alpha1.ManagedClusterAddOn))
 	}
-	referenced, rolling := configgc.References(cmas, mcas)
+	referenced, rolling := configgc.References(cmas, mcas, c.histories())
 	objects, byRef := versions(c.hub.Configs.Cached())
 	plan := configgc.Decide(configgc.Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
 		Keep: c.opts.ConfigGC.Keep, MinAge: c.opts.ConfigGC.MinAge})
@@ -90,6 +91,21 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 		configGCDeletions.WithLabelValues(d.Group, d.Resource, dry).Inc()
 	}
 	return errors.Join(errs...)
+}
+
+// histories are the add-ons' version histories that can be read (an unreadable one is reported by
+// the rollout reconciler).
+func (c *Controller) histories() []*history.Record {
+	if c.hub.HistoryInformer == nil {
+		return nil
+	}
+	var out []*history.Record
+	for _, o := range c.hub.HistoryInformer.GetStore().List() {
+		if rec, err := history.Decode(o.(*corev1.ConfigMap).Data[history.DataKey]); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // versions lists the cached config objects with config-hash's annotations, and the objects by

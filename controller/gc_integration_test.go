@@ -74,7 +74,9 @@ func TestConfigGarbageCollection(t *testing.T) {
 	e.versionedADC("plain-old", "", "0") // no config-hash annotations: never touched
 	e.placement("p", [][]string{shorts})
 	e.cma(nil, install{placement: "p", config: "plain-old", strategy: progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{})})
-	e.startController(Options{ConfigGC: ConfigGCOptions{Keep: 0, MinAge: -1, Interval: 300 * time.Millisecond}})
+	// A history of one version per placement: older versions are no rollback targets, so the
+	// collector may take them (TestConfigGCKeepsRollbackTargets covers the history).
+	e.startController(Options{ConfigGC: ConfigGCOptions{Keep: 0, MinAge: -1, Interval: 300 * time.Millisecond}, HistoryLimit: 1})
 	e.waitInstalled(60*time.Second, "plain-old", shorts...)
 
 	// 01: install v1; 02: upgrade to v2. v1 is superseded once nothing references it.
@@ -105,7 +107,8 @@ func TestConfigGarbageCollection(t *testing.T) {
 	e.waitDeleted(20*time.Second, "cfg-v2")
 
 	// 04: git revert to v1, which the collector deleted: GitOps applies it again, the rollout
-	// works, and v3 goes once superseded.
+	// works, and v3 goes once superseded. v1 is no longer in the one-version history, so this is
+	// an upgrade.
 	e.versionedADC("cfg-v1", "cfg", "1")
 	e.setConfig("p", "cfg-v1")
 	e.waitUpgraded(60*time.Second, "cfg-v1", shorts...)
@@ -113,4 +116,29 @@ func TestConfigGarbageCollection(t *testing.T) {
 	if !e.adcExists("cfg-v1") {
 		t.Fatal("the version in use was deleted")
 	}
+}
+
+// A version the history lists as completed is a rollback target: the collector keeps it, and a
+// revert to it is a rollback that finds it.
+func TestConfigGCKeepsRollbackTargets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	shorts := []string{"c1", "c2"}
+	e.ensureClusters(shorts...)
+	e.versionedADC("cfg-v1", "cfg", "1")
+	e.versionedADC("cfg-v2", "cfg", "2")
+	e.placement("p", [][]string{shorts})
+	e.cma(nil, install{placement: "p", config: "cfg-v1", strategy: allStrategy})
+	e.startController(Options{ConfigGC: ConfigGCOptions{Keep: 0, MinAge: -1, Interval: 300 * time.Millisecond}})
+	e.waitInstalled(60*time.Second, "cfg-v1", shorts...)
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "2/2 install completed")
+	e.setConfig("p", "cfg-v2")
+	e.waitUpgraded(60*time.Second, "cfg-v2", shorts...)
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+	time.Sleep(2 * time.Second) // several collections
+	if !e.adcExists("cfg-v1") {
+		t.Fatal("cfg-v1, a completed version in the history, was deleted")
+	}
+	e.setConfig("p", "cfg-v1")
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed")
 }

@@ -147,6 +147,9 @@ func (e *env) startController(opts Options) (stop func()) {
 		opts.Coalesce = 50 * time.Millisecond
 	}
 	opts.Only = []string{e.name}
+	if opts.HistoryNamespace == "" {
+		opts.HistoryNamespace = "default"
+	}
 	c, err := New(e.config(), opts)
 	if err != nil {
 		e.t.Fatal(err)

@@ -70,3 +70,16 @@ func (o *overlay[T]) forget(key string) {
 	defer o.mu.Unlock()
 	delete(o.written, key)
 }
+
+// created returns what was written for key when the cache does not show the object at all yet
+// (it was just created).
+func (o *overlay[T]) created(key string) (T, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	e, ok := o.written[key]
+	if !ok || !e.replaced[""] {
+		var zero T
+		return zero, false
+	}
+	return e.obj, true
+}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -52,6 +53,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		}
 	}
 
+	hist, histOK := c.readHistory(cma)
 	plan := rolloutplan.Decide(rolloutplan.Input{
 		Now:        mcastatus.Now(time.Now()),
 		CMA:        cma,
@@ -60,7 +62,18 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		MCAs:       mcas,
 		Works:      func(ns string) []*workv1.ManifestWork { return c.addonWorks(ns, name) },
 		Configs:    c.hub.Configs.Lookup,
+		History:    hist, HistoryLimit: c.opts.HistoryLimit,
 	})
+
+	// The history first: it records what the status and MCAs are about to say (a version
+	// started, completed, rolled back). A failed write does not hold the rollout up; it is
+	// reported and retried.
+	var histErr error
+	if plan.History != nil && histOK {
+		if histErr = c.writeHistory(ctx, cma, plan.History); histErr != nil {
+			c.recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryWriteFailed, histErr.Error())
+		}
+	}
 
 	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
 		updated := cma.DeepCopy()
@@ -106,6 +119,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		}
 	}
 
+	err = errors.Join(err, histErr)
 	after := plan.RecheckAfter
 	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
 		// A config kind may get its CRD later; look again.

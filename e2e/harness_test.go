@@ -154,6 +154,9 @@ func (s *suite) startController(t *testing.T, dir string, opts controller.Option
 	// same file, where a Forbidden fails the suite.
 	klog.SetLogger(logger)
 
+	if opts.HistoryNamespace == "" {
+		opts.HistoryNamespace = configtest.Namespace // where config/ grants the history ConfigMaps
+	}
 	ctrl, err := controller.New(cfg, opts)
 	if err != nil {
 		t.Fatalf("controller: %v", err)

@@ -37,6 +37,7 @@ import (
 	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/registration"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/version"
 )
 
@@ -84,6 +85,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
 	leaderElect := fs.Bool("leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
 	leaderNamespace := fs.String("leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file)")
+	historyNamespace := fs.String("history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else the pod's namespace)")
+	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client and addonops_rollout_* metrics); "0" disables it`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	logFormat := fs.String("log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
@@ -118,6 +121,18 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		if leaseNamespace, err = leaderElectionNamespace(*leaderNamespace); err != nil {
 			return err
 		}
+	}
+	if opts.HistoryLimit < 1 {
+		return fmt.Errorf("--history-limit=%d: want 1 or more versions per placement", opts.HistoryLimit)
+	}
+	opts.HistoryNamespace = *historyNamespace
+	if opts.HistoryNamespace == "" {
+		if opts.HistoryNamespace = *leaderNamespace; opts.HistoryNamespace == "" {
+			opts.HistoryNamespace = podNamespace()
+		}
+	}
+	if opts.HistoryNamespace == "" {
+		return fmt.Errorf("the version history needs a namespace (one ConfigMap per add-on) and the pod's namespace is unknown (POD_NAMESPACE is unset and %s is missing, so this is not a pod): set --history-namespace", inClusterNamespaceFile)
 	}
 
 	var cfg *rest.Config
@@ -245,15 +260,22 @@ func leaderElectionNamespace(flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+	if ns := podNamespace(); ns != "" {
 		return ns, nil
 	}
-	if data, err := os.ReadFile(inClusterNamespaceFile); err == nil {
-		if ns := strings.TrimSpace(string(data)); ns != "" {
-			return ns, nil
-		}
-	}
 	return "", fmt.Errorf("leader election needs the namespace of its Lease, and the pod's namespace is unknown (POD_NAMESPACE is unset and %s is missing, so this is not a pod): set --leader-election-namespace, or --leader-elect=false to run a single replica without leader election", inClusterNamespaceFile)
+}
+
+// podNamespace is the pod's namespace (POD_NAMESPACE or the service account's namespace file), or
+// "" outside a pod.
+func podNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if data, err := os.ReadFile(inClusterNamespaceFile); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	return ""
 }
 
 // setUpLogging makes klog (and controller-runtime, through klog) write text or JSON.

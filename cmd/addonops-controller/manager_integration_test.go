@@ -107,7 +107,7 @@ func TestLeaderElection(t *testing.T) {
 // again when it is back.
 func TestReadyzFollowsHub(t *testing.T) {
 	hub := localhub.ForTest(t)
-	in := startInstance(t, hub, "solo", "--leader-elect=false", "--deploy-templates")
+	in := startInstance(t, hub, "solo", "--leader-elect=false", "--history-namespace=default", "--deploy-templates")
 	waitFor(t, 30*time.Second, "ready", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
 	code, body := in.readyz()
 	for _, check := range []string{"[+]hub ok", "[+]informers ok"} {
@@ -176,7 +176,7 @@ func TestMetricsDuringRollout(t *testing.T) {
 	const addon = "metrics-rollout"
 	c := hub.Clients
 	fx := newRolloutFixture(t, ctx, hub, addon, []string{"metrics-c1", "metrics-c2", "metrics-c3"}, 1)
-	in := startInstance(t, hub, "solo", "--leader-elect=false", "--coalesce=50ms")
+	in := startInstance(t, hub, "solo", "--leader-elect=false", "--history-namespace=default", "--coalesce=50ms")
 	fx.install(t, ctx)
 	// The CMA's progression, for the log: the histogram is fed by its transitions.
 	w, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + addon})

@@ -379,6 +379,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		Workers:          min(16, 4+o.Clusters/200),
 		WriteParallelism: 32,
 		Coalesce:         100 * time.Millisecond,
+		HistoryNamespace: "default",
 	}
 	aopts := simagent.Options{
 		Addons:  addons,

@@ -147,7 +147,7 @@ func TestRegistrationWithComponentRBAC(t *testing.T) {
 	klog.SetLogger(logger)
 	defer klog.ClearLogger()
 	runCtx := klog.NewContext(ctx, logger)
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Only: []string{addon}, Coalesce: 50 * time.Millisecond,
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Only: []string{addon}, Coalesce: 50 * time.Millisecond,
 		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	// client-go's event broadcaster reports a refused event through the global logger.
 	klog.SetLogger(logger)
 	defer klog.ClearLogger()
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond})
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Coalesce: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestConfigGCWithBaseRBAC(t *testing.T) {
 	logger := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(2), textlogger.Output(&log)))
 	klog.SetLogger(logger)
 	defer klog.ClearLogger()
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Coalesce: 50 * time.Millisecond,
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Coalesce: 50 * time.Millisecond,
 		ConfigGC: controller.ConfigGCOptions{Keep: 0, MinAge: -1, Interval: 200 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package configgc
 
 import (
 	"fmt"
+	"github.com/addonops/addonops/internal/history"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +86,20 @@ func TestReferences(t *testing.T) {
 	idle := &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "idle"}}
 	idle.Spec.InstallStrategy.Placements = []addonv1alpha1.PlacementStrategy{{Configs: []addonv1alpha1.AddOnConfig{{ConfigGroupResource: gr, ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "idle"}}}}}
 
-	referenced, rolling := References([]*addonv1alpha1.ClusterManagementAddOn{cma, idle}, []*addonv1alpha1.ManagedClusterAddOn{mca})
-	for _, n := range []string{"default", "spec", "desired", "applied", "lkg", "own", "mca-desired", "mca-applied", "idle"} {
+	// The history lists a completed version (a rollback target) and one that never completed.
+	hc := func(name string) []history.Config {
+		return []history.Config{{Group: adc.Group, Resource: adc.Resource, Namespace: "default", Name: name, SpecHash: "x"}}
+	}
+	done := metav1.Now()
+	hist := &history.Record{Addon: "hello", Placements: []history.Placement{{Placement: "default/p", Versions: []history.Version{
+		{Configs: hc("history-completed"), Completed: &done, Result: history.Superseded},
+		{Configs: hc("history-failed"), Result: history.Failed},
+	}}}}
+	referenced, rolling := References([]*addonv1alpha1.ClusterManagementAddOn{cma, idle}, []*addonv1alpha1.ManagedClusterAddOn{mca}, []*history.Record{hist})
+	if referenced[configref.Ref{GroupResource: adc, Namespace: "default", Name: "history-failed"}] {
+		t.Errorf("a version that never completed is kept for the history")
+	}
+	for _, n := range []string{"default", "spec", "desired", "applied", "lkg", "own", "mca-desired", "mca-applied", "idle", "history-completed"} {
 		if !referenced[configref.Ref{GroupResource: adc, Namespace: "default", Name: n}] {
 			t.Errorf("%s not referenced", n)
 		}
@@ -95,7 +108,7 @@ func TestReferences(t *testing.T) {
 		t.Fatalf("nothing rolls out, got %v", rolling)
 	}
 	mca.Status.Conditions = []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "Upgrading"}}
-	_, rolling = References([]*addonv1alpha1.ClusterManagementAddOn{cma, idle}, []*addonv1alpha1.ManagedClusterAddOn{mca})
+	_, rolling = References([]*addonv1alpha1.ClusterManagementAddOn{cma, idle}, []*addonv1alpha1.ManagedClusterAddOn{mca}, nil)
 	if !rolling[configref.Ref{GroupResource: adc, Namespace: "default", Name: "lkg"}] || rolling[configref.Ref{GroupResource: adc, Namespace: "default", Name: "idle"}] {
 		t.Fatalf("rolling = %v, want every config of hello and none of idle", rolling)
 	}

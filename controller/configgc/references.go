@@ -7,12 +7,15 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 )
 
-// References collects every config the add-ons reference, in spec or status, and those referenced
-// by add-ons that are rolling out: a CMA with an install progression whose Progressing condition is
-// True (under way or waiting for a canary), or one of whose MCAs is under way.
-func References(cmas []*addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alpha1.ManagedClusterAddOn) (referenced, rolling map[configref.Ref]bool) {
+// References collects every config the add-ons reference, in spec or status or as a rollback
+// target in their version history (a version that once completed on a placement: a revert to it
+// must find it), and those referenced by add-ons that are rolling out: a CMA with an install
+// progression whose Progressing condition is True (under way or waiting for a canary), or one of
+// whose MCAs is under way.
+func References(cmas []*addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alpha1.ManagedClusterAddOn, histories []*history.Record) (referenced, rolling map[configref.Ref]bool) {
 	referenced, rolling = map[configref.Ref]bool{}, map[configref.Ref]bool{}
 	byAddon := map[string][]configref.Ref{}
 	busy := map[string]bool{}
@@ -51,6 +54,18 @@ func References(cmas []*addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alp
 			}
 			if meta.IsStatusConditionTrue(ip.Conditions, addonstatus.ConditionProgressing) {
 				busy[cma.Name] = true
+			}
+		}
+	}
+	for _, rec := range histories {
+		for _, p := range rec.Placements {
+			for _, v := range p.Versions {
+				if v.Completed == nil {
+					continue
+				}
+				for _, c := range v.Configs {
+					add(rec.Addon, addonv1alpha1.ConfigGroupResource{Group: c.Group, Resource: c.Resource}, c.Namespace, c.Name)
+				}
 			}
 		}
 	}

@@ -65,7 +65,7 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	cfg.QPS, cfg.Burst = 500, 1000
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, Only: []string{addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
 		DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: o.caRecheck}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ package hubcache
 import (
 	"context"
 	"fmt"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,9 @@ type Options struct {
 	// ManifestWorks with their manifests (otherwise the cache drops them, most of a work's size),
 	// AddOnTemplates and AddOnDeploymentConfigs from the start, and add-on RoleBindings and CSRs.
 	DeployTemplates bool
+	// HistoryNamespace, when set, caches the add-ons' version history ConfigMaps (package
+	// history) in that namespace.
+	HistoryNamespace string
 }
 
 // Clients are the typed clients the reconcilers write with.
@@ -109,6 +113,8 @@ type Cache struct {
 	clusterFactory clusterinformers.SharedInformerFactory
 	workFactory    workinformers.SharedInformerFactory
 	kubeFactory    kubeinformers.SharedInformerFactory
+	// historyFactory caches the version history ConfigMaps (Options.HistoryNamespace), or is nil.
+	historyFactory kubeinformers.SharedInformerFactory
 
 	CMAs       addonlisters.ClusterManagementAddOnLister
 	MCAs       addonlisters.ManagedClusterAddOnLister
@@ -130,6 +136,9 @@ type Cache struct {
 	ADCInformer         cache.SharedIndexInformer
 	RoleBindingInformer cache.SharedIndexInformer
 	CSRInformer         cache.SharedIndexInformer
+	// With Options.HistoryNamespace only (nil otherwise): the version history ConfigMaps.
+	HistoryInformer cache.SharedIndexInformer
+	Histories       corelisters.ConfigMapNamespaceLister
 
 	mu          sync.Mutex
 	started     bool
@@ -218,6 +227,10 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		if c.ADCInformer, err = c.Configs.Watch(configref.AddOnDeploymentConfigs); err != nil {
 			return nil, err
 		}
+	}
+
+	if opts.HistoryNamespace != "" {
+		c.watchHistories(opts.HistoryNamespace)
 	}
 
 	if err := c.MCAInformer.AddIndexers(cache.Indexers{

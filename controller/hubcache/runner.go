@@ -116,6 +116,9 @@ func (c *Cache) Run(parent context.Context) error {
 	c.clusterFactory.Start(ctx.Done())
 	c.workFactory.Start(ctx.Done())
 	c.kubeFactory.Start(ctx.Done())
+	if c.historyFactory != nil {
+		c.historyFactory.Start(ctx.Done())
+	}
 	c.Configs.start(ctx)
 	defer c.shutdown()
 
@@ -175,6 +178,9 @@ func (c *Cache) waitForSync(ctx context.Context) bool {
 		func(stop <-chan struct{}) bool { return allSynced(c.clusterFactory.WaitForCacheSync(stop)) },
 		func(stop <-chan struct{}) bool { return allSynced(c.workFactory.WaitForCacheSync(stop)) },
 		func(stop <-chan struct{}) bool { return allSynced(c.kubeFactory.WaitForCacheSync(stop)) },
+		func(stop <-chan struct{}) bool {
+			return c.historyFactory == nil || allSynced(c.historyFactory.WaitForCacheSync(stop))
+		},
 	} {
 		if !synced(ctx.Done()) {
 			return false

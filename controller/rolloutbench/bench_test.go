@@ -428,7 +428,7 @@ func startController(kubeconfig string) (*controllerProcess, error) {
 		return nil, err
 	}
 	// One process, no Lease; no fixed ports that another process on the machine may hold.
-	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self", "--leader-elect=false",
+	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self", "--leader-elect=false", "--history-namespace=default",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, append(strings.Fields(*controllerArgs), strings.Fields(*moreArgs)...)...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
