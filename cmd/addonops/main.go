@@ -1,26 +1,33 @@
-// Command addonops shows where an add-on's rollout stands on an OCM hub:
+// Command addonops shows and steers the rollout of OCM add-ons managed by addonops:
 //
-//	addonops status ADDON [--watch [--timeout D]] [-o json|yaml] [kubectl connection flags]
+//	addonops status ADDON [--watch [--timeout D]] [-o json|yaml]
+//	addonops pause ADDON [--placement NS/NAME]
+//	addonops resume ADDON [--placement NS/NAME]
+//	addonops promote ADDON --placement NS/NAME
+//	addonops retry ADDON [--placement NS/NAME]
+//	addonops abort ADDON [--placement NS/NAME] | --auto=true|false
+//	addonops history ADDON [--placement NS/NAME] [-n NAMESPACE] [-o json|yaml]
+//	addonops completion bash|zsh|fish|powershell
 //
-// It reads the hub like kubectl (--kubeconfig, --context, $KUBECONFIG, ...). Installed as
+// It reaches the hub like kubectl (--kubeconfig, --context, $KUBECONFIG, ...). Installed as
 // kubectl-addonops on the PATH it is a kubectl plugin: `kubectl addonops status ADDON`.
 //
-// Exit codes: 0 success (with --watch: the rollout succeeded); 1 the rollout failed (--watch);
-// 2 --timeout passed before the rollout finished (--watch); 3 anything else (bad usage, add-on
-// not found, hub unreachable).
+// Every day-2 command (pause, resume, promote, retry, abort) writes one annotation on the
+// ClusterManagementAddOn, exactly as documented in internal/operations, so a GitOps user can
+// commit the same annotation instead.
+//
+// Exit codes: 0 success (with status --watch: the rollout succeeded); 1 the rollout failed
+// (status --watch); 2 --timeout passed before the rollout finished (status --watch); 3 anything
+// else (bad usage, add-on not found, hub unreachable, a request refused).
 package main
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/addonops/addonops/internal/version"
 )
 
 // Exit codes.
@@ -46,39 +53,6 @@ func programName(argv0 string) string {
 		return "addonops"
 	}
 	return base
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	prog := programName(args[0])
-	if len(args) < 2 {
-		usage(stderr, prog)
-		return exitError
-	}
-	switch args[1] {
-	case "status":
-		return runStatus(prog, args[2:], stdout, stderr)
-	case "help", "-h", "--help":
-		usage(stdout, prog)
-		return exitOK
-	case "version", "--version":
-		fmt.Fprintln(stdout, version.String(prog))
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "%s: unknown command %q\n\n", prog, args[1])
-	usage(stderr, prog)
-	return exitError
-}
-
-func usage(w io.Writer, prog string) {
-	fmt.Fprintf(w, `%[1]s shows the rollout of OCM add-ons managed by addonops.
-
-Usage:
-  %[1]s status ADDON [flags]   per placement: clusters done/total, in progress, failed and timed
-                              out, config versions (desired, last applied, last known good),
-                              canary state and failed clusters
-
-Run '%[1]s status --help' for the flags.
-`, prog)
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM, so --watch stops cleanly.
