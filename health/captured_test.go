@@ -70,11 +70,12 @@ func (c capture) file() string {
 // a fix-forward to a new version that completes, an upgrade that fails on its first cluster
 // (maxFailures 0) and is reverted in Git (a rollback, caught under way and done), an upgrade whose
 // add-on stays unhealthy after its works applied, a ManagedClusterAddOn whose own config does not
-// exist, a version the add-on manager cannot render, the switch to install strategy Manual, and an add-on whose placement and config do not
-// exist. At each phase it takes the ClusterManagementAddOn, ManagedClusterAddOns and ManifestWorks
-// the controller and the simulated agents wrote, checks the Lua scripts, the Flux expressions and
-// the status command's verdicts on them, and compares them with the captured testdata
-// (normalized: no UIDs, resource versions or timestamps). With -update it rewrites that testdata
+// exist, a version the add-on manager cannot render, the switch to install strategy Manual, an
+// add-on whose placement and config do not exist, and an add-on gated by a canary placement that
+// does not exist. At each phase it takes the ClusterManagementAddOn, ManagedClusterAddOns and
+// ManifestWorks the controller and the simulated agents wrote, checks the Lua scripts, the Flux
+// expressions and the status command's verdicts on them, and compares them with the captured
+// testdata (normalized: no UIDs, resource versions or timestamps). With -update it rewrites that testdata
 // and the captured entries of the health_test.yaml files; the Argo CD tests then run on them like
 // on the hand-written ones. So the health checks and the controller cannot drift apart unnoticed.
 func TestCapturedFromController(t *testing.T) {
@@ -296,6 +297,32 @@ func TestCapturedFromController(t *testing.T) {
 		ready: func(u *unstructured.Unstructured) bool {
 			st := fmt.Sprint(u.Object["status"])
 			return strings.Contains(st, addonstatus.ReasonPlacementNotFound) && strings.Contains(st, addonstatus.ReasonConfigurationNotFound)
+		}})
+
+	// A third add-on gated by a canary placement that does not exist: its placement waits for a
+	// canary that cannot pass without help, so the controller reports WaitingForCanary with
+	// Progressing=False, which every check calls Degraded.
+	gated := &addonv1alpha1.ClusterManagementAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: "gated", Annotations: map[string]string{
+			addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue,
+			"addonops.io/canary-placements":           `{"hello/all": "hello/no-such-canary"}`}},
+		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
+			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}}},
+			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{
+				{PlacementRef: addonv1alpha1.PlacementRef{Namespace: "hello", Name: "all"}, Configs: []addonv1alpha1.AddOnConfig{{
+					ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"},
+					ConfigReferent:      addonv1alpha1.ConfigReferent{Namespace: "hello", Name: v1},
+				}}},
+			}},
+		},
+	}
+	s.Track("gated")
+	if _, err := hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(s.Ctx, gated, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	take(capture{phase: "canary-missing", label: "cma", gvr: cmaGVR, name: "gated", want: "Degraded",
+		ready: func(u *unstructured.Unstructured) bool {
+			return strings.Contains(fmt.Sprint(u.Object["status"]), addonstatus.ReasonWaitingForCanary)
 		}})
 
 	if *update {

@@ -138,8 +138,9 @@ func TestArgoHealthScripts(t *testing.T) {
 	}
 }
 
-// fluxFor maps an Argo CD verdict to the kstatus status the Flux expressions must give.
-var fluxFor = map[string]string{"Healthy": "Current", "Progressing": "InProgress", "Degraded": "Failed"}
+// fluxFor maps an Argo CD verdict to the kstatus status the Flux expressions must give. Flux has
+// no Suspended: a paused rollout is not Ready and not failed, so Flux keeps waiting (InProgress).
+var fluxFor = map[string]string{"Healthy": "Current", "Progressing": "InProgress", "Suspended": "InProgress", "Degraded": "Failed"}
 
 // TestFluxHealthCheckExprs evaluates the Flux example's healthCheckExprs with Flux's own evaluator
 // on every testdata object and checks that Flux agrees with Argo CD (see fluxAgrees).
@@ -159,9 +160,9 @@ func TestFluxHealthCheckExprs(t *testing.T) {
 }
 
 // fluxAgrees checks the Flux verdict on obj against the Argo CD status argo: Current where Argo CD
-// says Healthy, Failed where Degraded, InProgress where Progressing. An object without any status
-// yet cannot be evaluated (CEL cannot test for a missing top-level variable): Flux reports Unknown
-// and keeps waiting, which is accepted only where Argo CD says Progressing.
+// says Healthy, Failed where Degraded, InProgress where Progressing or Suspended. An object without
+// any status yet cannot be evaluated (CEL cannot test for a missing top-level variable): Flux
+// reports Unknown and keeps waiting, which is accepted only where Argo CD says Progressing.
 func fluxAgrees(checks *FluxChecks, obj *unstructured.Unstructured, argo string) error {
 	got, evalErr, ok := checks.Status(obj)
 	if !ok {

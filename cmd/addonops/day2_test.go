@@ -600,7 +600,7 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout lacks %q:\n%s%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
 		}
 	}
-	if r := plain("status", "--help"); r.code != exitOK || !strings.Contains(r.stderr, "Usage: addonops status ADDON [flags]") {
+	if r := plain("status", "--help"); r.code != exitOK || !strings.Contains(r.stdout+r.stderr, "Usage: addonops status [ADDON] [flags]") {
 		t.Errorf("status --help: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := plain(); r.code != exitError || !strings.Contains(r.stderr, "Day-2 operations") {

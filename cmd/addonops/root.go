@@ -73,9 +73,10 @@ func (c *cli) rootCommand() *cobra.Command {
 		Long: fmt.Sprintf(`%[1]s shows and steers the rollout of OCM add-ons managed by addonops.
 
 Rollout:
+  %[1]s status [flags]          every add-on on the hub: who manages it, placements, done/total, state
   %[1]s status ADDON [flags]    per placement: clusters done/total, in progress, failed and timed
                               out, config versions (desired, last applied, last known good),
-                              canary state and failed clusters
+                              canary state and failed clusters; --clusters: one line per cluster
   %[1]s history ADDON [flags]   the config versions each placement rolled out, oldest first
 
 Day-2 operations: each writes one annotation on the ClusterManagementAddOn ADDON; committing the
@@ -138,10 +139,11 @@ Exit codes: 0 ok; 1 the rollout failed and 2 --timeout passed (status --watch); 
 // exit code, which keeps its exit codes and its --help.
 func (c *cli) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "status ADDON [flags]",
+		Use:     "status [ADDON] [flags]",
 		GroupID: groupRollout,
 		Short:   "Show where the rollout of an add-on stands (--watch to follow it)",
-		Long: `Shows the rollout of the ClusterManagementAddOn ADDON per placement.
+		Long: `Without ADDON, lists every ClusterManagementAddOn on the hub; with ADDON, shows its rollout per
+placement (--clusters: per cluster).
 Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.`,
 		DisableFlagParsing: true,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -152,7 +154,7 @@ Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeou
 			}
 			if strings.HasPrefix(toComplete, "-") {
 				var out []cobra.Completion
-				for _, f := range []string{"--watch", "--timeout", "--interval", "--output"} {
+				for _, f := range []string{"--watch", "--timeout", "--interval", "--output", "--clusters"} {
 					if strings.HasPrefix(f, toComplete) {
 						out = append(out, f)
 					}

@@ -39,6 +39,8 @@ type statusOptions struct {
 	timeout  time.Duration
 	interval time.Duration
 	output   string
+	// clusters: the per-cluster view (also -o wide).
+	clusters bool
 }
 
 func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
@@ -48,14 +50,17 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVarP(&o.watch, "watch", "w", false, "redraw until the rollout finishes; exit 0 when it succeeded, 1 when it failed, 2 at --timeout")
 	fs.DurationVar(&o.timeout, "timeout", 0, "with --watch: give up after this long (exit 2); 0 waits forever")
 	fs.DurationVar(&o.interval, "interval", 2*time.Second, "with --watch: how often to read the hub")
-	fs.StringVarP(&o.output, "output", "o", "", "output format: json or yaml (default: text for people)")
+	fs.StringVarP(&o.output, "output", "o", "", "output format: json, yaml or wide (default: text for people; wide: with ADDON the per-cluster view, like --clusters; without, more columns)")
+	fs.BoolVar(&o.clusters, "clusters", false, "with ADDON: one line per cluster (placement, desired and running configs, state, reason, since, completed)")
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	fs.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	overrides := &clientcmd.ConfigOverrides{}
 	clientcmd.BindOverrideFlags(overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s status ADDON [flags]\n\nShows the rollout of the ClusterManagementAddOn ADDON.\n"+
-			"Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.\n\nFlags:\n%s", prog, fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: %[1]s status [ADDON] [flags]\n\nWithout ADDON: every ClusterManagementAddOn on the hub, one line each (who manages it, placements,\n"+
+			"clusters done/total, state). With ADDON: the rollout of that ClusterManagementAddOn; with --clusters\n"+
+			"(or -o wide) cluster by cluster.\n"+
+			"Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.\n\nFlags:\n%[2]s", prog, fs.FlagUsages())
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -63,14 +68,17 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitError
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "%s status: want exactly one add-on name (the ClusterManagementAddOn), got %d arguments\n", prog, fs.NArg())
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "%s status: want at most one add-on name (the ClusterManagementAddOn), got %d arguments\n", prog, fs.NArg())
 		fs.Usage()
 		return exitError
 	}
 	switch {
-	case o.output != "" && o.output != "json" && o.output != "yaml":
-		fmt.Fprintf(stderr, "%s status: --output %q: want json or yaml\n", prog, o.output)
+	case o.output != "" && o.output != "json" && o.output != "yaml" && o.output != "wide":
+		fmt.Fprintf(stderr, "%s status: --output %q: want json, yaml or wide\n", prog, o.output)
+		return exitError
+	case fs.NArg() == 0 && (o.watch || o.clusters):
+		fmt.Fprintf(stderr, "%s status: --watch and --clusters need an add-on name (the ClusterManagementAddOn)\n", prog)
 		return exitError
 	case o.timeout < 0 || o.interval <= 0:
 		fmt.Fprintf(stderr, "%s status: --timeout must be >= 0 and --interval > 0\n", prog)
@@ -79,8 +87,6 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s status: --timeout only makes sense with --watch\n", prog)
 		return exitError
 	}
-	addon := fs.Arg(0)
-
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s status: loading the hub's kubeconfig: %v\n", prog, err)
@@ -94,7 +100,10 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return watchStatus(ctx, prog, addon, o, hub, stdout, stderr)
+	if fs.NArg() == 0 {
+		return listStatus(ctx, prog, o, hub, stdout, stderr)
+	}
+	return watchStatus(ctx, prog, fs.Arg(0), o, hub, stdout, stderr)
 }
 
 // watchStatus prints the add-on's status once, or with --watch until the rollout finishes.
@@ -103,7 +112,7 @@ func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *
 	if o.timeout > 0 {
 		deadline = time.Now().Add(o.timeout)
 	}
-	d := &drawer{w: stdout, format: o.output, tty: isTerminal(stdout) && o.watch, interval: o.interval}
+	d := &drawer{w: stdout, format: o.output, tty: isTerminal(stdout) && o.watch, interval: o.interval, clusters: o.clusters || o.output == "wide"}
 	first := true
 	for {
 		in, err := hub.read(ctx, addon)
@@ -163,6 +172,7 @@ type drawer struct {
 	format   string
 	tty      bool
 	interval time.Duration
+	clusters bool // text: the per-cluster view
 	last     []byte
 	frames   int
 }
@@ -200,7 +210,11 @@ func (d *drawer) draw(v rolloutview.View, now time.Time) error {
 		} else if d.frames > 0 {
 			fmt.Fprintf(&buf, "\n--- %s\n", now.Format(time.TimeOnly))
 		}
-		if err := rolloutview.Render(&buf, v, now); err != nil {
+		render := rolloutview.Render
+		if d.clusters {
+			render = rolloutview.RenderClusters
+		}
+		if err := render(&buf, v, now); err != nil {
 			return err
 		}
 		if d.tty {

@@ -24,6 +24,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
@@ -85,7 +86,7 @@ func TestWatchSucceeds(t *testing.T) {
 	}
 	frames := strings.Split(r.stdout, "\n--- ")
 	last := frames[len(frames)-1]
-	for _, want := range []string{"rollout: Succeeded", "PLACEMENT watch-ok/all   Healthy (InstallSucceed", "[########################] 2/2 done, 0 in progress, 0 failed, 0 timed out", "desired:         hello-config@"} {
+	for _, want := range []string{"rollout: Succeeded", "PLACEMENT watch-ok/all   Healthy (InstallSucceed", "[########################] 2/2 done, 0 in progress, 0 failed, 0 timed out", "desired:         watch-ok/" + v1, "versions: desired "} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last frame lacks %q:\n%s", want, last)
 		}
@@ -252,14 +253,14 @@ func TestRollback(t *testing.T) {
 		t.Fatalf("--watch: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	frames := strings.Split(r.stdout, "\n--- ")
-	for _, want := range []string{"RollingBack", "rollback to hello-config@"} {
+	for _, want := range []string{"RollingBack", "rollback to version " + v.Placements[0].DesiredVersion + " (rollback/" + v1 + ")"} {
 		if !strings.Contains(frames[0], want) {
 			t.Errorf("first frame lacks %q:\n%s", want, frames[0])
 		}
 	}
 	last := frames[len(frames)-1]
 	for _, want := range []string{"rollout: Succeeded", "Healthy (RollbackSucceeded", "2/2 rollback completed with no errors.",
-		"rollback to hello-config@" + spechash.Short(specHashOf(t, s, v1)) + ": succeeded", "    rb1  done  RollbackSucceeded\n"} {
+		"rollback to version " + versionOf(t, s, v1) + " (rollback/" + v1 + "): succeeded", "    rb1  done  RollbackSucceeded\n"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("last frame lacks %q:\n%s", want, last)
 		}
@@ -285,6 +286,13 @@ func specHashOf(t *testing.T, s *rolloutsim.Scenario, name string) string {
 	return ""
 }
 
+// versionOf is the version id (history.VersionID) of the add-on's one config, as the controller
+// reports its spec hash.
+func versionOf(t *testing.T, s *rolloutsim.Scenario, name string) string {
+	t.Helper()
+	return history.VersionID([]history.Config{{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs", Namespace: s.Addon, Name: name, SpecHash: specHashOf(t, s, name)}})
+}
+
 // TestUsageErrors: exit 3 with a message that says what is wrong.
 func TestUsageErrors(t *testing.T) {
 	hub := localhub.ForTest(t)
@@ -293,8 +301,10 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"nope", "--kubeconfig", hub.Kubeconfig}, `clustermanagementaddons.addon.open-cluster-management.io "nope" not found`},
-		{[]string{"--kubeconfig", hub.Kubeconfig}, "want exactly one add-on name"},
-		{[]string{"a", "-o", "xml"}, `--output "xml": want json or yaml`},
+		{[]string{"a", "b", "--kubeconfig", hub.Kubeconfig}, "want at most one add-on name"},
+		{[]string{"-o", "xml"}, `--output "xml": want json, yaml or wide`},
+		{[]string{"--watch", "--kubeconfig", hub.Kubeconfig}, "--watch and --clusters need an add-on name"},
+		{[]string{"--clusters"}, "--watch and --clusters need an add-on name"},
 		{[]string{"a", "--timeout", "1s"}, "--timeout only makes sense with --watch"},
 		{[]string{"a", "--kubeconfig", filepath.Join(t.TempDir(), "missing")}, "loading the hub's kubeconfig"},
 	} {
@@ -337,7 +347,7 @@ func TestKubeconfigContext(t *testing.T) {
 			t.Errorf("deleting ClusterManagementAddOn manual: %v", err)
 		}
 	})
-	if r := status("manual", "--kubeconfig", path, "--context", "hub"); r.code != exitOK || !strings.Contains(r.stdout, "ADD-ON manual   install strategy: Manual   rollout: Succeeded") {
+	if r := status("manual", "--kubeconfig", path, "--context", "hub"); r.code != exitOK || !strings.Contains(r.stdout, "ADD-ON manual   install strategy: Manual   rollout: Succeeded   managed by: addon-manager") {
 		t.Errorf("--context hub: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	t.Setenv("KUBECONFIG", path)

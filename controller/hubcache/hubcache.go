@@ -40,6 +40,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -318,11 +319,7 @@ func (c *Cache) Selected(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 // reconcilers alike: AddonsAll takes every CMA, AddonsSelf those annotated
 // addon.open-cluster-management.io/lifecycle with any value but "addon-manager".
 func Selects(addons string, cma *addonv1alpha1.ClusterManagementAddOn) bool {
-	if addons == AddonsAll {
-		return true
-	}
-	v, ok := cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey]
-	return ok && v != addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue
+	return addons == AddonsAll || addonstatus.SelfManaged(cma)
 }
 
 // AddonWorks returns the ManifestWorks in namespace labelled with the add-on's name, sorted by

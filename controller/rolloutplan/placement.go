@@ -224,7 +224,7 @@ func (d *decider) evaluate(p *placementState) {
 	p.target, p.lkg = target, target
 	if len(target) == 0 {
 		d.holdAll(p)
-		p.cond, p.problem = waitingForCanary(waitMsg), problem
+		p.cond, p.problem = waitingForCanary(waitMsg, problem), problem
 		if p.paused {
 			p.cond = d.pausedCondition(p, r)
 		}
@@ -249,7 +249,9 @@ func (d *decider) evaluate(p *placementState) {
 		if !r.complete {
 			state = "the rollout of the last known good configs stopped: " + r.counts()
 		}
-		p.cond, p.problem = waitingForCanary(state+"; "+waitMsg), problem
+		// Stopped on failures: a person must act (fix forward through the canary, or revert).
+		blocked := problem || !r.complete
+		p.cond, p.problem = waitingForCanary(state+"; "+waitMsg, blocked), blocked
 		return
 	}
 	note := ""
@@ -353,10 +355,6 @@ func (d *decider) mcaKind(p *placementState, mca *addonv1alpha1.ManagedClusterAd
 		return addonstatus.Rollback
 	}
 	return addonstatus.Upgrade
-}
-
-func waitingForCanary(msg string) metav1.Condition {
-	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonWaitingForCanary, Message: msg}
 }
 
 // holdAll keeps every MCA of a placement that has nothing proven to move to: those that do not run

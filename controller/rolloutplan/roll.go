@@ -35,6 +35,15 @@ func (r rollResult) stopped() bool {
 	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0)
 }
 
+// notConfigurable reports whether the rollout cannot go on by itself because the only clusters
+// left cannot be configured: none in progress, failed or timed out, and every cluster not done has
+// an MCA that cannot be configured (clusters still without MCA will get one, so they keep it busy).
+// Its reason, ClustersNotConfigurable, names no kind of change (addonstatus.KindOfReason): a
+// decision that reads the kind from the previous reason (isRollback, placementKind) sees none.
+func (r rollResult) notConfigurable() bool {
+	return !r.complete && len(r.blocked) > 0 && r.inProgress == 0 && r.failed+r.timedOut == 0 && r.done+len(r.blocked) == r.total
+}
+
 // maxListed bounds the clusters a progression message names per list.
 const maxListed = 5
 
@@ -79,6 +88,9 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 	case r.failed+r.timedOut > 0 && r.inProgress == 0:
 		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
 			Message: fmt.Sprintf("%s failed: %s%s", noun, r.counts(), note)}
+	case r.notConfigurable():
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonClustersNotConfigurable,
+			Message: fmt.Sprintf("%s cannot complete: the clusters left cannot be configured; %s%s", noun, r.counts(), note)}
 	case r.total == 0:
 		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 			Message: fmt.Sprintf("%s... no cluster selected yet%s", verb, note)}

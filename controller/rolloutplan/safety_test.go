@@ -398,9 +398,10 @@ func TestUnsupportedMCAConfig(t *testing.T) {
 	w.expectProgression(p, addonstatus.ReasonInstalling, "1 cannot be configured; cannot be configured: c1 (Configuration with gvr example.io/widgets", "a", "", "")
 	w.agent("c2", succeed)
 	w.step()
-	// The placement never completes while a cluster cannot be configured.
-	if r := ProgressingOf(w.progression(p)); r.Status != metav1.ConditionTrue {
-		t.Fatalf("progression completed with an unconfigurable cluster: %+v", r)
+	// The placement never completes while a cluster cannot be configured; once that cluster is all
+	// that is left, it says so (Progressing=False: a person must act).
+	if r := ProgressingOf(w.progression(p)); r.Status != metav1.ConditionFalse || r.Reason != addonstatus.ReasonClustersNotConfigurable {
+		t.Fatalf("progression with only an unconfigurable cluster left: %+v, want Progressing=False %s", r, addonstatus.ReasonClustersNotConfigurable)
 	}
 }
 

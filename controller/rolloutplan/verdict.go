@@ -5,6 +5,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
@@ -19,7 +20,10 @@ import (
 // configs (seed 000: the canary placement is only a reference and need not be an install
 // placement). Otherwise waitMsg says what it waits for, and problem is true when the canary cannot
 // pass without a person's help: the placement is missing or selects no cluster, a cluster has no
-// MCA, or a cluster gets its configs only from p itself, which waits for the canary.
+// MCA and no install placement will create one (none of this add-on's install placements selects
+// it), a cluster gets its configs only from p itself, which waits for the canary, or the canary is
+// an install placement whose own rollout is Degraded (failed, stopped, its clusters cannot be
+// configured: addonstatus.ClassOf).
 func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []mcastatus.Config) (passed bool, waitMsg string, problem bool) {
 	clusters, err := d.canaryClusters(canaryKey)
 	if err != "" {
@@ -30,13 +34,15 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []m
 	for _, c := range clusters {
 		mca := d.status(c)
 		switch {
-		case mca == nil:
-			missing = append(missing, c)
-		case runs(mca, v):
+		case mca != nil && runs(mca, v):
 			done++
 		case d.owner[c] == p:
 			own = append(own, c)
+		case mca == nil && d.owner[c] == nil:
+			missing = append(missing, c)
 		default:
+			// Includes a cluster of another install placement whose MCA is not created yet: the
+			// install reconciler is about to.
 			pending = append(pending, c)
 		}
 	}
@@ -53,7 +59,25 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []m
 	if len(own) > 0 {
 		msg += fmt.Sprintf("; %s get their configs from placement %s, which waits for this canary: give them the configs another way (list the canary placement in spec.installStrategy.placements after %s, or set the ManagedClusterAddOn's spec.configs)", listed(own), p.key, p.key)
 	}
-	return false, msg, len(missing) > 0 || len(own) > 0
+	degraded := false
+	if s := d.byKey[canaryKey]; s != nil && s != p && addonstatus.ClassOf(s.cond.Status, s.cond.Reason) == addonstatus.ClassDegraded {
+		degraded = true
+		msg += fmt.Sprintf("; canary placement %s is Degraded (%s): no version passes it until that is fixed (a fix or a revert of its configs in Git)", canaryKey, s.cond.Reason)
+	}
+	return false, msg, len(missing) > 0 || len(own) > 0 || degraded
+}
+
+// waitingForCanary is the Progressing condition of a gated placement that waits for its canary:
+// WaitingForCanary with Progressing=True while time will bring the canary to the desired configs,
+// False when blocked: the canary cannot pass without a person's help (canaryVerdict's problem) or
+// the placement's own rollout of its last known good configs stopped on failures. False makes it
+// Degraded for `addonops status`, Argo CD and Flux (see addonstatus.ClassOf).
+func waitingForCanary(msg string, blocked bool) metav1.Condition {
+	status := metav1.ConditionTrue
+	if blocked {
+		status = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: status, Reason: addonstatus.ReasonWaitingForCanary, Message: msg}
 }
 
 // canaryClusters lists the clusters a canary placement selects, or says why it cannot.

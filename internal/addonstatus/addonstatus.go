@@ -7,6 +7,7 @@ package addonstatus
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
@@ -123,6 +124,11 @@ const (
 	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
 	// placement is rolled out.
 	ReasonManual = "Manual"
+	// ReasonClustersNotConfigurable (Progressing=False): the placement's rollout cannot go on by
+	// itself: no cluster is in progress, none failed, and every cluster not done has an MCA that
+	// cannot be configured (Configured=False, ConfigurationUnsupported, ConfigurationNotFound or
+	// ConfigurationForbidden). The message counts them and names them with the cause.
+	ReasonClustersNotConfigurable = "ClustersNotConfigurable"
 )
 
 // Day-2 reasons of an install progression (package internal/operations): a person paused or
@@ -140,9 +146,61 @@ const (
 )
 
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
-// person must fix"; the reconciler raises a warning event when a progression enters one.
+// person must fix"; the reconciler raises a warning event when a progression enters one. (A
+// WaitingForCanary with Progressing=False is one too: see the classification below.)
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
-	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements)
+	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements,
+	ReasonClustersNotConfigurable)
+
+// Degraded or Progressing: the one rule, decided by the controller and read the same way by
+// internal/rolloutview (`addonops status`), the Argo CD health scripts and the Flux health
+// expressions in health/ (health/*_test.go checks that they agree). The controller writes an
+// install progression's Progressing condition
+//
+//   - True while time alone will finish the rollout: Installing, Upgrading, RollingBack, Aborting,
+//     and WaitingForCanary for a canary that is still rolling out (Progressing);
+//   - False once it cannot go on by itself. Then the reason decides: InstallSucceed,
+//     UpgradeSucceed, RollbackSucceeded (and OCM's Completed) are Healthy; Paused is Suspended (a
+//     person paused it and a resume continues it); Manual is Progressing (history of the Manual
+//     strategy, not yet taken over); every other reason is Degraded: a person must act.
+//     InstallFailed, UpgradeFailed, RollbackFailed, Aborted, ClustersNotConfigurable,
+//     PlacementNotFound, PlacementDecisionInvalid, ConfigurationNotFound, ConfigurationForbidden,
+//     InvalidRolloutStrategy, InvalidCanaryPlacements, and WaitingForCanary for a canary that
+//     cannot pass without help (missing, empty, a canary cluster without MCA that no install
+//     placement will create, a canary cluster getting its configs only from the gated placement,
+//     a canary placement that is itself Degraded) or after the gated placement's own rollout of
+//     its last known good configs stopped on failures.
+//
+// So the checks need no list of waiting reasons: the condition's status says whether time will fix
+// it, and only the few reasons above are exceptions.
+
+// Health classes of a Progressing condition (Argo CD's words; Flux: Current, InProgress, Failed,
+// and InProgress for Suspended).
+const (
+	ClassHealthy     = "Healthy"
+	ClassProgressing = "Progressing"
+	ClassSuspended   = "Suspended"
+	ClassDegraded    = "Degraded"
+)
+
+// SuccessReasons end a rollout well: the seed's reasons the controller writes, and OCM's Completed
+// (a hub whose own addon-manager wrote the status).
+var SuccessReasons = sets.New(ReasonInstallSucceed, ReasonUpgradeSucceed, ReasonRollbackSucceeded, addonv1alpha1.ProgressingReasonCompleted)
+
+// ClassOf classifies an install progression's Progressing condition (see above).
+func ClassOf(status metav1.ConditionStatus, reason string) string {
+	switch {
+	case status != metav1.ConditionFalse:
+		return ClassProgressing
+	case SuccessReasons.Has(reason):
+		return ClassHealthy
+	case reason == ReasonPaused:
+		return ClassSuspended
+	case reason == ReasonManual:
+		return ClassProgressing
+	}
+	return ClassDegraded
+}
 
 // Applied reports whether the MCA runs what it was told to: every desired config is also its
 // lastAppliedConfig and no change is under way or failed (the Progressing reason is not a busy or
@@ -165,4 +223,22 @@ func Applied(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 		}
 	}
 	return true
+}
+
+// Who rolls an add-on out.
+const (
+	// ManagedByAddonops: addonops' controller (its default --addons=self).
+	ManagedByAddonops = "addonops"
+	// ManagedByAddonManager: OCM's addon-manager (unless addonops' controller runs with
+	// --addons=all, which only the controller's flags tell).
+	ManagedByAddonManager = "addon-manager"
+)
+
+// SelfManaged is the rule by which addonops' controller (with its default --addons=self) takes an
+// add-on: its ClusterManagementAddOn is annotated addon.open-cluster-management.io/lifecycle with
+// any value but "addon-manager" (OCM's addon-manager leaves exactly those alone). The controller
+// (controller/hubcache Selects) and `addonops status` use this one function.
+func SelfManaged(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	v, ok := cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey]
+	return ok && v != addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue
 }

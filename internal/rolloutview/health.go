@@ -13,14 +13,20 @@ import (
 )
 
 // Health is a verdict in Argo CD's vocabulary (the Flux expressions map Healthy to Current,
-// Progressing to InProgress and Degraded to Failed).
+// Progressing and Suspended to InProgress, and Degraded to Failed).
 type Health string
 
 const (
-	Healthy     Health = "Healthy"
-	Progressing Health = "Progressing"
-	Degraded    Health = "Degraded"
+	Healthy     Health = addonstatus.ClassHealthy
+	Progressing Health = addonstatus.ClassProgressing
+	// Suspended: a person paused the rollout (reason Paused); a resume continues it.
+	Suspended Health = addonstatus.ClassSuspended
+	Degraded  Health = addonstatus.ClassDegraded
 )
+
+// worstFirst orders verdicts as Argo CD aggregates them: one Degraded placement makes the add-on
+// Degraded, else one Progressing makes it Progressing, else one Suspended makes it Suspended.
+var worstFirst = []Health{Degraded, Progressing, Suspended, Healthy}
 
 // Verdict is a health with the message that explains it.
 type Verdict struct {
@@ -34,12 +40,7 @@ type Verdict struct {
 
 // successReasons end a rollout well: the seed's reasons the controller writes, and OCM's Completed
 // (a hub whose own addon-manager wrote the status).
-var successReasons = map[string]bool{
-	addonstatus.ReasonInstallSucceed:         true,
-	addonstatus.ReasonUpgradeSucceed:         true,
-	addonstatus.ReasonRollbackSucceeded:      true,
-	addonv1alpha1.ProgressingReasonCompleted: true,
-}
+var successReasons = addonstatus.SuccessReasons
 
 // clusterFailureReasons are an MCA's Progressing reasons for a failed rollout on its cluster: ours,
 // and OCM's Failed and ConfigurationUnsupported.
@@ -89,7 +90,7 @@ func AddonHealth(cma *addonv1alpha1.ClusterManagementAddOn) Verdict {
 		v := PlacementHealth(cma, &cma.Spec.InstallStrategy.Placements[i], defaults)
 		byHealth[v.Health] = append(byHealth[v.Health], v.Message)
 	}
-	for _, h := range []Health{Degraded, Progressing, Healthy} {
+	for _, h := range worstFirst {
 		if msgs := byHealth[h]; len(msgs) > 0 {
 			return Verdict{h, strings.Join(msgs, "; ")}
 		}
@@ -134,19 +135,21 @@ func PlacementHealth(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1
 		return Verdict{Progressing, key + ": waiting for the controller to pick up " + unseen.String()}
 	}
 	c := progressingCondition(ip.Conditions)
-	switch {
-	case c == nil:
+	if c == nil {
 		return Verdict{Progressing, key + ": waiting for the controller to report this placement's progress"}
-	case c.Status == metav1.ConditionFalse && successReasons[c.Reason]:
+	}
+	// addonstatus.ClassOf is the one classification (Progressing=True: time will fix it; False:
+	// success, paused, or a person must act).
+	switch h := Health(addonstatus.ClassOf(c.Status, c.Reason)); {
+	case h == Healthy:
 		return Verdict{Healthy, key + ": " + c.Message}
 	case c.Status == metav1.ConditionFalse && c.Reason == addonstatus.ReasonManual:
 		// Kept from the Manual install strategy; the strategy is Placements again and the
 		// controller has not taken the placement over yet.
 		return Verdict{Progressing, key + ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"}
-	case c.Status == metav1.ConditionFalse:
-		return Verdict{Degraded, key + ": " + c.Reason + ": " + c.Message}
+	default:
+		return Verdict{h, key + ": " + c.Reason + ": " + c.Message}
 	}
-	return Verdict{Progressing, key + ": " + c.Reason + ": " + c.Message}
 }
 
 // UnseenConfig returns the first config the CMA's spec names for placement p (its own configs,
@@ -232,7 +235,7 @@ func ClusterHealth(mca *addonv1alpha1.ManagedClusterAddOn) Verdict {
 	if p == nil {
 		return Verdict{Progressing, "waiting for the rollout to reach this cluster"}
 	}
-	if p.Status != metav1.ConditionFalse || !successReasons[p.Reason] {
+	if p.Status != metav1.ConditionFalse || !successReasons.Has(p.Reason) {
 		return Verdict{Progressing, p.Reason + ": " + p.Message}
 	}
 	if d := firstCondition(conds, addonv1alpha1.ManagedClusterAddOnConditionDegraded); d != nil && d.Status == metav1.ConditionTrue {

@@ -41,7 +41,7 @@ func Bar(p Progress) string {
 // Render writes the view for people. now dates the "since" ages.
 func Render(w io.Writer, v View, now time.Time) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ADD-ON %s   install strategy: %s   rollout: %s\n", v.Addon, v.InstallStrategy, v.Phase)
+	header(&b, v)
 	if v.Health.Message != "" && len(v.Placements) == 0 {
 		fmt.Fprintf(&b, "  %s\n", v.Health.Message)
 	}
@@ -70,8 +70,8 @@ func Render(w io.Writer, v View, now time.Time) error {
 			fmt.Fprintf(&b, "  %s\n", p.Message)
 		}
 		if p.Change == "rollback" {
-			fmt.Fprintf(&b, "  rollback to %s: %s\n", desiredVersions(p.Configs), map[Health]string{
-				Healthy: "succeeded, every cluster runs it again", Progressing: "in progress", Degraded: "failed"}[p.Health.Health])
+			fmt.Fprintf(&b, "  rollback to %s: %s\n", desiredVersions(p), map[Health]string{
+				Healthy: "succeeded, every cluster runs it again", Progressing: "in progress", Degraded: "failed", Suspended: "paused"}[p.Health.Health])
 		}
 		if c := p.Canary; c != nil {
 			if c.Canary != "" {
@@ -88,11 +88,15 @@ func Render(w io.Writer, v View, now time.Time) error {
 				fmt.Fprintf(&b, "  canary: %s\n", c.State)
 			}
 		}
+		if p.DesiredVersion != "" || p.LastAppliedVersion != "" || p.LastKnownGoodVersion != "" {
+			fmt.Fprintf(&b, "  versions: desired %s, last applied %s, last known good %s\n",
+				orDash(p.DesiredVersion), orDash(p.LastAppliedVersion), orDash(p.LastKnownGoodVersion))
+		}
 		for _, c := range p.Configs {
 			fmt.Fprintf(&b, "  %s\n", c.Resource)
-			fmt.Fprintf(&b, "    desired:         %s\n", c.Desired.String())
-			fmt.Fprintf(&b, "    last applied:    %s\n", c.LastApplied.String())
-			fmt.Fprintf(&b, "    last known good: %s\n", c.LastKnownGood.String())
+			fmt.Fprintf(&b, "    desired:         %s\n", objectName(c.Desired))
+			fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
+			fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
 		}
 		renderClusters(&b, p.Clusters)
 		if len(p.FailedClusters) > 0 {
@@ -106,16 +110,47 @@ func Render(w io.Writer, v View, now time.Time) error {
 	return err
 }
 
-// desiredVersions names a placement's desired config versions.
-func desiredVersions(cs []Configs) string {
+// header writes the add-on's first line, and the note of an add-on addonops does not manage.
+func header(b *strings.Builder, v View) {
+	fmt.Fprintf(b, "ADD-ON %s   install strategy: %s   rollout: %s   managed by: %s\n", v.Addon, v.InstallStrategy, v.Phase, orDash(v.ManagedBy))
+	if v.Note != "" {
+		fmt.Fprintf(b, "  note: %s\n", v.Note)
+	}
+}
+
+// desiredVersions names a placement's desired version: its id and its configs' object names.
+func desiredVersions(p Placement) string {
 	var out []string
-	for _, c := range cs {
-		out = append(out, c.Desired.String())
+	for _, c := range p.Configs {
+		if c.Desired != nil {
+			out = append(out, objectName(c.Desired))
+		}
 	}
-	if len(out) == 0 {
+	switch {
+	case len(out) == 0:
 		return "the previous version"
+	case p.DesiredVersion == "":
+		return strings.Join(out, ", ")
 	}
-	return strings.Join(out, ", ")
+	return "version " + p.DesiredVersion + " (" + strings.Join(out, ", ") + ")"
+}
+
+// objectName is a config version's object, "namespace/name" or "name"; "-" for none.
+func objectName(v *Version) string {
+	switch {
+	case v == nil:
+		return "-"
+	case v.Namespace == "":
+		return v.Name
+	}
+	return v.Namespace + "/" + v.Name
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 var stateLabels = map[string]string{
@@ -151,7 +186,10 @@ func renderClusters(b *strings.Builder, clusters []Cluster) {
 		line := fmt.Sprintf("    %-*s  %-*s  %s", nameWidth, c.Cluster, stateWidth, stateLabels[c.State], c.Reason)
 		switch {
 		case c.State == StateInProgress || c.State == StateWaiting || c.State == StateNoAddon:
-			if c.Message != "" {
+			switch {
+			case c.Message != "" && c.Reason == "":
+				line += c.Message
+			case c.Message != "":
 				line += ": " + c.Message
 			}
 		case c.State == StateDone && c.Health != Healthy && c.Health != "":

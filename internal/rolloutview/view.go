@@ -3,11 +3,15 @@
 // what `addonops status` shows: per placement a progress count, what kind of change it rolls out
 // (install, upgrade or rollback), the desired / last applied / last known good config versions,
 // the canary state, the state of each of its clusters and the clusters that failed with their
-// causes, plus one verdict for the whole rollout. It is pure (objects in, view out); the command reads the hub and prints.
+// causes, plus one verdict for the whole rollout; per cluster its configs (by object name, with
+// the version ids of internal/history), state, reason, since when and when it last completed
+// (list.go: RenderClusters); and every add-on of a hub in one line each (Summarize, RenderList).
+// It is pure (objects in, view out); the command reads the hub and prints.
 //
 // The verdicts (health.go) are the rules of the Argo CD health scripts and Flux health
-// expressions in health/, so `addonops status --watch`, Argo CD and Flux agree on when a rollout
-// succeeded or failed.
+// expressions in health/, on the one classification of internal/addonstatus (ClassOf), so
+// `addonops status --watch`, Argo CD and Flux agree on when a rollout succeeded, failed or is
+// suspended.
 package rolloutview
 
 import (
@@ -27,6 +31,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -41,6 +46,9 @@ const (
 	PhaseSucceeded   Phase = "Succeeded"
 	PhaseFailed      Phase = "Failed"
 	PhaseProgressing Phase = "Progressing"
+	// PhaseSuspended: a person paused the rollout (a placement's reason is Paused and none is
+	// Degraded or Progressing); it goes on when resumed, so --watch keeps waiting.
+	PhaseSuspended Phase = "Suspended"
 )
 
 // Input is what the view is built from.
@@ -60,11 +68,16 @@ type Input struct {
 
 // View is the add-on's rollout as shown.
 type View struct {
-	Addon           string      `json:"addon"`
-	InstallStrategy string      `json:"installStrategy"`
-	Phase           Phase       `json:"phase"`
-	Health          Verdict     `json:"health"`
-	Placements      []Placement `json:"placements,omitempty"`
+	Addon           string `json:"addon"`
+	InstallStrategy string `json:"installStrategy"`
+	// ManagedBy says who rolls the add-on out: addonstatus.ManagedByAddonops or
+	// ManagedByAddonManager (see addonstatus.SelfManaged), and Note, for an add-on addonops does
+	// not manage, how to change that.
+	ManagedBy  string      `json:"managedBy"`
+	Note       string      `json:"note,omitempty"`
+	Phase      Phase       `json:"phase"`
+	Health     Verdict     `json:"health"`
+	Placements []Placement `json:"placements,omitempty"`
 }
 
 // Placement is one install placement's rollout.
@@ -80,10 +93,16 @@ type Placement struct {
 	// other reasons (waiting for a canary, a missing placement or config, ...).
 	Change string `json:"change,omitempty"`
 	// Since is when that condition last changed status.
-	Since    *metav1.Time `json:"since,omitempty"`
-	Progress Progress     `json:"progress"`
-	Canary   *Canary      `json:"canary,omitempty"`
-	Configs  []Configs    `json:"configs,omitempty"`
+	Since *metav1.Time `json:"since,omitempty"`
+	// DesiredVersion, LastAppliedVersion and LastKnownGoodVersion identify the placement's config
+	// versions as `addonops history` and the day-2 annotations name them (history.VersionID of
+	// the progression's desired, last applied and last known good configs; empty for none).
+	DesiredVersion       string    `json:"desiredVersion,omitempty"`
+	LastAppliedVersion   string    `json:"lastAppliedVersion,omitempty"`
+	LastKnownGoodVersion string    `json:"lastKnownGoodVersion,omitempty"`
+	Progress             Progress  `json:"progress"`
+	Canary               *Canary   `json:"canary,omitempty"`
+	Configs              []Configs `json:"configs,omitempty"`
 	// Clusters is the state of each cluster the placement selects, in name order (empty when its
 	// decisions could not be read).
 	Clusters []Cluster `json:"clusters,omitempty"`
@@ -105,14 +124,45 @@ const (
 
 // Cluster is one cluster's part in a placement's rollout: its state for counting (one of the
 // State constants), its ManagedClusterAddOn's Progressing reason and message (InstallSucceed,
-// RollingBack, RollbackFailed, ...; for an unconfigurable cluster its Configured reason and
-// message), and the add-on's health as the checks judge it.
+// RollingBack, RollbackFailed, ...; for a cluster waiting for its turn or unconfigurable its
+// Configured reason and message), and the add-on's health as the checks judge it.
 type Cluster struct {
 	Cluster string `json:"cluster"`
 	State   string `json:"state"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 	Health  Health `json:"health,omitempty"`
+	// Desired and Running are the configs its ManagedClusterAddOn is told to run and last applied
+	// (status.configReferences[].desiredConfig and lastAppliedConfig), with their version ids
+	// (history.VersionID; empty when there are no such configs).
+	Desired        []ConfigName `json:"desired,omitempty"`
+	DesiredVersion string       `json:"desiredVersion,omitempty"`
+	Running        []ConfigName `json:"running,omitempty"`
+	RunningVersion string       `json:"runningVersion,omitempty"`
+	// Since is when the condition that gave Reason last changed status (Progressing; Configured
+	// for a cluster waiting for its turn or unconfigurable).
+	Since *metav1.Time `json:"since,omitempty"`
+	// Completed is when it last reached a success reason (InstallSucceed, UpgradeSucceed,
+	// RollbackSucceeded, Completed): the transition time of a Progressing=False condition with
+	// one; unknown (nil) while a change is under way or failed.
+	Completed *metav1.Time `json:"completed,omitempty"`
+}
+
+// ConfigName is a config object as kubectl names it.
+type ConfigName struct {
+	// Resource is "<plural>.<group>" ("<plural>" for the core group).
+	Resource  string `json:"resource"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	SpecHash  string `json:"specHash,omitempty"`
+}
+
+// String is "<resource> <namespace>/<name>" (or "<resource> <name>"), as kubectl takes it.
+func (c ConfigName) String() string {
+	if c.Namespace == "" {
+		return c.Resource + " " + c.Name
+	}
+	return c.Resource + " " + c.Namespace + "/" + c.Name
 }
 
 // Key names the placement "<namespace>/<name>".
@@ -180,15 +230,37 @@ type ClusterProblem struct {
 	Message string `json:"message"`
 }
 
+// ManagedBy tells who rolls cma out, by the rule of addonops' controller (addonstatus.SelfManaged).
+func ManagedBy(cma *addonv1alpha1.ClusterManagementAddOn) string {
+	if addonstatus.SelfManaged(cma) {
+		return addonstatus.ManagedByAddonops
+	}
+	return addonstatus.ManagedByAddonManager
+}
+
+// UnmanagedNote explains, for an add-on addonops' controller does not take by default, who rolls
+// it out and how to hand it to addonops. The command cannot see the controller's flags, so it says
+// that --addons=all would change the answer.
+func UnmanagedNote(addon string) string {
+	return fmt.Sprintf("not managed by addonops: its ClusterManagementAddOn is not annotated %s (or says %q), so OCM's addon-manager rolls it out, unless addonops-controller runs with --addons=all (this command cannot see the controller's flags). For addonops to manage it: kubectl annotate clustermanagementaddon %s %s=%s --overwrite (OCM's addon-manager then leaves it alone), or run addonops-controller with --addons=all.",
+		addonv1alpha1.AddonLifecycleAnnotationKey, addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue,
+		addon, addonv1alpha1.AddonLifecycleAnnotationKey, addonv1alpha1.AddonLifecycleSelfManageAnnotationValue)
+}
+
 // Build makes the view.
 func Build(in Input) View {
 	cma := in.CMA
-	v := View{Addon: cma.Name, InstallStrategy: cmp.Or(cma.Spec.InstallStrategy.Type, "Manual"), Health: AddonHealth(cma)}
+	v := View{Addon: cma.Name, InstallStrategy: cmp.Or(cma.Spec.InstallStrategy.Type, "Manual"), ManagedBy: ManagedBy(cma), Health: AddonHealth(cma)}
+	if v.ManagedBy != addonstatus.ManagedByAddonops {
+		v.Note = UnmanagedNote(cma.Name)
+	}
 	switch v.Health.Health {
 	case Healthy:
 		v.Phase = PhaseSucceeded
 	case Degraded:
 		v.Phase = PhaseFailed
+	case Suspended:
+		v.Phase = PhaseSuspended
 	default:
 		v.Phase = PhaseProgressing
 	}
@@ -211,6 +283,7 @@ func Build(in Input) View {
 		if ip != nil {
 			cond = meta.FindStatusCondition(ip.Conditions, addonstatus.ConditionProgressing)
 			p.Configs = configs(ip, in.BaseName)
+			p.DesiredVersion, p.LastAppliedVersion, p.LastKnownGoodVersion = progressionVersions(ip)
 		}
 		if cond != nil {
 			p.Reason, p.Message = cond.Reason, cond.Message
@@ -250,6 +323,48 @@ func configs(ip *addonv1alpha1.InstallProgression, baseName func(configref.Ref) 
 		})
 	}
 	return out
+}
+
+// progressionVersions are the version ids of a progression's desired, last applied and last known
+// good configs.
+func progressionVersions(ip *addonv1alpha1.InstallProgression) (desired, applied, lkg string) {
+	var d, a, l []history.Config
+	for _, r := range ip.ConfigReferences {
+		add := func(into *[]history.Config, h *addonv1alpha1.ConfigSpecHash) {
+			if h != nil {
+				*into = append(*into, history.Config{Group: r.Group, Resource: r.Resource, Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash})
+			}
+		}
+		add(&d, r.DesiredConfig)
+		add(&a, r.LastAppliedConfig)
+		add(&l, r.LastKnownGoodConfig)
+	}
+	return versionID(d), versionID(a), versionID(l)
+}
+
+// versionID is history.VersionID, or "" for no configs.
+func versionID(configs []history.Config) string {
+	if len(configs) == 0 {
+		return ""
+	}
+	return history.VersionID(configs)
+}
+
+// mcaConfigs lays out what an MCA is told to run and what it last applied, with version ids.
+func mcaConfigs(m *addonv1alpha1.ManagedClusterAddOn) (desired []ConfigName, desiredID string, running []ConfigName, runningID string) {
+	var d, a []history.Config
+	for _, r := range m.Status.ConfigReferences {
+		gr := configref.GroupResource{Group: r.Group, Resource: r.Resource}.String()
+		if h := r.DesiredConfig; h != nil && h.Name != "" {
+			desired = append(desired, ConfigName{Resource: gr, Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash})
+			d = append(d, history.Config{Group: r.Group, Resource: r.Resource, Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash})
+		}
+		if h := r.LastAppliedConfig; h != nil && h.Name != "" {
+			running = append(running, ConfigName{Resource: gr, Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash})
+			a = append(a, history.Config{Group: r.Group, Resource: r.Resource, Namespace: h.Namespace, Name: h.Name, SpecHash: h.SpecHash})
+		}
+	}
+	return desired, versionID(d), running, versionID(a)
 }
 
 func version(gr configref.GroupResource, h *addonv1alpha1.ConfigSpecHash, baseName func(configref.Ref) (string, bool)) *Version {
@@ -356,6 +471,11 @@ func clusterStates(clusters []string, mcas map[string]*addonv1alpha1.ManagedClus
 		}
 		s, c := clusterState(m, deadline, now)
 		st := Cluster{Cluster: cl, State: s, Health: ClusterHealth(m).Health}
+		st.Desired, st.DesiredVersion, st.Running, st.RunningVersion = mcaConfigs(m)
+		if p := firstCondition(m.Status.Conditions, addonstatus.ConditionProgressing); p != nil && p.Status == metav1.ConditionFalse && successReasons.Has(p.Reason) {
+			at := p.LastTransitionTime
+			st.Completed = &at
+		}
 		if s == StateWaiting {
 			// The Progressing condition is about the version it runs; it waits for the new one.
 			if cf := firstCondition(m.Status.Conditions, addonstatus.ConditionConfigured); cf != nil && cf.Status == metav1.ConditionFalse {
@@ -364,6 +484,10 @@ func clusterStates(clusters []string, mcas map[string]*addonv1alpha1.ManagedClus
 		}
 		if c != nil {
 			st.Reason, st.Message = c.Reason, c.Message
+			if !c.LastTransitionTime.IsZero() {
+				since := c.LastTransitionTime
+				st.Since = &since
+			}
 		}
 		out = append(out, st)
 	}
@@ -426,6 +550,8 @@ func canaryOf(p Placement, ip *addonv1alpha1.InstallProgression, canaries map[ca
 	if canary, ok := canaries[key]; ok {
 		c = &Canary{Canary: canary.String()}
 		switch {
+		case p.Reason == addonstatus.ReasonWaitingForCanary && p.Health.Health == Degraded:
+			c.State = "blocked: the desired configs cannot pass canary " + canary.String() + " without a person's help (see the reason)"
 		case p.Reason == addonstatus.ReasonWaitingForCanary:
 			c.State = "waiting for canary " + canary.String() + " to apply the desired configs on every cluster"
 		case ip != nil && lkgIsDesired(ip):
@@ -468,5 +594,6 @@ func lkgIsDesired(ip *addonv1alpha1.InstallProgression) bool {
 	return len(ip.ConfigReferences) > 0
 }
 
-// Done reports whether the rollout finished (succeeded or failed), for --watch.
-func (v View) Done() bool { return v.Phase != PhaseProgressing }
+// Done reports whether the rollout finished (succeeded or failed), for --watch. A suspended
+// rollout has not: it goes on when resumed.
+func (v View) Done() bool { return v.Phase == PhaseSucceeded || v.Phase == PhaseFailed }

@@ -34,7 +34,7 @@ func hashOf(seed string) string {
 	return strings.Repeat(seed, 64/len(seed)+1)[:64]
 }
 
-func hashedName(t *testing.T, base, hash string) string {
+func hashedName(t testing.TB, base, hash string) string {
 	t.Helper()
 	s, err := spechash.Suffix(hash)
 	if err != nil {
@@ -73,7 +73,8 @@ func world(t *testing.T) Input {
 		}
 	}
 	cma := &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{canary.Annotation: `{"default/prod": "default/canary"}`}},
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{canary.Annotation: `{"default/prod": "default/canary"}`,
+			addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{InstallStrategy: addonv1alpha1.InstallStrategy{
 			Type: addonv1alpha1.AddonInstallStrategyPlacements,
 			Placements: []addonv1alpha1.PlacementStrategy{
@@ -95,8 +96,13 @@ func world(t *testing.T) Input {
 			},
 		}},
 	}
-	mca := func(cluster string, conds ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
-		return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster}, Status: addonv1alpha1.ManagedClusterAddOnStatus{Conditions: conds}}
+	mca := func(cluster string, applied *addonv1alpha1.ConfigSpecHash, conds ...metav1.Condition) *addonv1alpha1.ManagedClusterAddOn {
+		return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: cluster}, Status: addonv1alpha1.ManagedClusterAddOnStatus{
+			ConfigReferences: []addonv1alpha1.ConfigReference{{
+				ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adc.Group, Resource: adc.Resource},
+				DesiredConfig:       specHash("cfg", v2, h2), LastAppliedConfig: applied,
+			}},
+			Conditions: conds}}
 	}
 	cond := func(typ string, status metav1.ConditionStatus, reason, msg string, since time.Time) metav1.Condition {
 		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(since)}
@@ -104,11 +110,11 @@ func world(t *testing.T) Input {
 	return Input{
 		CMA: cma,
 		MCAs: []*addonv1alpha1.ManagedClusterAddOn{
-			mca("c0", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
-			mca("c1", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
-			mca("c2", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False at generation 2 (AppliedManifestWorkFailed: boom)", t0)),
-			mca("c3", cond(addonstatus.ConditionProgressing, metav1.ConditionTrue, addonstatus.ReasonUpgrading, "upgrading... ManifestWork addon-hello-deploy-0 is not Applied at generation 2 yet", t0)),
-			mca("elsewhere", cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "not in any placement", t0)),
+			mca("c0", specHash("cfg", v2, h2), cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
+			mca("c1", specHash("cfg", v2, h2), cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeSucceed, addonstatus.MessageUpgradeSucceed, t0)),
+			mca("c2", specHash("cfg", v1, h1), cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "upgrade failed: ManifestWork addon-hello-deploy-0 is Applied=False at generation 2 (AppliedManifestWorkFailed: boom)", t0)),
+			mca("c3", specHash("cfg", v1, h1), cond(addonstatus.ConditionProgressing, metav1.ConditionTrue, addonstatus.ReasonUpgrading, "upgrading... ManifestWork addon-hello-deploy-0 is not Applied at generation 2 yet", t0)),
+			mca("elsewhere", nil, cond(addonstatus.ConditionProgressing, metav1.ConditionFalse, addonstatus.ReasonUpgradeFailed, "not in any placement", t0)),
 		},
 		Clusters: map[string][]string{"default/canary": {"c0"}, "default/prod": {"c1", "c2", "c3"}},
 		BaseName: func(r configref.Ref) (string, bool) {
@@ -317,12 +323,12 @@ func intOrStr(s string) intstr.IntOrString { return intstr.Parse(s) }
 // (hello-config v1) after the upgrade to v2 failed: c1 is back, c2 is going back but its add-on is
 // not healthy yet, c3 never left v1, and c4 cannot be configured (its own config is of a type the
 // add-on does not support).
-func rollbackWorld(t *testing.T) Input {
+func rollbackWorld(t testing.TB) Input {
 	t.Helper()
 	h1, h2 := hashOf("3bfc2695"), hashOf("fb04dcb6")
 	v1, v2 := hashedName(t, "hello-config", h1), hashedName(t, "hello-config", h2)
 	cma := &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: "hello"},
+		ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{InstallStrategy: addonv1alpha1.InstallStrategy{
 			Type: addonv1alpha1.AddonInstallStrategyPlacements,
 			Placements: []addonv1alpha1.PlacementStrategy{{

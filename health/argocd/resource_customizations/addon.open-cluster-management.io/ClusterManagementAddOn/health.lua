@@ -3,7 +3,9 @@
 -- the configs the placement should run (configReferences[].desiredConfig) and a Progressing
 -- condition whose reason says where the rollout stands.
 --
--- Per placement, in this order:
+-- The controller writes Progressing=True while time alone will finish the rollout and
+-- Progressing=False once it cannot go on by itself; the reason then tells success, a pause, or a
+-- problem a person must fix (internal/addonstatus ClassOf). Per placement, in this order:
 --   * no progression for it yet, or a config named in the spec (the placement's configs, or a
 --     default config the placement does not override) is not among its desiredConfigs: the
 --     controller has not seen the change yet -> Progressing. (This is what keeps Argo CD from
@@ -14,10 +16,15 @@
 --   * Progressing=False with reason Manual: the progression is from before the install strategy
 --     became Placements again, and the controller has not taken the placement over yet ->
 --     Progressing;
+--   * Progressing=False with reason Paused: a person paused the rollout; a resume continues it ->
+--     Suspended;
 --   * Progressing=False with any other reason (InstallFailed, UpgradeFailed, RollbackFailed,
---     PlacementNotFound, ConfigurationNotFound, ...) -> Degraded;
---   * otherwise (Installing, Upgrading, RollingBack, WaitingForCanary, no condition) -> Progressing.
--- The add-on is Degraded if any placement is, else Progressing if any placement is, else Healthy.
+--     Aborted, ClustersNotConfigurable, WaitingForCanary for a canary that cannot pass without
+--     help, PlacementNotFound, ConfigurationNotFound, ...) -> Degraded;
+--   * otherwise (Progressing=True: Installing, Upgrading, RollingBack, Aborting, WaitingForCanary
+--     for a canary still rolling out; no condition) -> Progressing.
+-- The add-on is Degraded if any placement is, else Progressing if any placement is, else
+-- Suspended if any placement is, else Healthy.
 -- Install strategy Manual -> Healthy: nothing rolls out from this object (the controller keeps the
 -- old progressions as history, with reason Manual).
 -- The Flux healthCheckExprs (health/flux) and the status command (internal/rolloutview) apply the
@@ -159,6 +166,9 @@ local function placementHealth(p, progressions, defaults)
   if c.status == "False" and c.reason == "Manual" then
     return "Progressing", key .. ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"
   end
+  if c.status == "False" and c.reason == "Paused" then
+    return "Suspended", key .. ": " .. str(c.reason) .. ": " .. str(c.message)
+  end
   if c.status == "False" then
     return "Degraded", key .. ": " .. str(c.reason) .. ": " .. str(c.message)
   end
@@ -199,12 +209,12 @@ if obj.status ~= nil then
   progressions = list(obj.status.installProgressions)
 end
 local defaults = defaultConfigs(spec)
-local byStatus = { Healthy = {}, Progressing = {}, Degraded = {} }
+local byStatus = { Healthy = {}, Progressing = {}, Suspended = {}, Degraded = {} }
 for _, p in ipairs(placements) do
   local status, message = placementHealth(p, progressions, defaults)
   table.insert(byStatus[status], message)
 end
-for _, status in ipairs({ "Degraded", "Progressing", "Healthy" }) do
+for _, status in ipairs({ "Degraded", "Progressing", "Suspended", "Healthy" }) do
   if #byStatus[status] > 0 then
     hs.status = status
     hs.message = join(byStatus[status])
