@@ -43,6 +43,13 @@ func (d *decider) placementHistory(p *placementState) *history.Placement {
 	return d.in.History.Placement(p.key.String())
 }
 
+// completedHere reports whether placement p's history lists configs v as a version that completed
+// on it: a rollback target however long ago it ran. (A version only another placement completed,
+// such as a canary's, is not: moving p to it is p's upgrade.)
+func (d *decider) completedHere(p *placementState, v []mcastatus.Config) bool {
+	return d.placementHistory(p).Completed(toHistory(v))
+}
+
 // dayTwo reads the day-2 requests that concern placement p before it is evaluated: pause, and a
 // new retry request (acted on once per token; failures older than the retry no longer count).
 func (d *decider) dayTwo(p *placementState) {

@@ -285,7 +285,7 @@ func (d *decider) isRollback(p *placementState) bool {
 // or last known good configs of one of its install progressions, or what a cluster of placement p
 // last applied or still runs.
 func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
-	if d.in.History.Completed(toHistory(v)) {
+	if d.completedHere(p, v) {
 		return true
 	}
 	for i := range d.in.CMA.Status.InstallProgressions {

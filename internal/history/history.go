@@ -226,17 +226,15 @@ func (p *Placement) LastKnownGood() *Version {
 	return nil
 }
 
-// Completed reports whether configs are a version the add-on ran on every cluster of one of its
-// placements: a rollback target.
-func (r *Record) Completed(configs []Config) bool {
-	if r == nil {
+// Completed reports whether configs are a version that ran on every cluster of the placement: a
+// rollback target.
+func (p *Placement) Completed(configs []Config) bool {
+	if p == nil {
 		return false
 	}
-	for i := range r.Placements {
-		for _, v := range r.Placements[i].Versions {
-			if v.Completed != nil && SameConfigs(v.Configs, configs) {
-				return true
-			}
+	for _, v := range p.Versions {
+		if v.Completed != nil && SameConfigs(v.Configs, configs) {
+			return true
 		}
 	}
 	return false

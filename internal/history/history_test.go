@@ -116,8 +116,9 @@ func TestQueries(t *testing.T) {
 	p = Advance(p, Observation{Desired: b, State: Complete}, at(1), 10)
 	p = Advance(p, Observation{Desired: c, State: Stopped}, at(2), 10)
 	r := &Record{Addon: "hello", Placements: []Placement{p}}
-	if !r.Completed(a) || !r.Completed(b) || r.Completed(c) {
-		t.Errorf("Completed: a %v b %v c %v", r.Completed(a), r.Completed(b), r.Completed(c))
+	hp := r.Placement("default/p")
+	if !hp.Completed(a) || !hp.Completed(b) || hp.Completed(c) {
+		t.Errorf("Completed: a %v b %v c %v", hp.Completed(a), hp.Completed(b), hp.Completed(c))
 	}
 	if lkg := r.Placement("default/p").LastKnownGood(); lkg == nil || lkg.Configs[0].Name != "cfg-b" {
 		t.Errorf("LastKnownGood: %+v", lkg)
@@ -130,7 +131,7 @@ func TestQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := Decode(enc)
-	if err != nil || !back.Completed(b) {
+	if err != nil || !back.Placement("default/p").Completed(b) {
 		t.Fatalf("round trip: %v", err)
 	}
 	if _, err := Decode(`{"addon": "x", "placements": 3}`); err == nil {
