@@ -13,8 +13,10 @@
 // Available condition is True (written by OCM's health prober, or by addonhealth under
 // --deploy-templates). Health is not checked for an add-on whose prober type is None (MCA
 // status.healthCheck.mode Customized and no Available condition at all) or whose CMA is annotated
-// addonops.io/health-check: none. A lastAppliedConfig carried over to a new desired config never
-// counts until the works were checked again.
+// addonops.io/health-check: none. Health counts only once seen after the works reported the
+// desired configs, and only once it held for the add-on's health soak (mcastatus.GateOf: 10s, or
+// the CMA annotation addonops.io/health-soak). A lastAppliedConfig carried over to a new desired
+// config never counts until the works were checked again.
 //
 // # What fails
 //
@@ -155,7 +157,7 @@ type Event struct {
 func Decide(in Input) Plan {
 	d := &decider{in: in, res: resolver{lookup: in.Configs, memo: map[configref.Ref]lookupResult{}},
 		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
-		healthChecked: mcastatus.HealthChecked(in.CMA), supported: sets.New[configref.GroupResource]()}
+		health: mcastatus.GateOf(in.CMA), supported: sets.New[configref.GroupResource]()}
 	for _, sc := range in.CMA.Spec.SupportedConfigs {
 		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
 	}
@@ -169,8 +171,8 @@ type decider struct {
 	updates map[string]addonv1alpha1.ManagedClusterAddOnStatus
 	recheck time.Duration
 	events  []Event
-	// healthChecked: clusters must be healthy to count as done (mcastatus.HealthChecked).
-	healthChecked bool
+	// health is what clusters must show besides their works to count as done (mcastatus.GateOf).
+	health mcastatus.Gate
 	// supported are the config group/resources the CMA declares (spec.supportedConfigs); an MCA
 	// config of any other is not supported (OCM: ConfigurationUnsupported).
 	supported sets.Set[configref.GroupResource]
@@ -414,7 +416,7 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 			if mcastatus.NeverApplied(mca) {
 				kind = addonstatus.Install
 			}
-			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.healthChecked, d.in.Now)
+			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.health, d.in.Now)
 		} else if !mcastatus.IsConfigured(mca, true) {
 			d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
 		}
@@ -981,7 +983,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		_, rolling := inRollout[c]
 		switch {
 		case st.Status == rollout.ToApply && rolling:
-			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.healthChecked, d.in.Now)
+			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.health, d.in.Now)
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
 			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
@@ -1003,7 +1005,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			status, failedNow := st.Status, false
 			if status == rollout.Progressing && (rolling || timedOut.Has(c)) {
 				// A cluster whose works are applied but whose add-on stays unhealthy fails.
-				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.healthChecked, deadline, d.in.Now)
+				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.health.Checked, deadline, d.in.Now)
 				d.noteRecheck(&after)
 				if failed {
 					d.updates[c] = failedSt
