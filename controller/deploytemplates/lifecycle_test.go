@@ -232,8 +232,8 @@ func TestHealthFromFeedback(t *testing.T) {
 	e.waitCondition(time.Minute, cluster, "Available", "True/ProbeAvailable")
 	healthy := time.Now()
 	e.waitCondition(time.Minute, cluster, "Progressing", "False/UpgradeSucceed")
-	// Transition times have whole seconds: the soak can end up to 1s early.
-	if took := time.Since(healthy); took < soak-time.Second {
+	// The controller may see the health a moment before this test does.
+	if took := time.Since(healthy); took < soak-500*time.Millisecond {
 		t.Fatalf("UpgradeSucceed %v after the add-on became healthy; the health soak is %v", took, soak)
 	}
 	if got := condition(e.getMCA(cluster), "HealthSoak"); !strings.HasPrefix(got, "True/Soaked: the add-on stayed healthy for 3s") {

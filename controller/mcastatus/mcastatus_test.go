@@ -271,18 +271,18 @@ func TestProgress(t *testing.T) {
 		// Works ready and health True at the first look: the soak starts now; not done yet.
 		{name: "install, ready: the health soak starts", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True",
-			wantMsg: "installing... the add-on's ManifestWorks report the desired configs and the add-on is healthy; it must stay healthy for 10s (health soak)", wantRecheck: DefaultHealthSoak, wantSoak: addonstatus.ReasonSoaking},
+			wantMsg: "installing... the add-on's ManifestWorks report the desired configs and the add-on is healthy; it must stay healthy for 10s (health soak)", wantRecheck: DefaultHealthSoak + time.Second, wantSoak: addonstatus.ReasonSoaking},
 		{name: "install, ready and soaked", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy, soaking(t1)),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)),
 			wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageInstallSucceed, wantSoak: addonstatus.ReasonSoaked},
 		{name: "install, ready but the deployer has not reported ManifestApplied", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "upgrade, ready: the health soak starts", m: mca(refsB, configured, upgrading, deployed, healthy),
 			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "upgrading... the add-on's ManifestWorks report the desired configs and the add-on is healthy",
-			wantRecheck: DefaultHealthSoak, wantSoak: addonstatus.ReasonSoaking},
+			wantRecheck: DefaultHealthSoak + time.Second, wantSoak: addonstatus.ReasonSoaking},
 		{name: "upgrade, ready, soaking", m: mca(refsB, configured, upgrading, deployed, healthy, soaking(t1)),
 			works: readyB, health: true, now: metav1.NewTime(t1.Add(4 * time.Second)), wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "must stay healthy for 10s",
-			wantRecheck: DefaultHealthSoak - 4*time.Second, wantSoak: addonstatus.ReasonSoaking},
+			wantRecheck: DefaultHealthSoak - 3*time.Second, wantSoak: addonstatus.ReasonSoaking},
 		{name: "upgrade, ready and soaked", m: mca(refsB, configured, upgrading, deployed, healthy, soaking(t1)),
 			works: readyB, health: true, now: metav1.NewTime(t1.Add(time.Minute)), wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageUpgradeSucceed,
 			wantSoak: addonstatus.ReasonSoaked},
@@ -309,10 +309,10 @@ func TestProgress(t *testing.T) {
 			works: readyB, health: true, wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: addonstatus.MessageRollingBack},
 		{name: "rollback, works back on the old version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
-			wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: "rolling back... the add-on's ManifestWorks report the desired configs", wantRecheck: DefaultHealthSoak},
+			wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: "rolling back... the add-on's ManifestWorks report the desired configs", wantRecheck: DefaultHealthSoak + time.Second},
 		{name: "rollback, works back on the old version, soaked", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy, soaking(t1)),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
-			now: metav1.NewTime(t1.Add(DefaultHealthSoak)), wantReason: addonstatus.ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageRollbackSucceeded},
+			now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)), wantReason: addonstatus.ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageRollbackSucceeded},
 		{name: "upgrade, Applied=False at generation", m: mca(refsB, configured, upgrading),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "Applied=False at generation 2"},
 		{name: "install, Available=False at generation", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
@@ -346,9 +346,9 @@ func TestProgress(t *testing.T) {
 		{name: "applied stays succeeded even if a work fails later", m: mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0)),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
 		{name: "no configs: works without annotation install it", m: mca(nil, configured, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: "must stay healthy", wantRecheck: DefaultHealthSoak},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: "must stay healthy", wantRecheck: DefaultHealthSoak + time.Second},
 		{name: "no configs: works without annotation install it, soaked", m: mca(nil, configured, deployed, healthy, soaking(t1)),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak)), wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantMsg: addonstatus.MessageInstallSucceed},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)), wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantMsg: addonstatus.MessageInstallSucceed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,10 +419,10 @@ func TestFailUnhealthy(t *testing.T) {
 	healed := &addonv1alpha1.ManagedClusterAddOn{Status: st}
 	meta.SetStatusCondition(&healed.Status.Conditions, cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", at(8*time.Minute)))
 	soak, recheck := Progress(healed, readyB, gate, at(8*time.Minute))
-	if c := meta.FindStatusCondition(soak.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeFailed || recheck != DefaultHealthSoak {
+	if c := meta.FindStatusCondition(soak.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeFailed || recheck != DefaultHealthSoak+time.Second {
 		t.Fatalf("healthy again, soaking: %+v, recheck %v", c, recheck)
 	}
-	back, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: soak}, readyB, gate, at(8*time.Minute+DefaultHealthSoak))
+	back, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: soak}, readyB, gate, at(8*time.Minute+DefaultHealthSoak+time.Second))
 	if c := meta.FindStatusCondition(back.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeSucceed {
 		t.Fatalf("healthy again: %+v", c)
 	}

@@ -197,7 +197,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 		// may still describe the previous version's agent.
 		soak := gate.soakOf(mca)
 		start := soakStart(&st.Conditions, mca, attempt, soakingMessage(soak, gate), now)
-		if left := start.Add(soak).Sub(now.Time); left > 0 {
+		if left := soakEnd(start, soak).Sub(now.Time); left > 0 {
 			recheck = minRecheck(recheck, left)
 			if failedBefore {
 				return st, recheck // a failure stands until the soak is over

@@ -128,6 +128,16 @@ func soakStart(conds *[]metav1.Condition, mca *addonv1alpha1.ManagedClusterAddOn
 	return at.Time
 }
 
+// soakEnd is when a soak that began at start (a condition time: whole seconds) is over. The soak
+// began somewhere within the second start names, so a soak of more than nothing ends a second
+// later than start+soak: it always lasts at least soak.
+func soakEnd(start time.Time, soak time.Duration) time.Time {
+	if soak <= 0 {
+		return start
+	}
+	return start.Add(soak + time.Second)
+}
+
 // soaked marks the HealthSoak condition of a cluster that passed its soak.
 func soaked(conds *[]metav1.Condition, soak time.Duration, checked bool) {
 	hs := meta.FindStatusCondition(*conds, addonstatus.ConditionHealthSoak)

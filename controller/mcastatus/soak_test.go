@@ -122,6 +122,9 @@ func (w *soakWorld) soakSince() metav1.Time {
 
 func TestHealthSoak(t *testing.T) {
 	soak := Gate{Checked: true, Soak: 10 * time.Second}
+	// A soak starts at the whole second its HealthSoak transition time names, somewhere in which
+	// Progress saw it begin: it is over a second after start+soak, so it lasts at least the soak.
+	const whole = 11 * time.Second
 
 	t.Run("health True since before the works were ready waits the whole soak from then", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
@@ -131,18 +134,18 @@ func TestHealthSoak(t *testing.T) {
 		}
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonWorksNotReady)
 		w.worksReady()
-		if r := w.look(at(3 * time.Second)); r != 10*time.Second {
-			t.Fatalf("recheck %v, want the whole soak (10s)", r)
+		if r := w.look(at(3 * time.Second)); r != whole {
+			t.Fatalf("recheck %v, want the whole soak (10s, and the second it began in)", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
 		if since := w.soakSince(); !since.Equal(ptr(at(3 * time.Second))) {
 			t.Fatalf("soak since %v, want when the works were seen ready", since)
 		}
-		if r := w.look(at(12 * time.Second)); r != time.Second {
+		if r := w.look(at(13 * time.Second)); r != time.Second {
 			t.Fatalf("recheck %v, want 1s", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		if r := w.look(at(13 * time.Second)); r != 0 {
+		if r := w.look(at(14 * time.Second)); r != 0 {
 			t.Fatalf("recheck %v once done", r)
 		}
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
@@ -169,13 +172,13 @@ func TestHealthSoak(t *testing.T) {
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonNotHealthy)
 		// Healthy again: a whole new soak.
 		w.available(metav1.ConditionTrue, at(40*time.Second))
-		if r := w.look(at(40 * time.Second)); r != 10*time.Second {
+		if r := w.look(at(40 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(49 * time.Second))
-		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
 		w.look(at(50 * time.Second))
+		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
+		w.look(at(51 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
@@ -187,15 +190,15 @@ func TestHealthSoak(t *testing.T) {
 		// transition time tells.
 		w.available(metav1.ConditionFalse, at(4*time.Second))
 		w.available(metav1.ConditionTrue, at(5*time.Second))
-		if r := w.look(at(6 * time.Second)); r != 10*time.Second {
+		if r := w.look(at(6 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak from now", r)
 		}
 		if since := w.soakSince(); !since.Equal(ptr(at(6 * time.Second))) {
 			t.Fatalf("soak since %v", since)
 		}
-		w.look(at(12 * time.Second))
+		w.look(at(13 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(16 * time.Second))
+		w.look(at(17 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
@@ -209,9 +212,9 @@ func TestHealthSoak(t *testing.T) {
 		w.works = []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}
 		w.look(at(7 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(16 * time.Second))
-		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
 		w.look(at(17 * time.Second))
+		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
+		w.look(at(18 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
@@ -243,10 +246,10 @@ func TestHealthSoak(t *testing.T) {
 		w.look(at(2 * time.Second))
 		// What the API server returns after the write, read by a new controller process.
 		restarted := &soakWorld{t: t, m: w.m.DeepCopy(), works: w.works, gate: soak}
-		if r := restarted.look(at(9 * time.Second)); r != 3*time.Second {
-			t.Fatalf("recheck %v after the restart, want the 3s left", r)
+		if r := restarted.look(at(9 * time.Second)); r != 4*time.Second {
+			t.Fatalf("recheck %v after the restart, want the 4s left", r)
 		}
-		restarted.look(at(12 * time.Second))
+		restarted.look(at(13 * time.Second))
 		restarted.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
@@ -255,7 +258,7 @@ func TestHealthSoak(t *testing.T) {
 		w.worksReady()
 		w.look(at(2 * time.Second))
 		before := w.m.Status.DeepCopy()
-		for _, s := range []time.Duration{3, 5, 8, 11} {
+		for _, s := range []time.Duration{3, 5, 8, 12} {
 			w.look(at(s * time.Second))
 			if !equality.Semantic.DeepEqual(*before, w.m.Status) {
 				t.Fatalf("look at +%ds changed the status:\n%s\nwas\n%s", s, js(t, w.m.Status), js(t, before))
@@ -268,7 +271,7 @@ func TestHealthSoak(t *testing.T) {
 		w.worksReady()
 		// An older controller pushed without resetting the condition: True since before the push.
 		*meta.FindStatusCondition(w.m.Status.Conditions, addonstatus.ConditionHealthSoak) = soaking(t0)
-		if r := w.look(at(2 * time.Second)); r != 10*time.Second {
+		if r := w.look(at(2 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
@@ -278,7 +281,7 @@ func TestHealthSoak(t *testing.T) {
 		gate := GateOf(&addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{HealthSoakAnnotation: "ten seconds"}}})
 		w := newSoakWorld(t, gate)
 		w.worksReady()
-		if r := w.look(at(2 * time.Second)); r != DefaultHealthSoak {
+		if r := w.look(at(2 * time.Second)); r != DefaultHealthSoak+time.Second {
 			t.Fatalf("recheck %v, want the default soak", r)
 		}
 		p := meta.FindStatusCondition(w.m.Status.Conditions, addonstatus.ConditionProgressing)

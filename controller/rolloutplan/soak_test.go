@@ -50,7 +50,8 @@ func soakCanaryWorld(t *testing.T) (w *world, aws, canary PlacementKey) {
 
 func TestHealthSoakHoldsTheCanary(t *testing.T) {
 	w, aws, canary := soakCanaryWorld(t)
-	w.advance(29 * time.Second)
+	// 30s, and the second the soak began in (condition times have whole seconds).
+	w.advance(30 * time.Second)
 	w.recheck("k1")
 	w.recheck("k2")
 	w.step()
@@ -115,12 +116,12 @@ func soakBatches(t *testing.T, soak string, min time.Duration) (*world, Placemen
 // soak and minSuccessTime one after the other.
 func TestMinSuccessTimeLongerThanTheHealthSoak(t *testing.T) {
 	w, p, start := soakBatches(t, "10s", time.Minute)
-	w.advance(10 * time.Second)
+	w.advance(11 * time.Second)
 	w.recheck("c1")
 	plan := w.step()
 	w.expectStates("c1=b/b/T c2=a/a/F")
-	if plan.RecheckAfter != 50*time.Second {
-		t.Fatalf("RecheckAfter %v, want the 50s of minSuccessTime left", plan.RecheckAfter)
+	if plan.RecheckAfter != 49*time.Second {
+		t.Fatalf("RecheckAfter %v, want the 49s of minSuccessTime left", plan.RecheckAfter)
 	}
 	w.now = start.Add(59 * time.Second)
 	w.step()
@@ -134,7 +135,7 @@ func TestMinSuccessTimeLongerThanTheHealthSoak(t *testing.T) {
 // A health soak longer than minSuccessTime: the next batch starts as soon as c1 is done.
 func TestHealthSoakLongerThanMinSuccessTime(t *testing.T) {
 	w, _, _ := soakBatches(t, "30s", 5*time.Second)
-	w.advance(29 * time.Second)
+	w.advance(30 * time.Second)
 	w.recheck("c1")
 	w.step()
 	w.expectStates("c1=b/a/T c2=a/a/F")
