@@ -3,8 +3,8 @@
 // (lastAppliedConfig, derived from its ManifestWorks), its Progressing, Configured and HealthSoak
 // conditions, and the rollout status sdk-go's RolloutHandler needs. A cluster is done only once its
 // add-on stayed healthy for a health soak after its works reported the desired configs (Progress,
-// Gate). The rollout reconciler and the progress tracker
-// both compute an MCA's status with these functions, so the two writers never disagree about it.
+// Gate). The rollout reconciler and the progress tracker both compute an MCA's status with these
+// functions, so the two writers never disagree about it.
 package mcastatus
 
 import (
@@ -341,9 +341,10 @@ var longAgo = metav1.NewTime(time.Unix(0, 0).UTC())
 // (WithDesired), Configured=True with the MCA's generation recorded (ConfiguredGeneration), and
 // its Progressing condition restarts with the busy reason of kind (lastTransitionTime now, so
 // progressDeadline counts from this moment), and so does its HealthSoak condition (False,
-// WorksNotReady: no health seen so far counts for the new configs). Its works are then evaluated at once (Progress), so a
-// cluster whose works already run target (a rollback to the version it kept) finishes in the same
-// status write, and one whose works do not is never declared done before they do.
+// WorksNotReady: no health seen so far counts for the new configs). Its works are then evaluated
+// at once (Progress), so a cluster whose works already run target (a rollback to the version it
+// kept) finishes in the same status write when it needs no soak (or starts its soak there), and one
+// whose works do not is never declared done before they do.
 func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind addonstatus.Kind, gate Gate, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	next := mca.DeepCopy()
 	st := &next.Status
