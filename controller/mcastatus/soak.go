@@ -18,10 +18,11 @@ import (
 const HealthSoakAnnotation = "addonops.io/health-soak"
 
 // DefaultHealthSoak is the health soak of an add-on whose CMA does not set HealthSoakAnnotation,
-// or sets it to something that is not a duration. It is short: it only has to outlast the moment
+// or sets it to something that is not a duration. It is short: it has to outlast the moment
 // between the work agent reporting a new generation and the health prober noticing that the new
-// agent is not ready; a placement that wants a longer observation sets minSuccessTime (see
-// RolloutStatus) or the annotation.
+// agent is not ready (OCM's work agent syncs status every 10s by default), not to slow every batch
+// of every rollout. A prober that takes longer needs the annotation: a placement's minSuccessTime
+// (see RolloutStatus) only waits, it does not watch health.
 const DefaultHealthSoak = 10 * time.Second
 
 // Gate is what the clusters of an add-on must show, besides their works, to count as done.
