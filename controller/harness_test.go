@@ -263,10 +263,15 @@ func (e *env) placementStrategy(in install) addonv1alpha1.PlacementStrategy {
 }
 
 // cma creates the test's ClusterManagementAddOn, annotated lifecycle: self, with install placements.
+// Without an addonops.io/health-soak annotation it gets "0s": the tests not about the health soak
+// do not wait for it (the simulated prober never reports the old agent's health for a new version).
 func (e *env) cma(annotations map[string]string, installs ...install) {
 	e.t.Helper()
 	if annotations == nil {
 		annotations = map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}
+	}
+	if _, ok := annotations[mcastatus.HealthSoakAnnotation]; !ok {
+		annotations[mcastatus.HealthSoakAnnotation] = "0s"
 	}
 	cma := &addonv1alpha1.ClusterManagementAddOn{
 		ObjectMeta: metav1.ObjectMeta{Name: e.name, Annotations: annotations},
@@ -660,8 +665,8 @@ func (r *recorder) firstApplied(cluster, cfg string) (time.Time, int) {
 }
 
 // writes counts the recorded modifications of cluster's MCA that changed what the controller
-// writes (desired and applied configs, Configured, Progressing); the simulated deployer's
-// ManifestApplied and health prober's Available are other writers' budgets.
+// writes (desired and applied configs, Configured, Progressing, HealthSoak); the simulated
+// deployer's ManifestApplied and health prober's Available are other writers' budgets.
 func (r *recorder) writes(cluster string, from int) int {
 	n := 0
 	prev := ""
@@ -682,7 +687,7 @@ func (r *recorder) writes(cluster string, from int) int {
 func controllerPart(m *addonv1alpha1.ManagedClusterAddOn) string {
 	var conds []metav1.Condition
 	for _, c := range m.Status.Conditions {
-		if c.Type == addonstatus.ConditionConfigured || c.Type == addonstatus.ConditionProgressing {
+		if c.Type == addonstatus.ConditionConfigured || c.Type == addonstatus.ConditionProgressing || c.Type == addonstatus.ConditionHealthSoak {
 			conds = append(conds, c)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller/installplan"
+	"github.com/addonops/addonops/controller/mcastatus"
 )
 
 // waitEvent waits for a warning event on the test's CMA with reason and a message containing msg.
@@ -219,7 +220,8 @@ func TestLifecycleAnnotationFilter(t *testing.T) {
 		t.Fatal("a CMA without the lifecycle annotation was managed")
 	}
 	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
-		cma.Annotations = map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue}
+		cma.Annotations = map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue,
+			mcastatus.HealthSoakAnnotation: "0s"}
 	})
 	time.Sleep(2 * time.Second)
 	if e.mcaExists("c1") {

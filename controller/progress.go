@@ -14,7 +14,7 @@ import (
 
 // syncProgress tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
 // lastAppliedConfig and the Progressing condition (mcastatus.Progress). It writes only when they
-// change, and looks again when a deployer's grace runs out.
+// change, and looks again when a deployer's grace or a health soak runs out.
 func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duration, error) {
 	ns, name := splitKey(key)
 	cma, ok := c.managedCMA(name)
@@ -29,7 +29,7 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 	if mca.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.HealthChecked(cma), mcastatus.Now(time.Now()))
+	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.GateOf(cma), mcastatus.Now(time.Now()))
 	if equality.Semantic.DeepEqual(mca.Status, st) {
 		return recheck, nil
 	}

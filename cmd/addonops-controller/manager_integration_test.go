@@ -16,6 +16,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/simagent"
 )
@@ -339,7 +340,9 @@ func newRolloutFixture(t *testing.T, ctx context.Context, hub *localhub.Hub, add
 	}
 	adcRef := addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
 	cma := &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+		// No health soak: the takeover bounds are about leader election, not health.
+		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue,
+			mcastatus.HealthSoakAnnotation: "0s"}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcRef}},
 			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/ssapply"
 )
@@ -149,6 +150,37 @@ func scaleRollouts(objs []*unstructured.Unstructured, speed float64) ([]string, 
 		}
 	}
 	return notes, nil
+}
+
+// demoHealthSoak is the health soak (mcastatus.HealthSoakAnnotation) the demo gives, at --speed 1,
+// an add-on whose ClusterManagementAddOn sets none. The simulated health prober reports an agent's
+// health together with its works, so there is no prober lag to outlast, and the controller's
+// default (mcastatus.DefaultHealthSoak) would add over 10s to every batch; a short soak still shows
+// in each cluster's Progressing message while it runs.
+const demoHealthSoak = 2 * time.Second
+
+// setHealthSoak annotates every ClusterManagementAddOn that sets no health soak with
+// demoHealthSoak divided by speed (whole seconds). A soak the CMA sets is left as it is. It returns
+// one note per change.
+func setHealthSoak(objs []*unstructured.Unstructured, speed float64) []string {
+	var notes []string
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != cmaGVK.GroupKind() {
+			continue
+		}
+		ann := o.GetAnnotations()
+		if _, ok := ann[mcastatus.HealthSoakAnnotation]; ok {
+			continue
+		}
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		soak := fmt.Sprintf("%ds", int64(demoHealthSoak.Seconds()/speed+0.5))
+		ann[mcastatus.HealthSoakAnnotation] = soak
+		o.SetAnnotations(ann)
+		notes = append(notes, fmt.Sprintf("%s: %s %s (demo; the controller's default is %s)", o.GetName(), mcastatus.HealthSoakAnnotation, soak, mcastatus.DefaultHealthSoak))
+	}
+	return notes
 }
 
 // name is "namespace/name", or "name" for a cluster-scoped object.

@@ -256,6 +256,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("step %s: %w", name, err)
 		}
+		notes = append(notes, setHealthSoak(objs, o.Speed)...)
 		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes}
 		steps = append(steps, st)
 		r.noteVersions(st)

@@ -457,3 +457,25 @@ func TestDescribeDeployer(t *testing.T) {
 		t.Errorf("simulated manager: %q, %q", short, detail)
 	}
 }
+
+func TestSetHealthSoak(t *testing.T) {
+	unset := cma()
+	set := cma()
+	set.SetName("b")
+	set.SetAnnotations(map[string]string{"addonops.io/health-soak": "30s"})
+	notes := setHealthSoak([]*unstructured.Unstructured{unset, set}, 1)
+	if got := unset.GetAnnotations()["addonops.io/health-soak"]; got != "2s" {
+		t.Errorf("health soak at speed 1 = %q, want 2s", got)
+	}
+	if got := set.GetAnnotations()["addonops.io/health-soak"]; got != "30s" {
+		t.Errorf("a CMA's own health soak changed to %q", got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "a: addonops.io/health-soak 2s (demo; the controller's default is 10s)") {
+		t.Errorf("notes %q", notes)
+	}
+	fast := cma()
+	setHealthSoak([]*unstructured.Unstructured{fast}, 10)
+	if got := fast.GetAnnotations()["addonops.io/health-soak"]; got != "0s" {
+		t.Errorf("health soak at speed 10 = %q, want 0s (rounded)", got)
+	}
+}

@@ -17,6 +17,18 @@
 //  4. When the cluster's own Available condition is Unknown the add-on's is Unknown with the
 //     cluster's reason and message; OCM leaves that to its registration hub controller, which a hub
 //     without OCM does not run.
+//  5. A workload that has not rolled out its current spec is not available, however many of its
+//     pods are ready: the works ask the work agent for each Deployment's and DaemonSet's
+//     generation, observed generation and updated pods (JSONPaths feedback, see
+//     addonwork.ManifestConfigs), and the ready pods count only once the workload's controller
+//     observed the current generation and no pod of an older template is left. A work agent
+//     reports Available for a new work generation, with feedback, as soon as it applied it: the
+//     ready replicas it reports then are the old pods'. OCM counts them.
+//
+// The rollout (mcastatus.Progress) adds its health soak on top: health counts only once seen after
+// the works reported the new generation, and held for the soak. That also covers the moment when
+// the agent's feedback was read just before it applied the new spec (the workload still looks
+// rolled out at its old generation): its next status sync shows the new generation unobserved.
 package addonhealth
 
 import (
@@ -31,6 +43,8 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/internal/addonwork"
 )
 
 // Condition strings (addon-framework healthCheckSyncer).
@@ -136,7 +150,7 @@ func Available(mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.Manage
 	var missing, problems []string
 	for _, p := range probes {
 		values, ok := feedback(deploy, p)
-		if !ok {
+		if !ok || unobserved(values) {
 			missing = append(missing, p.String())
 			continue
 		}
@@ -153,7 +167,8 @@ func Available(mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.Manage
 	return cond(metav1.ConditionTrue, ReasonProbeAvailable, fmt.Sprintf("%s add-on is available.", mca.Name))
 }
 
-// feedback collects the status feedback values of a workload; ok is false when there are none.
+// feedback collects the status feedback values of a workload; ok is false when there are none
+// about its status (its metadata.generation alone says nothing about it).
 func feedback(works []*workv1.ManifestWork, p Probe) (map[string]int64, bool) {
 	out := map[string]int64{}
 	found := false
@@ -164,7 +179,7 @@ func feedback(works []*workv1.ManifestWork, p Probe) (map[string]int64, bool) {
 				continue
 			}
 			for _, v := range m.StatusFeedbacks.Values {
-				found = true
+				found = found || v.Name != addonwork.FeedbackGeneration
 				if v.Value.Integer != nil {
 					out[v.Name] = *v.Value.Integer
 				}
@@ -175,8 +190,16 @@ func feedback(works []*workv1.ManifestWork, p Probe) (map[string]int64, bool) {
 }
 
 // check is the WorkloadAvailability rule: a Deployment needs one ready replica, a DaemonSet all
-// its scheduled pods ready.
+// its scheduled pods ready. When the work agent reports the rollout feedback addonwork asks for
+// (addonwork.RolloutFeedback: Generation is there), the workload must also have rolled out its
+// current spec (difference 5): its controller observed its generation, and every pod runs the
+// current template (a Deployment has no pod of an older ReplicaSet left, a DaemonSet has updated
+// every scheduled pod), so the ready pods counted are the new version's. Missing values the agent
+// omits are zero.
 func check(p Probe, v map[string]int64) error {
+	if err := rolledOut(p, v); err != nil {
+		return err
+	}
 	switch p.Resource {
 	case "deployments":
 		if ready := v["ReadyReplicas"]; ready < 1 {
@@ -190,6 +213,37 @@ func check(p Probe, v map[string]int64) error {
 		}
 		if ready != desired {
 			return fmt.Errorf("%s has %d of %d scheduled pods ready", p, ready, desired)
+		}
+	}
+	return nil
+}
+
+// unobserved reports whether the rollout feedback says that no controller has looked at the
+// workload yet (no status.observedGeneration at all): there is no probe result yet, as for a
+// workload without status.
+func unobserved(v map[string]int64) bool {
+	_, gen := v[addonwork.FeedbackGeneration]
+	_, obs := v[addonwork.FeedbackObservedGeneration]
+	return gen && !obs
+}
+
+// rolledOut checks the rollout feedback of a workload, when the agent reports it.
+func rolledOut(p Probe, v map[string]int64) error {
+	gen, ok := v[addonwork.FeedbackGeneration]
+	if !ok {
+		return nil // a work written before the rollout feedback was asked for
+	}
+	if obs := v[addonwork.FeedbackObservedGeneration]; obs < gen {
+		return fmt.Errorf("%s has not rolled out its current spec yet (observed generation %d of %d)", p, obs, gen)
+	}
+	switch p.Resource {
+	case "deployments":
+		if updated, total := v[addonwork.FeedbackUpdatedReplicas], v["Replicas"]; updated < total {
+			return fmt.Errorf("%s is rolling out its current spec (%d of %d replicas updated)", p, updated, total)
+		}
+	case "daemonsets":
+		if updated, desired := v[addonwork.FeedbackUpdatedNumberScheduled], v["DesiredNumberScheduled"]; updated < desired {
+			return fmt.Errorf("%s is rolling out its current spec (%d of %d scheduled pods updated)", p, updated, desired)
 		}
 	}
 	return nil

@@ -114,6 +114,36 @@ func TestAvailable(t *testing.T) {
 		{"workloads spread over works", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, ready), work("True", []workv1.Manifest{ds}, dsPartial)}, "False", ReasonProbeUnavailable,
 			"DaemonSet agent/node has 2 of 3"},
 		{"no workloads at all", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{cm})}, "True", ReasonProbeAvailable, "a add-on is available."},
+
+		// Rollout feedback (difference 5): the ready replicas count only once the workload rolled
+		// out its current spec.
+		{"new spec not observed by the Deployment controller: the ready pods are the old ones", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 1, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			"False", ReasonProbeUnavailable, "Deployment agent/agent has not rolled out its current spec yet (observed generation 1 of 2)"},
+		{"Deployment rolling out: old pods left", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 2, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			"False", ReasonProbeUnavailable, "Deployment agent/agent is rolling out its current spec (1 of 2 replicas updated)"},
+		{"Deployment rolling out: no updated pod (the agent omits zero)", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "ReadyReplicas", 1)))},
+			"False", ReasonProbeUnavailable, "(0 of 1 replicas updated)"},
+		{"Deployment rolled out and ready", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			"True", ReasonProbeAvailable, "a add-on is available."},
+		{"Deployment rolled out, new pod not ready", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1)))},
+			"False", ReasonProbeUnavailable, "has no ready replica (0 of 1 ready)"},
+		{"Deployment never observed (a fresh install, no controller yet): no result", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 1)))},
+			"Unknown", ReasonNoProbeResult, "Probe results are not returned for Deployment agent/agent"},
+		{"DaemonSet rolling out", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 2, "NumberReady", 3)))},
+			"False", ReasonProbeUnavailable, "DaemonSet agent/node is rolling out its current spec (2 of 3 scheduled pods updated)"},
+		{"DaemonSet new spec not observed", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 2, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
+			"False", ReasonProbeUnavailable, "DaemonSet agent/node has not rolled out its current spec yet (observed generation 2 of 3)"},
+		{"DaemonSet rolled out and ready", mcaWith(true), nil,
+			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
+			"True", ReasonProbeAvailable, "a add-on is available."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

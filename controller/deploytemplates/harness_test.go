@@ -8,6 +8,7 @@ package deploytemplates_test
 // clusters and controller, and delete their CMA at the end.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,7 @@ func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
 
 type env struct {
 	healthGate bool
+	healthSoak string
 	t          *testing.T
 	ctx        context.Context
 	hub        *localhub.Hub
@@ -51,6 +53,9 @@ type envOptions struct {
 	// work agent without a kubelet, so an agent Deployment never becomes ready unless the test sets
 	// its status; tests about deployment mechanics annotate their CMA addonops.io/health-check: none.
 	healthGate bool
+	// healthSoak is the CMA's addonops.io/health-soak when the health gate is on ("" = 0s: the
+	// tests not about the soak do not wait for it).
+	healthSoak string
 }
 
 // newEnv starts the rollout controller and the template reconcilers for one test's add-on.
@@ -59,7 +64,7 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon, healthGate: o.healthGate}
+	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon, healthGate: o.healthGate, healthSoak: o.healthSoak}
 
 	cfg := rest.CopyConfig(hub.Config)
 	cfg.QPS, cfg.Burst = 500, 1000
@@ -211,6 +216,8 @@ func (e *env) cma(template, adc string, placements ...addonv1alpha1.PlacementStr
 	}
 	if !e.healthGate {
 		cma.Annotations[mcastatus.HealthCheckAnnotation] = "none"
+	} else {
+		cma.Annotations[mcastatus.HealthSoakAnnotation] = cmp.Or(e.healthSoak, "0s")
 	}
 	if _, err := e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(e.ctx, cma, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)

@@ -3,6 +3,7 @@ package deploytemplates_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,10 +124,14 @@ const daemonSet = `      - apiVersion: apps/v1
 `
 
 // TestHealthFromFeedback: Available follows the status feedback OCM's work agent reports for the
-// add-on's Deployment and DaemonSet, and the cluster's own availability.
+// add-on's Deployment and DaemonSet, and the cluster's own availability. Then a new version: the
+// work agent reports the new work generation with the old pods' readiness; Available says the
+// Deployment has not rolled out the new spec, and the cluster is done only a health soak after the
+// new pods are ready.
 func TestHealthFromFeedback(t *testing.T) {
 	const addon, cluster = "health", "health1"
-	e := newEnv(t, addon, envOptions{healthGate: true})
+	const soak = 3 * time.Second
+	e := newEnv(t, addon, envOptions{healthGate: true, healthSoak: soak.String()})
 	ocm := ocmhub.ForTest(t, e.hub, ocmhub.Options{StatusSyncInterval: time.Second})
 	if _, err := ocm.AddClusters(e.ctx, ocmhub.Cluster{Name: cluster}); err != nil {
 		t.Fatal(err)
@@ -136,12 +141,12 @@ func TestHealthFromFeedback(t *testing.T) {
 	e.mcaInNamespace(cluster)
 	e.cma("health-v1", "")
 
-	// Applied, but no kubelet: the Deployment reports no status yet (the DaemonSet's zero counts
-	// are there from the start and agree: 0 of 0 ready).
+	// Applied, but no kubelet and no workload controllers: the Deployment reports no status yet,
+	// only its generation, and no controller observed the DaemonSet (its zero counts say nothing).
 	e.waitCondition(time.Minute, cluster, "ManifestApplied", "True/AddonManifestApplied")
-	e.waitFor(time.Minute, "Available Unknown for the Deployment", func() string {
+	e.waitFor(time.Minute, "Available Unknown for the Deployment and the DaemonSet", func() string {
 		got := condition(e.getMCA(cluster), "Available")
-		if got == "Unknown/NoProbeResult: Probe results are not returned for Deployment health1/health-agent" {
+		if got == "Unknown/NoProbeResult: Probe results are not returned for DaemonSet health1/node-agent, Deployment health1/health-agent" {
 			return ""
 		}
 		return got
@@ -207,5 +212,31 @@ func TestHealthFromFeedback(t *testing.T) {
 	e.waitCondition(time.Minute, cluster, "Available", "Unknown/ManagedClusterLeaseUpdateStopped: set by the test")
 	setClusterAvailable(metav1.ConditionTrue, "ManagedClusterAvailable")
 	e.waitCondition(time.Minute, cluster, "Available", "True/ProbeAvailable")
+	e.waitCondition(time.Minute, cluster, "Progressing", "False/InstallSucceed")
 
+	// Version 2 changes the Deployment's pod template. OCM's work agent applies it and reports the
+	// new work generation Applied and Available at once, with the feedback it reads: the
+	// Deployment's generation 2, but status still observed at generation 1 with the old pod ready
+	// (no Deployment controller runs here). That is not the new version running.
+	e.apply(agentTemplate("health-v2", addon, "2", daemonSet))
+	e.setDefaultTemplate("health-v2")
+	e.waitCondition(time.Minute, cluster, "Available", "False/ProbeUnavailable: Probe addon unavailable with err Deployment health1/health-agent has not rolled out its current spec yet (observed generation 1 of 2)")
+	e.waitCondition(10*time.Second, cluster, "Progressing", "True/Upgrading: upgrading... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: Available=False")
+	time.Sleep(soak + time.Second)
+	if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Upgrading") {
+		t.Fatalf("Progressing %s while the Deployment has not rolled out version 2", got)
+	}
+	// The Deployment rolls out: the new pod is ready. Health is True, and the cluster is done only
+	// once it stayed so for the soak.
+	setDeployment(1, 1)
+	e.waitCondition(time.Minute, cluster, "Available", "True/ProbeAvailable")
+	healthy := time.Now()
+	e.waitCondition(time.Minute, cluster, "Progressing", "False/UpgradeSucceed")
+	// The controller may see the health a moment before this test does.
+	if took := time.Since(healthy); took < soak-500*time.Millisecond {
+		t.Fatalf("UpgradeSucceed %v after the add-on became healthy; the health soak is %v", took, soak)
+	}
+	if got := condition(e.getMCA(cluster), "HealthSoak"); !strings.HasPrefix(got, "True/Soaked: the add-on stayed healthy for 3s") {
+		t.Fatalf("HealthSoak %s", got)
+	}
 }

@@ -1,8 +1,10 @@
 // Package mcastatus holds the pure rules for one ManagedClusterAddOn's status: which configs it
 // has been told to run (status.configReferences[].desiredConfig), which ones it has applied
-// (lastAppliedConfig, derived from its ManifestWorks), its Progressing and Configured conditions, and
-// the rollout status sdk-go's RolloutHandler needs. The rollout reconciler and the progress tracker
-// both compute an MCA's status with these functions, so the two writers never disagree about it.
+// (lastAppliedConfig, derived from its ManifestWorks), its Progressing, Configured and HealthSoak
+// conditions, and the rollout status sdk-go's RolloutHandler needs. A cluster is done only once its
+// add-on stayed healthy for a health soak after its works reported the desired configs (Progress,
+// Gate). The rollout reconciler and the progress tracker both compute an MCA's status with these
+// functions, so the two writers never disagree about it.
 package mcastatus
 
 import (
@@ -283,8 +285,11 @@ func Now(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second
 // reasons):
 //   - ToApply: it was not told to run target yet (other desired configs, or not Configured=True
 //     and not running them);
-//   - Succeeded: it applied its desired configs and was healthy then (Applied); the soak time
-//     (minSuccessTime) counts from the Progressing condition's last transition;
+//   - Succeeded: it applied its desired configs and was healthy for its health soak (Applied); the
+//     soak time (minSuccessTime) counts from when that health soak began (the HealthSoak
+//     condition's last transition), or else from the Progressing condition's last transition, so
+//     a placement whose minSuccessTime is longer than the health soak holds its next batch until
+//     minSuccessTime after the cluster was first seen healthy with its works ready;
 //   - Failed: a failed reason (InstallFailed, UpgradeFailed, RollbackFailed); Progressing: anything
 //     else. Both time out progressDeadline after the Progressing condition's last transition, which
 //     is reset whenever the MCA gets new desired configs.
@@ -310,6 +315,12 @@ func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, targe
 		st.LastTransitionTime = &longAgo
 		if cond != nil && addonstatus.IsDoneReason(cond.Reason) {
 			st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
+			// minSuccessTime counts from the start of the health soak, not from its end: the two
+			// overlap, so a batch waits for the longer of them, not for their sum.
+			if hs := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionHealthSoak); hs != nil &&
+				hs.Status == metav1.ConditionTrue && hs.Reason == addonstatus.ReasonSoaked && hs.LastTransitionTime.Before(&cond.LastTransitionTime) {
+				st.LastTransitionTime = hs.LastTransitionTime.DeepCopy()
+			}
 		}
 	case cond != nil && addonstatus.IsFailedReason(cond.Reason):
 		st.Status = rollout.Failed
@@ -329,17 +340,20 @@ var longAgo = metav1.NewTime(time.Unix(0, 0).UTC())
 // Push returns the status of mca when its turn in the rollout comes: it is told to run target
 // (WithDesired), Configured=True with the MCA's generation recorded (ConfiguredGeneration), and
 // its Progressing condition restarts with the busy reason of kind (lastTransitionTime now, so
-// progressDeadline counts from this moment). Its works are then evaluated at once (Progress), so a
-// cluster whose works already run target (a rollback to the version it kept) finishes in the same
-// status write, and one whose works do not is never declared done before they do.
-func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind addonstatus.Kind, healthChecked bool, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
+// progressDeadline counts from this moment), and so does its HealthSoak condition (False,
+// WorksNotReady: no health seen so far counts for the new configs). Its works are then evaluated
+// at once (Progress), so a cluster whose works already run target (a rollback to the version it
+// kept) finishes in the same status write when it needs no soak (or starts its soak there), and one
+// whose works do not is never declared done before they do.
+func Push(mca *addonv1alpha1.ManagedClusterAddOn, target []Config, works []*workv1.ManifestWork, kind addonstatus.Kind, gate Gate, now metav1.Time) addonv1alpha1.ManagedClusterAddOnStatus {
 	next := mca.DeepCopy()
 	st := &next.Status
 	st.ConfigReferences = WithDesired(st.ConfigReferences, target)
 	gen := mca.Generation
 	setConfigured(st, Configured(true), &gen, now)
 	SetCondition(&st.Conditions, busy(kind), now, true)
-	out, _ := Progress(next, works, healthChecked, now)
+	restartSoak(&st.Conditions, now)
+	out, _ := Progress(next, works, gate, now)
 	return out
 }
 

@@ -59,6 +59,11 @@ func cond(t, status, reason string, at metav1.Time) metav1.Condition {
 	return metav1.Condition{Type: t, Status: metav1.ConditionStatus(status), Reason: reason, LastTransitionTime: at}
 }
 
+// soaking is a HealthSoak condition: works ready and the add-on healthy since at.
+func soaking(at metav1.Time) metav1.Condition {
+	return cond(addonstatus.ConditionHealthSoak, "True", addonstatus.ReasonSoaking, at)
+}
+
 var (
 	a1 = cfg(adc, "default", "cfg-a", "aaaa")
 	b1 = cfg(adc, "default", "cfg-b", "bbbb")
@@ -249,25 +254,44 @@ func TestProgress(t *testing.T) {
 		name        string
 		m           *addonv1alpha1.ManagedClusterAddOn
 		works       []*workv1.ManifestWork
-		health      bool // health checked
+		health      bool // health checked, with the default soak
 		now         metav1.Time
 		wantReason  string // "" = no Progressing condition
 		wantStatus  string
 		wantApplied bool
 		wantMsg     string
 		wantRecheck time.Duration
+		wantSoak    string // reason of the HealthSoak condition; "" = not checked
 	}{
 		{name: "not started: no configs, not configured", m: mca(nil)},
 		{name: "install, no work yet", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
 			wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "install, stale work", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
 			works: readyB, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
-		{name: "install, ready", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageInstallSucceed},
+		// Works ready and health True at the first look: the soak starts now; not done yet.
+		{name: "install, ready: the health soak starts", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True",
+			wantMsg: "installing... the add-on's ManifestWorks report the desired configs and the add-on is healthy; it must stay healthy for 10s (health soak)", wantRecheck: DefaultHealthSoak + time.Second, wantSoak: addonstatus.ReasonSoaking},
+		{name: "install, ready and soaked", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy, soaking(t1)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)),
+			wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageInstallSucceed, wantSoak: addonstatus.ReasonSoaked},
 		{name: "install, ready but the deployer has not reported ManifestApplied", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
-		{name: "upgrade, ready", m: mca(refsB, configured, upgrading, deployed, healthy),
-			works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageUpgradeSucceed},
+		{name: "upgrade, ready: the health soak starts", m: mca(refsB, configured, upgrading, deployed, healthy),
+			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "upgrading... the add-on's ManifestWorks report the desired configs and the add-on is healthy",
+			wantRecheck: DefaultHealthSoak + time.Second, wantSoak: addonstatus.ReasonSoaking},
+		{name: "upgrade, ready, soaking", m: mca(refsB, configured, upgrading, deployed, healthy, soaking(t1)),
+			works: readyB, health: true, now: metav1.NewTime(t1.Add(4 * time.Second)), wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "must stay healthy for 10s",
+			wantRecheck: DefaultHealthSoak - 3*time.Second, wantSoak: addonstatus.ReasonSoaking},
+		{name: "upgrade, ready and soaked", m: mca(refsB, configured, upgrading, deployed, healthy, soaking(t1)),
+			works: readyB, health: true, now: metav1.NewTime(t1.Add(time.Minute)), wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageUpgradeSucceed,
+			wantSoak: addonstatus.ReasonSoaked},
+		{name: "upgrade, soaking, works no longer ready: the soak resets", m: mca(refsB, configured, upgrading, deployed, healthy, soaking(t1)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, health: true, now: metav1.NewTime(t1.Add(time.Minute)),
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading, wantSoak: addonstatus.ReasonWorksNotReady},
+		{name: "upgrade, soaking, unhealthy: the soak resets", m: mca(refsB, configured, upgrading, deployed, sick, soaking(t1)),
+			works: readyB, health: true, now: metav1.NewTime(t1.Add(time.Minute)),
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "waiting for it to be healthy", wantSoak: addonstatus.ReasonNotHealthy},
 		{name: "upgrade, ready, unhealthy: waits and says why", m: mca(refsB, configured, upgrading, deployed, sick),
 			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "waiting for it to be healthy: Available=False (ProbeUnavailable: deployments default/agent has no ready replica)"},
 		{name: "upgrade, ready, no Available yet", m: mca(refsB, configured, upgrading, deployed),
@@ -276,16 +300,19 @@ func TestProgress(t *testing.T) {
 			m := mca(refsB, configured, upgrading, deployed)
 			m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
 			return m
-		}(), works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
-		{name: "upgrade, ready, unhealthy, health check off", m: mca(refsB, configured, upgrading, deployed, sick),
-			works: readyB, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
+		}(), works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantSoak: addonstatus.ReasonSoaked},
+		{name: "upgrade, ready, unhealthy, health check off: no soak", m: mca(refsB, configured, upgrading, deployed, sick),
+			works: readyB, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true, wantSoak: addonstatus.ReasonSoaked},
 		{name: "failed for staying unhealthy stays failed", m: mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, sick),
 			works: readyB, health: true, wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False"},
 		{name: "rollback, works still hold the abandoned version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
 			works: readyB, health: true, wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: addonstatus.MessageRollingBack},
 		{name: "rollback, works back on the old version", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
-			wantReason: addonstatus.ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageRollbackSucceeded},
+			wantReason: addonstatus.ReasonRollingBack, wantStatus: "True", wantMsg: "rolling back... the add-on's ManifestWorks report the desired configs", wantRecheck: DefaultHealthSoak + time.Second},
+		{name: "rollback, works back on the old version, soaked", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, rollingBack, deployed, healthy, soaking(t1)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annA, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}, health: true,
+			now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)), wantReason: addonstatus.ReasonRollbackSucceeded, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageRollbackSucceeded},
 		{name: "upgrade, Applied=False at generation", m: mca(refsB, configured, upgrading),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "Applied=False at generation 2"},
 		{name: "install, Available=False at generation", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
@@ -319,7 +346,9 @@ func TestProgress(t *testing.T) {
 		{name: "applied stays succeeded even if a work fails later", m: mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0)),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, wantReason: addonstatus.ReasonUpgradeSucceed, wantStatus: "False", wantApplied: true},
 		{name: "no configs: works without annotation install it", m: mca(nil, configured, deployed, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantMsg: addonstatus.MessageInstallSucceed},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: "must stay healthy", wantRecheck: DefaultHealthSoak + time.Second},
+		{name: "no configs: works without annotation install it, soaked", m: mca(nil, configured, deployed, healthy, soaking(t1)),
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, "", ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)), wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantMsg: addonstatus.MessageInstallSucceed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,7 +357,8 @@ func TestProgress(t *testing.T) {
 			if now.IsZero() {
 				now = t1
 			}
-			st, recheck := Progress(tc.m, AddonWorks("hello", tc.works), tc.health, now)
+			gate := Gate{Checked: tc.health, Soak: DefaultHealthSoak}
+			st, recheck := Progress(tc.m, AddonWorks("hello", tc.works), gate, now)
 			if js(t, tc.m) != before {
 				t.Fatal("Progress modified its input")
 			}
@@ -348,6 +378,11 @@ func TestProgress(t *testing.T) {
 			got := &addonv1alpha1.ManagedClusterAddOn{Status: st}
 			if len(st.ConfigReferences) > 0 && addonstatus.Applied(got) != tc.wantApplied {
 				t.Fatalf("applied = %v, want %v: %s", addonstatus.Applied(got), tc.wantApplied, js(t, st.ConfigReferences))
+			}
+			if tc.wantSoak != "" {
+				if hs := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionHealthSoak); hs == nil || hs.Reason != tc.wantSoak {
+					t.Fatalf("HealthSoak = %+v, want reason %s", hs, tc.wantSoak)
+				}
 			}
 		})
 	}
@@ -374,14 +409,20 @@ func TestFailUnhealthy(t *testing.T) {
 		t.Fatalf("failed=%v Progressing=%+v", failed, c)
 	}
 	// Progress keeps that verdict while nothing changes.
-	again, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: st}, readyB, true, at(7*time.Minute))
+	gate := Gate{Checked: true, Soak: DefaultHealthSoak}
+	again, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: st}, readyB, gate, at(7*time.Minute))
 	if c := meta.FindStatusCondition(again.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeFailed {
 		t.Fatalf("Progress undid the failure: %+v", c)
 	}
-	// Health comes back: the cluster succeeds after all.
+	// Health comes back: the failure stands through the health soak, then the cluster succeeds
+	// after all.
 	healed := &addonv1alpha1.ManagedClusterAddOn{Status: st}
 	meta.SetStatusCondition(&healed.Status.Conditions, cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", at(8*time.Minute)))
-	back, _ := Progress(healed, readyB, true, at(8*time.Minute))
+	soak, recheck := Progress(healed, readyB, gate, at(8*time.Minute))
+	if c := meta.FindStatusCondition(soak.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeFailed || recheck != DefaultHealthSoak+time.Second {
+		t.Fatalf("healthy again, soaking: %+v, recheck %v", c, recheck)
+	}
+	back, _ := Progress(&addonv1alpha1.ManagedClusterAddOn{Status: soak}, readyB, gate, at(8*time.Minute+DefaultHealthSoak+time.Second))
 	if c := meta.FindStatusCondition(back.Conditions, addonstatus.ConditionProgressing); c.Reason != addonstatus.ReasonUpgradeSucceed {
 		t.Fatalf("healthy again: %+v", c)
 	}
@@ -471,6 +512,8 @@ func TestRolloutStatus(t *testing.T) {
 		{"rolling back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonRollingBack, t1)), rollout.Progressing, &t1},
 		{"rollback failed", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackFailed, t1)), rollout.Failed, &t1},
 		{"rolled back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackSucceeded, t1)), rollout.Succeeded, &t1},
+		{"succeeded after a health soak: minSuccessTime counts from its start", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1),
+			cond(addonstatus.ConditionHealthSoak, "True", addonstatus.ReasonSoaked, t0)), rollout.Succeeded, &t0},
 		{"progressing, foreign reason: no clock", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1)), rollout.Progressing, nil},
 	}
 	for _, tc := range cases {
@@ -497,7 +540,7 @@ func TestPushHoldKeep(t *testing.T) {
 	t.Run("push restarts the progress clock", func(t *testing.T) {
 		m := mca([]addonv1alpha1.ConfigReference{ref(&a1, &a1)}, configured, succeeded)
 		m.Generation = 7
-		st := Push(m, []Config{b1}, ready, addonstatus.Upgrade, true, t1)
+		st := Push(m, []Config{b1}, ready, addonstatus.Upgrade, Gate{Checked: true, Soak: DefaultHealthSoak}, t1)
 		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 		if p.Reason != addonstatus.ReasonUpgrading || p.Status != metav1.ConditionTrue || !p.LastTransitionTime.Equal(&t1) {
 			t.Fatalf("Progressing = %+v", p)
@@ -514,13 +557,26 @@ func TestPushHoldKeep(t *testing.T) {
 			t.Fatalf("hold lost the configured generation: %d", g)
 		}
 	})
-	t.Run("push to the version still running finishes at once", func(t *testing.T) {
+	t.Run("push to the version still running finishes at once without a soak", func(t *testing.T) {
 		// Rolled to b, never applied it, rolled back to a: its works still run a.
 		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0), deployed, healthy)
-		st := Push(m, []Config{a1}, ready, addonstatus.Rollback, true, t1)
+		st := Push(m, []Config{a1}, ready, addonstatus.Rollback, Gate{Checked: true}, t1)
 		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 		if p.Reason != addonstatus.ReasonRollbackSucceeded || !addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
 			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
+		}
+	})
+	t.Run("push to the version still running soaks from the push", func(t *testing.T) {
+		// The health seen before the push (True since t0) is not the new attempt's: the soak starts
+		// at the push.
+		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0), deployed, healthy,
+			cond(addonstatus.ConditionHealthSoak, "True", addonstatus.ReasonSoaking, t0))
+		st := Push(m, []Config{a1}, ready, addonstatus.Rollback, Gate{Checked: true, Soak: DefaultHealthSoak}, t1)
+		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
+		hs := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionHealthSoak)
+		if p.Reason != addonstatus.ReasonRollingBack || addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) ||
+			hs.Status != metav1.ConditionTrue || !hs.LastTransitionTime.Equal(&t1) {
+			t.Fatalf("Progressing = %+v, HealthSoak = %+v", p, hs)
 		}
 	})
 	t.Run("push back to the last applied version whose works moved on is not done", func(t *testing.T) {
@@ -528,16 +584,19 @@ func TestPushHoldKeep(t *testing.T) {
 		// the works still hold b, so the rollback is under way, not done.
 		annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
 		m := mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, healthy)
-		st := Push(m, []Config{a1}, []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, addonstatus.Rollback, true, t1)
+		st := Push(m, []Config{a1}, []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}, addonstatus.Rollback, Gate{Checked: true, Soak: DefaultHealthSoak}, t1)
 		p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 		if p.Reason != addonstatus.ReasonRollingBack || addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: st}) {
 			t.Fatalf("Progressing = %+v, refs %s", p, js(t, st.ConfigReferences))
 		}
 	})
 	t.Run("first push of a fresh MCA is an install", func(t *testing.T) {
-		st := Push(mca(nil), []Config{a1}, nil, addonstatus.Install, true, t1)
+		st := Push(mca(nil), []Config{a1}, nil, addonstatus.Install, Gate{Checked: true, Soak: DefaultHealthSoak}, t1)
 		if p := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing); p.Reason != addonstatus.ReasonInstalling {
 			t.Fatalf("Progressing = %+v", p)
+		}
+		if hs := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionHealthSoak); hs == nil || hs.Status != metav1.ConditionFalse || hs.Reason != addonstatus.ReasonWorksNotReady {
+			t.Fatalf("HealthSoak = %+v", hs)
 		}
 		if c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); c.Status != metav1.ConditionTrue || c.Reason != addonstatus.ReasonConfigured || c.Message != addonstatus.MessageConfigured {
 			t.Fatalf("Configured = %+v", c)

@@ -108,17 +108,26 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 	return out
 }
 
-// Progress returns mca's status with lastAppliedConfig and the Progressing condition recomputed
-// from the add-on's ManifestWorks (see AddonWorks), the deployer's ManifestApplied condition and
-// the add-on's health; mca itself is not modified. recheck, when positive, is when the verdict may
-// change with nothing else changing (DeployerGrace runs out).
+// Progress returns mca's status with lastAppliedConfig, the Progressing condition and the
+// HealthSoak condition recomputed from the add-on's ManifestWorks (see AddonWorks), the deployer's
+// ManifestApplied condition and the add-on's health; mca itself is not modified. recheck, when
+// positive, is when the verdict may change with nothing else changing (DeployerGrace runs out, a
+// health soak ends).
 //
 // lastAppliedConfig := desiredConfig, with the success reason of the change's kind, once
 //   - every work carries the desired config-spec-hash and is Applied and Available at its current
 //     generation (reference §5.4),
 //   - the deployer reports ManifestApplied=True (as OCM waits for it; seed 000 requires it for a
 //     fresh install, where several works may be written one by one), and
-//   - the add-on is healthy (Healthy): works that exist are not agents that run.
+//   - the add-on is healthy (Healthy): works that exist are not agents that run; and it has been
+//     seen healthy, with the works ready, continuously for the gate's soak (Gate.Soak). Health
+//     seen before the works reported the desired configs never counts: OCM's prober may still
+//     describe the previous version's agent when the work agent reports the new generation. The
+//     soak starts when Progress first sees works ready and health True (the HealthSoak condition's
+//     lastTransitionTime, which survives restarts) and starts again whenever a work stops being
+//     ready, health is not True, or the add-on's Available condition changed since the soak began.
+//     An add-on whose health is not checked (the check is off, or its prober type is None) has no
+//     soak.
 //
 // A failure gives the failed reason of the kind (InstallFailed, UpgradeFailed, RollbackFailed) with
 // the cause: a work with the desired configs that reports Applied=False or Available=False at its
@@ -129,7 +138,7 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
 // OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
 // configs nor Configured=True has not started (it waits for its first turn) and is left as it is.
-func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, healthChecked bool, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
+func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
 	configured := meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionConfigured)
@@ -163,6 +172,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	failedBefore := cur != nil && cur.Reason == kind.FailedReason()
 	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time, failedBefore)
 	var cond metav1.Condition
+	ready := false
 	switch {
 	case deployFailed:
 		cond = failure(kind, deployDetail)
@@ -173,21 +183,48 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	case len(pending) > 0 || !meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionManifestApplied):
 		cond = busy(kind)
 	default:
-		if ok, why := Healthy(mca, healthChecked); !ok {
-			if cur != nil && cur.Reason == kind.FailedReason() {
+		ready = true
+		if ok, why := Healthy(mca, gate.Checked); !ok {
+			resetSoak(&st.Conditions, addonstatus.ReasonNotHealthy, "the add-on's ManifestWorks report the desired configs but the add-on is not healthy; the health soak starts once it is", now)
+			if failedBefore {
 				return st, recheck // failed by the rollout for staying unhealthy (FailUnhealthy)
 			}
 			cond = busy(kind)
 			cond.Message = fmt.Sprintf("%s... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: %s", verb(kind), why)
 			break
 		}
+		// Health counts only from the moment the works were seen ready: before that, the prober
+		// may still describe the previous version's agent.
+		soak := gate.soakOf(mca)
+		start := soakStart(&st.Conditions, mca, attempt, soakingMessage(soak, gate), now)
+		if left := soakEnd(start, soak).Sub(now.Time); left > 0 {
+			recheck = minRecheck(recheck, left)
+			if failedBefore {
+				return st, recheck // a failure stands until the soak is over
+			}
+			cond = busy(kind)
+			cond.Message = fmt.Sprintf("%s... %s", verb(kind), soakingMessage(soak, gate))
+			break
+		}
+		soaked(&st.Conditions, soak, gate.Checked)
 		for i := range st.ConfigReferences {
 			st.ConfigReferences[i].LastAppliedConfig = st.ConfigReferences[i].DesiredConfig.DeepCopy()
 		}
 		cond = done(kind, nil)
 	}
+	if !ready {
+		resetSoak(&st.Conditions, addonstatus.ReasonWorksNotReady, addonstatus.MessageWorksNotReady, now)
+	}
 	SetCondition(&st.Conditions, cond, now, false)
 	return st, recheck
+}
+
+// minRecheck is the earlier of two recheck times (0: none).
+func minRecheck(a, b time.Duration) time.Duration {
+	if a <= 0 || b > 0 && b < a {
+		return b
+	}
+	return a
 }
 
 // deployerVerdict reads the deployer's ManifestApplied condition for the attempt that started at

@@ -13,8 +13,10 @@
 // Available condition is True (written by OCM's health prober, or by addonhealth under
 // --deploy-templates). Health is not checked for an add-on whose prober type is None (MCA
 // status.healthCheck.mode Customized and no Available condition at all) or whose CMA is annotated
-// addonops.io/health-check: none. A lastAppliedConfig carried over to a new desired config never
-// counts until the works were checked again.
+// addonops.io/health-check: none. Health counts only once seen after the works reported the
+// desired configs, and only once it held for the add-on's health soak (mcastatus.GateOf: 10s, or
+// the CMA annotation addonops.io/health-soak). A lastAppliedConfig carried over to a new desired
+// config never counts until the works were checked again.
 //
 // # What fails
 //
@@ -155,7 +157,7 @@ type Event struct {
 func Decide(in Input) Plan {
 	d := &decider{in: in, res: resolver{lookup: in.Configs, memo: map[configref.Ref]lookupResult{}},
 		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
-		healthChecked: mcastatus.HealthChecked(in.CMA), supported: sets.New[configref.GroupResource](),
+		health: mcastatus.GateOf(in.CMA), supported: sets.New[configref.GroupResource](),
 		requests: operations.Parse(in.CMA.Annotations)}
 	for _, sc := range in.CMA.Spec.SupportedConfigs {
 		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
@@ -170,8 +172,8 @@ type decider struct {
 	updates map[string]addonv1alpha1.ManagedClusterAddOnStatus
 	recheck time.Duration
 	events  []Event
-	// healthChecked: clusters must be healthy to count as done (mcastatus.HealthChecked).
-	healthChecked bool
+	// health is what clusters must show besides their works to count as done (mcastatus.GateOf).
+	health mcastatus.Gate
 	// supported are the config group/resources the CMA declares (spec.supportedConfigs); an MCA
 	// config of any other is not supported (OCM: ConfigurationUnsupported).
 	supported sets.Set[configref.GroupResource]

@@ -200,7 +200,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
 		case st.Status == rollout.ToApply && rolling:
-			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.healthChecked, d.in.Now)
+			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.health, d.in.Now)
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
 			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
@@ -222,7 +222,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			status, failedNow := st.Status, false
 			if status == rollout.Progressing && (rolling || timedOut.Has(c)) {
 				// A cluster whose works are applied but whose add-on stays unhealthy fails.
-				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.healthChecked, deadline, d.in.Now)
+				failedSt, failed, after := mcastatus.FailUnhealthy(cur, mcastatus.AddonWorks(cur.Name, d.works(c)), d.health.Checked, deadline, d.in.Now)
 				d.noteRecheck(&after)
 				if failed {
 					d.updates[c] = failedSt

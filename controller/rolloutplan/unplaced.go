@@ -46,7 +46,7 @@ func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placeme
 			if mcastatus.NeverApplied(mca) {
 				kind = addonstatus.Install
 			}
-			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.healthChecked, d.in.Now)
+			d.updates[ns] = mcastatus.Push(mca, target, mcastatus.AddonWorks(mca.Name, d.works(ns)), kind, d.health, d.in.Now)
 		} else if !mcastatus.IsConfigured(mca, true) {
 			d.updates[ns] = mcastatus.Keep(mca, d.in.Now)
 		}

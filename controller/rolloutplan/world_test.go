@@ -60,7 +60,10 @@ func newWorld(t *testing.T) *world {
 	w := &world{
 		t: t, now: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC),
 		cma: &addonv1alpha1.ClusterManagementAddOn{
-			ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: "self"}},
+			// No health soak: the tests that are not about it settle in one step per batch (TestHealthSoak*
+			// set one).
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: "self",
+				mcastatus.HealthSoakAnnotation: "0s"}},
 			Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 				SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adcGR.Group, Resource: adcGR.Resource}}},
 				InstallStrategy:  addonv1alpha1.InstallStrategy{Type: installplan.StrategyPlacements},
@@ -230,7 +233,7 @@ func (w *world) agent(cluster string, o outcome) {
 		if wk := w.works[cluster]; wk != nil {
 			works = append(works, wk)
 		}
-		m.Status, _ = mcastatus.Progress(m, works, mcastatus.HealthChecked(w.cma), now)
+		m.Status, _ = mcastatus.Progress(m, works, mcastatus.GateOf(w.cma), now)
 		w.mcas[cluster] = m
 		return
 	}
@@ -267,7 +270,7 @@ func (w *world) agent(cluster string, o outcome) {
 	// meta.SetStatusCondition: the transition time moves only when the status flips).
 	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
 	meta.SetStatusCondition(&m.Status.Conditions, health)
-	m.Status, _ = mcastatus.Progress(m, []*workv1.ManifestWork{wk}, mcastatus.HealthChecked(w.cma), now)
+	m.Status, _ = mcastatus.Progress(m, []*workv1.ManifestWork{wk}, mcastatus.GateOf(w.cma), now)
 	w.mcas[cluster] = m
 }
 
@@ -278,7 +281,7 @@ func (w *world) recheck(cluster string) {
 	if wk := w.works[cluster]; wk != nil {
 		works = append(works, wk)
 	}
-	m.Status, _ = mcastatus.Progress(m, works, mcastatus.HealthChecked(w.cma), mcastatus.Now(w.now))
+	m.Status, _ = mcastatus.Progress(m, works, mcastatus.GateOf(w.cma), mcastatus.Now(w.now))
 	w.mcas[cluster] = m
 }
 

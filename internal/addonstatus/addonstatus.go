@@ -55,6 +55,27 @@ const (
 	MessageRollingBack           = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
 )
 
+// HealthSoak is addonops' own MCA condition: whether, for the MCA's current desired configs, the
+// add-on has been seen healthy (Available=True) with every work ready (the desired config hashes,
+// Applied and Available at its generation, the deployer's ManifestApplied=True), continuously since
+// its lastTransitionTime. A cluster is done only once that has lasted the add-on's health soak
+// (mcastatus.Progress): health the prober reported before the works showed the new version
+// describes the old agent, so it never counts. It is reset (False) with every new attempt (new
+// desired configs), whenever a work stops being ready, and whenever health is not True.
+const (
+	ConditionHealthSoak = "HealthSoak"
+	// ReasonWorksNotReady (False): the works do not run the desired configs yet, or no longer.
+	ReasonWorksNotReady = "WorksNotReady"
+	// ReasonNotHealthy (False): the works are ready, the add-on is not healthy (Available not True).
+	ReasonNotHealthy = "NotHealthy"
+	// ReasonSoaking (True): ready and healthy since lastTransitionTime; the soak is not over yet.
+	ReasonSoaking = "Soaking"
+	// ReasonSoaked (True): ready and healthy for the whole soak; the cluster is done.
+	ReasonSoaked = "Soaked"
+	// MessageWorksNotReady is the HealthSoak message of an attempt whose works are not ready.
+	MessageWorksNotReady = "waiting for the add-on's ManifestWorks to report the desired configs; health counts only from then on"
+)
+
 // Kind is what moving an MCA to new configs is: its first install, an upgrade to a version it
 // never ran, or a rollback to a version the add-on already ran successfully.
 type Kind int

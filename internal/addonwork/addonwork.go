@@ -322,11 +322,40 @@ func preDeleteHook(obj *unstructured.Unstructured) (string, bool) {
 	return resource, label || annotation
 }
 
+// Names of the rollout feedback (RolloutFeedback) the deploy works ask the work agent for, besides
+// the WellKnownStatus values (ReadyReplicas, Replicas, AvailableReplicas of a Deployment;
+// NumberReady, DesiredNumberScheduled, NumberAvailable of a DaemonSet).
+const (
+	FeedbackGeneration             = "Generation"
+	FeedbackObservedGeneration     = "ObservedGeneration"
+	FeedbackUpdatedReplicas        = "UpdatedReplicas"
+	FeedbackUpdatedNumberScheduled = "UpdatedNumberScheduled"
+)
+
+// RolloutFeedback is the JSONPaths feedback rule that tells whether a Deployment ("deployments")
+// or DaemonSet ("daemonsets") on the managed cluster has rolled out its current spec: its
+// generation, the generation its controller observed, and how many of its pods run the current
+// template. The work agent reports WellKnownStatus for a new work generation with the readiness of
+// whatever pods run, the old version's included; these values let the health prober
+// (controller/addonhealth) tell. JSONPaths rules are part of the work API and every work agent
+// evaluates them (OCM statusfeedback: integers need no feature gate).
+func RolloutFeedback(resource string) workv1.FeedbackRule {
+	updated := workv1.JsonPath{Name: FeedbackUpdatedReplicas, Path: ".status.updatedReplicas"}
+	if resource == "daemonsets" {
+		updated = workv1.JsonPath{Name: FeedbackUpdatedNumberScheduled, Path: ".status.updatedNumberScheduled"}
+	}
+	return workv1.FeedbackRule{Type: workv1.JSONPathsType, JsonPaths: []workv1.JsonPath{
+		{Name: FeedbackGeneration, Path: ".metadata.generation"},
+		{Name: FeedbackObservedGeneration, Path: ".status.observedGeneration"},
+		updated,
+	}}
+}
+
 // ManifestConfigs is the spec.manifestConfigs of every deploy work: a WellKnownStatus feedback rule
-// for every Deployment and DaemonSet (OCM's WorkloadAvailability health prober), then the
-// template's own entries, merged into a generated entry with the same resource identifier
-// (feedback rules merged, WellKnownStatus once, JSONPaths once per name; updateStrategy replaced)
-// or appended.
+// and the RolloutFeedback rule for every Deployment and DaemonSet (OCM's WorkloadAvailability
+// health prober, and whether the ready pods are the current spec's), then the template's own
+// entries, merged into a generated entry with the same resource identifier (feedback rules merged,
+// WellKnownStatus once, JSONPaths once per name; updateStrategy replaced) or appended.
 func ManifestConfigs(objects []*unstructured.Unstructured, template []workv1.ManifestConfigOption) []workv1.ManifestConfigOption {
 	var out []workv1.ManifestConfigOption
 	for _, obj := range objects {
@@ -345,7 +374,7 @@ func ManifestConfigs(objects []*unstructured.Unstructured, template []workv1.Man
 		}
 		out = append(out, workv1.ManifestConfigOption{
 			ResourceIdentifier: workv1.ResourceIdentifier{Group: appsv1.GroupName, Resource: resource, Namespace: obj.GetNamespace(), Name: obj.GetName()},
-			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}},
+			FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}, RolloutFeedback(resource)},
 		})
 	}
 	for _, mc := range template {

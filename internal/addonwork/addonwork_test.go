@@ -108,7 +108,7 @@ func TestHelloTemplateWork(t *testing.T) {
 	}
 	wantConfigs := []workv1.ManifestConfigOption{{
 		ResourceIdentifier: workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "open-cluster-management-agent-addon", Name: "hello-template-agent"},
-		FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}},
+		FeedbackRules:      []workv1.FeedbackRule{{Type: workv1.WellKnownStatusType}, RolloutFeedback("deployments")},
 	}}
 	if diff := cmp.Diff(wantConfigs, w.Spec.ManifestConfigs); diff != "" {
 		t.Errorf("manifestConfigs (-want +got):\n%s", diff)
@@ -179,6 +179,7 @@ func TestManifestConfigs(t *testing.T) {
 	dep := workv1.ResourceIdentifier{Group: "apps", Resource: "deployments", Namespace: "ns1", Name: "agent"}
 	ds := workv1.ResourceIdentifier{Group: "apps", Resource: "daemonsets", Namespace: "ns1", Name: "node"}
 	wellKnown := workv1.FeedbackRule{Type: workv1.WellKnownStatusType}
+	rolloutDep, rolloutDS := RolloutFeedback("deployments"), RolloutFeedback("daemonsets")
 	paths := func(names ...string) workv1.FeedbackRule {
 		r := workv1.FeedbackRule{Type: workv1.JSONPathsType}
 		for _, n := range names {
@@ -195,21 +196,24 @@ func TestManifestConfigs(t *testing.T) {
 		want     []workv1.ManifestConfigOption
 	}{
 		{"one rule per workload", []string{deploymentYAML, daemonSet, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}"}, nil,
-			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown}}, {ResourceIdentifier: ds, FeedbackRules: []workv1.FeedbackRule{wellKnown}}}},
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDep}}, {ResourceIdentifier: ds, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDS}}}},
 		{"a workload that does not decode gets none", []string{broken}, nil, nil},
 		{"WellKnownStatus is not repeated, JSONPaths merge by name, updateStrategy replaced", []string{deploymentYAML},
 			[]workv1.ManifestConfigOption{
 				{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, paths("a", "b")}, UpdateStrategy: createOnly},
 				{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{paths("b", "c")}},
 			},
-			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, paths("a", "b"), paths("c")}, UpdateStrategy: createOnly}}},
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDep, paths("a", "b"), paths("c")}, UpdateStrategy: createOnly}}},
+		{"a template path named like a rollout feedback value gives way", []string{deploymentYAML},
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{paths(FeedbackGeneration, "d")}}},
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDep, paths("d")}}}},
 		{"other resources are appended", []string{deploymentYAML},
 			[]workv1.ManifestConfigOption{{ResourceIdentifier: other, UpdateStrategy: createOnly}},
-			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown}}, {ResourceIdentifier: other, UpdateStrategy: createOnly}}},
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDep}}, {ResourceIdentifier: other, UpdateStrategy: createOnly}}},
 		{"conditionRules and scrape type survive a merge", []string{deploymentYAML},
 			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackScrapeType: workv1.FeedbackWatchType,
 				ConditionRules: []workv1.ConditionRule{{Condition: "Ready", Type: workv1.WellKnownConditionsType}}}},
-			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown}, FeedbackScrapeType: workv1.FeedbackWatchType,
+			[]workv1.ManifestConfigOption{{ResourceIdentifier: dep, FeedbackRules: []workv1.FeedbackRule{wellKnown, rolloutDep}, FeedbackScrapeType: workv1.FeedbackWatchType,
 				ConditionRules: []workv1.ConditionRule{{Condition: "Ready", Type: workv1.WellKnownConditionsType}}}}},
 	}
 	for _, tc := range cases {

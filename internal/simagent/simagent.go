@@ -473,7 +473,10 @@ func (a *Agent) report(ctx context.Context, key string) error {
 }
 
 // feedback is the status feedback a work agent returns for the Deployments and DaemonSets of w
-// (WellKnownStatus): every replica ready, or none when unhealthy.
+// (WellKnownStatus): every replica ready, or none when unhealthy; and, where the work's
+// manifestConfigs ask for them by name (addonwork.RolloutFeedback), a workload that rolled out
+// its current spec: observed generation = generation (the work's, which changes whenever the
+// workload may), every pod updated.
 func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition {
 	var out []workv1.ManifestCondition
 	for i, m := range w.Spec.Workload.Manifests {
@@ -495,6 +498,7 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 			values = append(values, workv1.FeedbackValue{Name: name, Value: workv1.FieldValue{Type: workv1.Integer, Integer: &v}})
 		}
 		resource := ""
+		var rollout map[string]int64
 		switch obj.Kind {
 		case "Deployment":
 			resource = "deployments"
@@ -509,6 +513,7 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 			num("Replicas", replicas)
 			num("ReadyReplicas", ready)
 			num("AvailableReplicas", ready)
+			rollout = map[string]int64{addonwork.FeedbackUpdatedReplicas: replicas}
 		case "DaemonSet":
 			resource = "daemonsets"
 			ready := int64(1)
@@ -518,8 +523,16 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 			num("DesiredNumberScheduled", 1)
 			num("NumberReady", ready)
 			num("NumberAvailable", ready)
+			rollout = map[string]int64{addonwork.FeedbackUpdatedNumberScheduled: 1}
 		default:
 			continue
+		}
+		rollout[addonwork.FeedbackGeneration] = w.Generation
+		rollout[addonwork.FeedbackObservedGeneration] = w.Generation
+		for _, name := range jsonPathNames(w, resource, obj.Metadata.Namespace, obj.Metadata.Name) {
+			if v, ok := rollout[name]; ok {
+				num(name, v)
+			}
 		}
 		out = append(out, workv1.ManifestCondition{
 			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(i), Group: "apps", Version: "v1", Kind: obj.Kind, Resource: resource,
@@ -527,6 +540,25 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 			StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
 			Conditions:      []metav1.Condition{},
 		})
+	}
+	return out
+}
+
+// jsonPathNames lists the names of the JSONPaths feedback rules w's manifestConfigs give a workload.
+func jsonPathNames(w *workv1.ManifestWork, resource, namespace, name string) []string {
+	var out []string
+	for _, mc := range w.Spec.ManifestConfigs {
+		id := mc.ResourceIdentifier
+		if id.Group != "apps" || id.Resource != resource || id.Namespace != namespace || id.Name != name {
+			continue
+		}
+		for _, r := range mc.FeedbackRules {
+			if r.Type == workv1.JSONPathsType {
+				for _, p := range r.JsonPaths {
+					out = append(out, p.Name)
+				}
+			}
+		}
 	}
 	return out
 }

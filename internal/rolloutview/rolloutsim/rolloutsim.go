@@ -31,6 +31,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/addonwork"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
@@ -305,7 +306,7 @@ type Install struct {
 }
 
 // CMA creates the scenario's ClusterManagementAddOn (annotated lifecycle=self, so the controller
-// manages it) or, if it exists, sets its install placements: what a GitOps sync of a new version
+// manages it, and health-soak 0s) or, if it exists, sets its install placements: what a GitOps sync of a new version
 // does.
 func (s *Scenario) CMA(installs ...Install) {
 	s.t.Helper()
@@ -325,8 +326,11 @@ func (s *Scenario) CMA(installs ...Install) {
 		cur, err := api.Get(s.Ctx, s.Addon, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			_, err = api.Create(s.Ctx, &addonv1alpha1.ClusterManagementAddOn{
+				// No health soak: the simulated prober never reports an old agent's health for a
+				// new version, and the scenarios are not about the soak.
 				ObjectMeta: metav1.ObjectMeta{Name: s.Addon, Annotations: map[string]string{
-					addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+					addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue,
+					mcastatus.HealthSoakAnnotation:            "0s"}},
 				Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 					SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}}},
 					InstallStrategy:  addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: placements},
