@@ -25,7 +25,10 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
 	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
@@ -324,6 +327,31 @@ func TestCapturedFromController(t *testing.T) {
 		ready: func(u *unstructured.Unstructured) bool {
 			return strings.Contains(fmt.Sprint(u.Object["status"]), addonstatus.ReasonWaitingForCanary)
 		}})
+
+	// Day-2 operations, as the controller writes them: an add-on paused before its install (nothing
+	// starts: Suspended), and one whose first version a person aborted (nothing to return to:
+	// Aborted, Degraded).
+	hc := []history.Config{{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs", Namespace: "hello", Name: v1, SpecHash: specHashOf(s, v1)}}
+	for _, day2 := range []struct {
+		name, annotation, value, reason, want string
+	}{
+		{"paused", operations.PauseAnnotation, "*", addonstatus.ReasonPaused, "Suspended"},
+		{"aborted", operations.AbortAnnotation, operations.FormatMap(map[canary.PlacementKey]string{{Namespace: "hello", Name: "all"}: history.VersionID(hc)}), addonstatus.ReasonAborted, "Degraded"},
+	} {
+		cma := gated.DeepCopy()
+		cma.ObjectMeta = metav1.ObjectMeta{Name: day2.name, Annotations: map[string]string{
+			addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue, day2.annotation: day2.value}}
+		cma.Status = addonv1alpha1.ClusterManagementAddOnStatus{}
+		s.Track(day2.name)
+		if _, err := hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(s.Ctx, cma, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		reason := day2.reason
+		take(capture{phase: day2.name, label: "cma", gvr: cmaGVR, name: day2.name, want: day2.want,
+			ready: func(u *unstructured.Unstructured) bool {
+				return strings.Contains(fmt.Sprint(u.Object["status"]), reason)
+			}})
+	}
 
 	if *update {
 		writeCapturedEntries(t, taken)
