@@ -111,6 +111,8 @@ type Input struct {
 	Works func(namespace string) []*workv1.ManifestWork
 	// Configs resolves config references to spec hashes.
 	Configs ConfigLookup
+	// Raw, when set, tells what the objects say beyond their Go types (raw.go).
+	Raw Raw
 }
 
 // Update is a new status for one MCA.

@@ -120,6 +120,11 @@ const (
 	ReasonPlacementDecisionInvalid = "PlacementDecisionInvalid"
 	ReasonInvalidRolloutStrategy   = "InvalidRolloutStrategy"
 	ReasonInvalidCanaryPlacements  = "InvalidCanaryPlacements"
+	// ReasonUndecodable: an object the placement depends on (its ClusterManagementAddOn outside a
+	// rollout strategy, or its Placement) holds a value the controller's Go types cannot (the API
+	// server accepted it: its schema does not check it); the message names the object and the
+	// error. On an MCA that does not decode, it is what its placement's message says.
+	ReasonUndecodable = "Undecodable"
 	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
 	// placement is rolled out.
 	ReasonManual = "Manual"
@@ -128,7 +133,8 @@ const (
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one.
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
-	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements)
+	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements,
+	ReasonUndecodable)
 
 // Applied reports whether the MCA runs what it was told to: every desired config is also its
 // lastAppliedConfig and no change is under way or failed (the Progressing reason is not a busy or
