@@ -161,6 +161,10 @@ type Controller struct {
 	// already told so by an event.
 	forbiddenMu   sync.Mutex
 	forbiddenTold map[configref.GroupResource]map[string]bool
+
+	// toldMu guards told: per object, the problem last told by an event (tellOnce).
+	toldMu sync.Mutex
+	told   map[string]string
 }
 
 const indexByAddon = hubcache.IndexMCAsByAddon // MCAs by name (= add-on name)
@@ -188,6 +192,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := hub.AddEvents(events); err != nil {
 		return nil, err
 	}
+	hub.OnUndecodable(c.undecodableEvent)
 	hub.Configs.OnChange(c.enqueueAllRollouts)
 	hub.Configs.OnAccess(c.configAccess)
 

@@ -35,6 +35,10 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 	if !ok {
 		return 0, nil
 	}
+	raw, done, retry, rawErr := c.beforeRollout(ctx, cma) // undecodable.go
+	if done {
+		return retry, rawErr
+	}
 	mcas := c.addonMCAs(name)
 	synced, unserved := c.hub.Configs.Ensure(ctx, referencedResources(cma, mcas))
 	if !synced {
@@ -60,6 +64,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		MCAs:       mcas,
 		Works:      func(ns string) []*workv1.ManifestWork { return c.addonWorks(ns, name) },
 		Configs:    c.hub.Configs.Lookup,
+		Raw:        raw,
 	})
 
 	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
