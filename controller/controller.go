@@ -165,10 +165,6 @@ type Controller struct {
 	// writtenHistories overlays the version history ConfigMaps likewise, by name.
 	writtenHistories *overlay[*corev1.ConfigMap]
 
-	// toldMu guards told: events raised once per object version (toldOnce).
-	toldMu sync.Mutex
-	told   map[string]bool
-
 	// rolloutQ is the rollout reconciler's queue, set when it starts: config changes and access
 	// problems reach every add-on's rollout through it.
 	rolloutQ atomic.Pointer[hubcache.Queue]
@@ -177,6 +173,10 @@ type Controller struct {
 	// already told so by an event.
 	forbiddenMu   sync.Mutex
 	forbiddenTold map[configref.GroupResource]map[string]bool
+
+	// toldMu guards told: per object, the problem last told by an event (tellOnce).
+	toldMu sync.Mutex
+	told   map[string]string
 }
 
 const indexByAddon = hubcache.IndexMCAsByAddon // MCAs by name (= add-on name)
@@ -205,6 +205,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := hub.AddEvents(events); err != nil {
 		return nil, err
 	}
+	hub.OnUndecodable(c.undecodableEvent)
 	hub.Configs.OnChange(c.enqueueAllRollouts)
 	hub.Configs.OnAccess(c.configAccess)
 

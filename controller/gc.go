@@ -17,6 +17,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/addonops/addonops/controller/configgc"
+	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 )
@@ -54,6 +55,15 @@ func (c *Controller) collectConfigsEvery(ctx context.Context, interval time.Dura
 // resourceVersion, so a version re-created (a git revert) or changed since is never deleted.
 func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 	logger := klog.FromContext(ctx)
+	// What a CMA or MCA that does not decode references is unknown: collect nothing meanwhile.
+	if undecodable := append(c.hub.Undecodable(hubcache.KindClusterManagementAddOn), c.hub.Undecodable(hubcache.KindManagedClusterAddOn)...); len(undecodable) > 0 {
+		var names []string
+		for _, e := range undecodable {
+			names = append(names, e.GVK.Kind+" "+e.Key())
+		}
+		logger.Info("Not collecting config versions: the references of add-on objects that cannot be decoded are unknown", "objects", names)
+		return nil
+	}
 	cmas, err := c.hub.CMAs.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing ClusterManagementAddOns: %w", err)

@@ -143,10 +143,18 @@ func (e *env) config() *rest.Config {
 // startController runs a controller restricted to this test's add-on; stop stops it and waits.
 func (e *env) startController(opts Options) (stop func()) {
 	e.t.Helper()
+	_, stop = e.runController(opts)
+	return stop
+}
+
+// runController is startController returning the controller too; opts.Only names add-ons it
+// manages besides the test's own.
+func (e *env) runController(opts Options) (_ *Controller, stop func()) {
+	e.t.Helper()
 	if opts.Coalesce == 0 {
 		opts.Coalesce = 50 * time.Millisecond
 	}
-	opts.Only = []string{e.name}
+	opts.Only = append([]string{e.name}, opts.Only...)
 	if opts.HistoryNamespace == "" {
 		opts.HistoryNamespace = "default"
 	}
@@ -175,7 +183,7 @@ func (e *env) startController(opts Options) (stop func()) {
 	}
 	e.t.Cleanup(stop)
 	e.stopLast = stop
-	return stop
+	return c, stop
 }
 
 // cluster is the hub-wide name of the test's cluster short.

@@ -39,8 +39,7 @@ func (c *Controller) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec
 		err = fmt.Errorf("it records add-on %q", rec.Addon)
 	}
 	if err != nil {
-		key := cm.Namespace + "/" + cm.Name + "@" + cm.ResourceVersion
-		if c.toldOnce(key) {
+		if c.tellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
 			c.recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryInvalid, fmt.Sprintf(
 				"the version history in ConfigMap %s/%s cannot be read, so a revert to a version only it remembers is not recognised as a rollback: %v; fix or delete the ConfigMap (a new record starts)", cm.Namespace, cm.Name, err))
 		}
@@ -92,20 +91,6 @@ func (c *Controller) writeHistory(ctx context.Context, cma *addonv1alpha1.Cluste
 	}
 	c.writtenHistories.wrote(name, cm.ResourceVersion, res)
 	return nil
-}
-
-// toldOnce reports whether key is new (and remembers it): for events raised once per object version.
-func (c *Controller) toldOnce(key string) bool {
-	c.toldMu.Lock()
-	defer c.toldMu.Unlock()
-	if c.told == nil {
-		c.told = map[string]bool{}
-	}
-	if c.told[key] {
-		return false
-	}
-	c.told[key] = true
-	return true
 }
 
 // historyObject returns the history ConfigMap of that name at its freshest known version: the

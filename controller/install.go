@@ -16,6 +16,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/installplan"
 )
 
@@ -23,7 +24,9 @@ import (
 func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	cma, ok := c.managedCMA(name)
-	if !ok {
+	if !ok || c.hub.DecodeError(cma) != nil {
+		// A CMA that does not decode is only its metadata here: nothing is created or deleted for
+		// it (the rollout reconciler reports it).
 		return 0, nil
 	}
 	in := installplan.Input{
@@ -45,7 +48,13 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 			return 0, fmt.Errorf("reading Placement %s: %w", key, err)
 		}
 		decisions, err := c.hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
-		if err != nil {
+		var undecodable *hubcache.DecodeError
+		switch {
+		case errors.As(err, &undecodable):
+			// Its clusters are unknown: their MCAs are kept (the cache reported the decision).
+			in.Unknown[key] = undecodable.Error()
+			continue
+		case err != nil:
 			return 0, fmt.Errorf("listing the PlacementDecisions of %s: %w", key, err)
 		}
 		for _, d := range decisions {

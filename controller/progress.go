@@ -25,11 +25,20 @@ func (c *Controller) syncProgress(ctx context.Context, key string) (time.Duratio
 	if err != nil || !exists {
 		return 0, err
 	}
+	if c.hub.DecodeError(obj) != nil {
+		return 0, nil // only its metadata is known: never written (the cache reported it)
+	}
 	mca := c.writtenMCAs.get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
 	if mca.DeletionTimestamp != nil {
 		return 0, nil
 	}
-	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, c.addonWorks(ns, name)), mcastatus.GateOf(cma), mcastatus.Now(time.Now()))
+	works := c.addonWorks(ns, name)
+	for _, w := range works {
+		if c.hub.DecodeError(w) != nil {
+			return 0, nil // its state is unknown: the MCA's progress stays where it is
+		}
+	}
+	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, works), mcastatus.GateOf(cma), mcastatus.Now(time.Now()))
 	if equality.Semantic.DeepEqual(mca.Status, st) {
 		return recheck, nil
 	}

@@ -36,6 +36,10 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 	if !ok {
 		return 0, nil
 	}
+	raw, done, retry, rawErr := c.beforeRollout(ctx, cma) // undecodable.go
+	if done {
+		return retry, rawErr
+	}
 	mcas := c.addonMCAs(name)
 	synced, unserved := c.hub.Configs.Ensure(ctx, referencedResources(cma, mcas))
 	if !synced {
@@ -63,6 +67,7 @@ func (c *Controller) syncRollout(ctx context.Context, name string) (time.Duratio
 		Works:      func(ns string) []*workv1.ManifestWork { return c.addonWorks(ns, name) },
 		Configs:    c.hub.Configs.Lookup,
 		History:    hist, HistoryLimit: c.opts.HistoryLimit,
+		Raw: raw,
 	})
 
 	// The history first: it records what the status and MCAs are about to say (a version

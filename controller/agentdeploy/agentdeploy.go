@@ -106,6 +106,16 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
+	// An MCA or work that does not decode is only its metadata in the cache (which reported it):
+	// its works stay as they are.
+	if r.hub.DecodeError(mca) != nil {
+		return 0, nil
+	}
+	for _, w := range works {
+		if r.hub.DecodeError(w) != nil {
+			return 0, nil
+		}
+	}
 	cluster, err := r.hub.Clusters.Get(ns)
 	if err != nil {
 		cluster = nil

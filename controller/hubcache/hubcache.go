@@ -27,16 +27,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	addonlisters "open-cluster-management.io/api/client/addon/listers/addon/v1alpha1"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
 	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1"
 	clusterlistersv1beta1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
-	workinformers "open-cluster-management.io/api/client/work/informers/externalversions"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -110,13 +108,22 @@ type Cache struct {
 	opts    Options
 	only    map[string]bool
 
-	addonFactory   addoninformers.SharedInformerFactory
-	clusterFactory clusterinformers.SharedInformerFactory
-	workFactory    workinformers.SharedInformerFactory
-	kubeFactory    kubeinformers.SharedInformerFactory
+	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
+	decodedInformers map[string]cache.SharedIndexInformer
+	kubeFactory      kubeinformers.SharedInformerFactory
+	// undecodable records the objects the decoded informers hold placeholders for.
+	undecodable   undecodable
+	onUndecodable func(*DecodeError)
+	// logger is Run's, for what the informers log (decode errors).
+	logger atomic.Pointer[klog.Logger]
+	// strategies are the CMAs' rollout strategies as the API server returned them, by CMA name.
+	strategiesMu sync.Mutex
+	strategies   map[string]rolloutStrategies
 	// historyFactory caches the version history ConfigMaps (Options.HistoryNamespace), or is nil.
 	historyFactory kubeinformers.SharedInformerFactory
 
+	// Listers of the decoded kinds. They hand out placeholders for objects that do not decode (see
+	// DecodeError), but for Decisions, which returns an error naming such a decision instead.
 	CMAs       addonlisters.ClusterManagementAddOnLister
 	MCAs       addonlisters.ManagedClusterAddOnLister
 	Clusters   clusterlisters.ManagedClusterLister
@@ -166,7 +173,8 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the HTTP client for %s: %w", cfg.Host, err)
 	}
-	c := &Cache{opts: opts}
+	c := &Cache{opts: opts, undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
+		strategies: map[string]rolloutStrategies{}}
 	if len(opts.Only) > 0 {
 		c.only = map[string]bool{}
 		for _, n := range opts.Only {
@@ -194,31 +202,45 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		return nil, err
 	}
 	byAddonLabel := func(o *metav1.ListOptions) { o.LabelSelector = addonLabelExists.String() }
-	// Objects are cached without managedFields, and works without their manifests unless the
-	// template reconcilers need them: at thousands of clusters that is most of the memory.
-	workTransform := stripManagedFields
+	// Objects are cached without managedFields (decode drops them), and works without their
+	// manifests unless the template reconcilers need them: at thousands of clusters that is most of
+	// the memory.
+	var stripWork func(*unstructured.Unstructured)
 	if !opts.DeployTemplates {
-		workTransform = stripWork
+		stripWork = stripWorkManifests
 	}
-	c.addonFactory = addoninformers.NewSharedInformerFactoryWithOptions(c.Clients.Addon, opts.Resync, addoninformers.WithTransform(stripManagedFields))
-	c.clusterFactory = clusterinformers.NewSharedInformerFactoryWithOptions(c.Clients.Cluster, opts.Resync, clusterinformers.WithTransform(stripManagedFields))
-	c.workFactory = workinformers.NewSharedInformerFactoryWithOptions(c.Clients.Work, opts.Resync,
-		workinformers.WithTransform(workTransform), workinformers.WithTweakListOptions(byAddonLabel))
 	// Only RoleBindings and CSRs labelled with an add-on name are add-on business.
 	c.kubeFactory = kubeinformers.NewSharedInformerFactoryWithOptions(c.Clients.Kube, opts.Resync,
 		kubeinformers.WithTransform(stripManagedFields), kubeinformers.WithTweakListOptions(byAddonLabel))
 	c.Configs = newConfigs(c.Clients.Kube.Discovery(), c.Clients.Dynamic, opts.Resync)
 
-	cmas := c.addonFactory.Addon().V1alpha1().ClusterManagementAddOns()
-	mcas := c.addonFactory.Addon().V1alpha1().ManagedClusterAddOns()
-	clusters := c.clusterFactory.Cluster().V1().ManagedClusters()
-	placements := c.clusterFactory.Cluster().V1beta1().Placements()
-	decisions := c.clusterFactory.Cluster().V1beta1().PlacementDecisions()
-	c.CMAs, c.MCAs, c.Clusters = cmas.Lister(), mcas.Lister(), clusters.Lister()
-	c.Placements, c.Decisions = placements.Lister(), decisions.Lister()
-	c.CMAInformer, c.MCAInformer, c.ClusterInformer = cmas.Informer(), mcas.Informer(), clusters.Informer()
-	c.PlacementInformer, c.DecisionInformer = placements.Informer(), decisions.Informer()
-	c.WorkInformer = c.workFactory.Work().V1().ManifestWorks().Informer()
+	// OCM's kinds are decoded per object (decode.go): one that does not decode cannot fail a list.
+	for _, d := range []struct {
+		inf   *cache.SharedIndexInformer
+		kind  decodedKind
+		tweak func(*metav1.ListOptions)
+		strip func(*unstructured.Unstructured)
+		after func(*unstructured.Unstructured, runtime.Object)
+	}{
+		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies},
+		{&c.MCAInformer, kindMCA, nil, nil, nil},
+		{&c.ClusterInformer, kindCluster, nil, nil, nil},
+		{&c.PlacementInformer, kindPlacement, nil, nil, nil},
+		{&c.DecisionInformer, kindDecision, nil, nil, nil},
+		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil},
+	} {
+		if *d.inf, err = c.decodedInformer(d.kind, d.tweak, d.strip, d.after); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := c.CMAInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.forgetRolloutStrategies}); err != nil {
+		return nil, fmt.Errorf("watching ClusterManagementAddOns: %w", err)
+	}
+	c.CMAs = addonlisters.NewClusterManagementAddOnLister(c.CMAInformer.GetIndexer())
+	c.MCAs = addonlisters.NewManagedClusterAddOnLister(c.MCAInformer.GetIndexer())
+	c.Clusters = clusterlisters.NewManagedClusterLister(c.ClusterInformer.GetIndexer())
+	c.Placements = clusterlistersv1beta1.NewPlacementLister(c.PlacementInformer.GetIndexer())
+	c.Decisions = decisionLister{clusterlistersv1beta1.NewPlacementDecisionLister(c.DecisionInformer.GetIndexer()), c}
 	if opts.DeployTemplates {
 		c.RoleBindingInformer = c.kubeFactory.Rbac().V1().RoleBindings().Informer()
 		c.CSRInformer = c.kubeFactory.Certificates().V1().CertificateSigningRequests().Informer()
@@ -285,14 +307,10 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// stripWork keeps what the rollout reads of a ManifestWork: metadata and conditions.
-func stripWork(obj any) (any, error) {
-	if w, ok := obj.(*workv1.ManifestWork); ok {
-		w.SetManagedFields(nil)
-		w.Spec = workv1.ManifestWorkSpec{}
-		w.Status.ResourceStatus = workv1.ManifestResourceStatus{}
-	}
-	return obj, nil
+// stripWorkManifests keeps what the rollout reads of a ManifestWork: metadata and conditions.
+func stripWorkManifests(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "spec")
+	unstructured.RemoveNestedField(u.Object, "status", "resourceStatus")
 }
 
 // Managed reports whether the reconcilers act on the add-on of that name: its CMA exists, is not

@@ -112,9 +112,12 @@ func (c *Cache) Run(parent context.Context) error {
 	// reconciler failed.
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	c.addonFactory.Start(ctx.Done())
-	c.clusterFactory.Start(ctx.Done())
-	c.workFactory.Start(ctx.Done())
+	c.logger.Store(&logger)
+	var informers sync.WaitGroup
+	for _, inf := range c.decodedInformers {
+		informers.Go(func() { inf.RunWithContext(ctx) })
+	}
+	defer informers.Wait()
 	c.kubeFactory.Start(ctx.Done())
 	if c.historyFactory != nil {
 		c.historyFactory.Start(ctx.Done())
@@ -165,26 +168,18 @@ func (c *Cache) Run(parent context.Context) error {
 }
 
 func (c *Cache) shutdown() {
-	c.addonFactory.Shutdown()
-	c.clusterFactory.Shutdown()
-	c.workFactory.Shutdown()
 	c.kubeFactory.Shutdown()
 }
 
 // waitForSync waits until every informer started so far has synced, or ctx is done.
 func (c *Cache) waitForSync(ctx context.Context) bool {
-	for _, synced := range []func(<-chan struct{}) bool{
-		func(stop <-chan struct{}) bool { return allSynced(c.addonFactory.WaitForCacheSync(stop)) },
-		func(stop <-chan struct{}) bool { return allSynced(c.clusterFactory.WaitForCacheSync(stop)) },
-		func(stop <-chan struct{}) bool { return allSynced(c.workFactory.WaitForCacheSync(stop)) },
-		func(stop <-chan struct{}) bool { return allSynced(c.kubeFactory.WaitForCacheSync(stop)) },
-		func(stop <-chan struct{}) bool {
-			return c.historyFactory == nil || allSynced(c.historyFactory.WaitForCacheSync(stop))
-		},
-	} {
-		if !synced(ctx.Done()) {
-			return false
-		}
+	var synced []cache.InformerSynced
+	for _, inf := range c.decodedInformers {
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) || !allSynced(c.kubeFactory.WaitForCacheSync(ctx.Done())) ||
+		c.historyFactory != nil && !allSynced(c.historyFactory.WaitForCacheSync(ctx.Done())) {
+		return false
 	}
 	return c.Configs.waitForSync(ctx)
 }

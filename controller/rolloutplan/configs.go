@@ -49,6 +49,7 @@ func refsOf(cfgs []mcastatus.Config) []configref.Ref {
 }
 
 // blocked says why an MCA cannot be configured: the reason and message of its Configured=False.
+// One that does not decode (reason Undecodable) is never written: only its metadata is known.
 type blocked struct{ reason, message string }
 
 // mcaTarget is what an MCA runs when its placement runs base: base overridden, per group/resource,
@@ -57,6 +58,9 @@ type blocked struct{ reason, message string }
 // versions the canary proved. A non-nil blocked says why the MCA cannot be configured: one of its
 // configs is of a type the add-on does not support, or cannot be read.
 func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedClusterAddOn) ([]mcastatus.Config, *blocked) {
+	if why := d.undecodable(mca); why != "" {
+		return nil, &blocked{addonstatus.ReasonUndecodable, why}
+	}
 	if len(mca.Spec.Configs) == 0 {
 		return base, nil
 	}
@@ -98,6 +102,9 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 // block marks an MCA that cannot be configured (Configured=False naming the config); its works
 // stay as they are.
 func (d *decider) block(ns string, mca *addonv1alpha1.ManagedClusterAddOn, b *blocked) {
+	if b.reason == addonstatus.ReasonUndecodable {
+		return
+	}
 	if !mcastatus.IsBlocked(mca, b.reason, b.message) {
 		d.updates[ns] = mcastatus.Blocked(mca, b.reason, b.message, d.in.Now)
 	}

@@ -121,6 +121,8 @@ type Input struct {
 	// HistoryLimit is how many versions per placement the history keeps (history.DefaultLimit
 	// when 0).
 	HistoryLimit int
+	// Raw, when set, tells what the objects say beyond their Go types (raw.go).
+	Raw Raw
 }
 
 // Update is a new status for one MCA.

@@ -331,7 +331,7 @@ func TestInvalidRolloutStrategy(t *testing.T) {
 	if plan := w.step(); len(plan.Updates) != 0 {
 		t.Fatalf("invalid strategy moved %d MCAs", len(plan.Updates))
 	}
-	w.expectProgression(p, addonstatus.ReasonInvalidRolloutStrategy, "incorrect rollout strategy type UpdateAll", "a", "", "")
+	w.expectProgression(p, addonstatus.ReasonInvalidRolloutStrategy, `spec.installStrategy.placements[0].rolloutStrategy.type: "UpdateAll" is not one of OCM's rollout types`, "a", "", "")
 }
 
 func TestLaterPlacementOwnsASharedCluster(t *testing.T) {

@@ -132,6 +132,15 @@ func cause(st addonv1alpha1.ManagedClusterAddOnStatus) string {
 // roll runs sdk-go's rollout for placement p towards target and records the MCA updates. ok is false
 // when the rollout strategy is invalid (the placement then waits, with a condition saying why).
 func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult, bool) {
+	// Nothing moves on a Placement or a rollout strategy the controller cannot trust (raw.go).
+	if why := d.undecodable(p.placement); why != "" {
+		p.wait(addonstatus.ReasonUndecodable, fmt.Sprintf("placement %s: %s; its clusters keep their configs until it is fixed", p.key, why))
+		return rollResult{}, false
+	}
+	if msg := d.invalidStrategy(p); msg != "" {
+		p.wait(addonstatus.ReasonInvalidRolloutStrategy, msg)
+		return rollResult{}, false
+	}
 	handler, err := rollout.NewRolloutHandler(p.tracker, clusterRolloutStatus)
 	if err != nil {
 		p.wait(addonstatus.ReasonPlacementDecisionInvalid, err.Error())

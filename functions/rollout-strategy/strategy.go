@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/rolloutrules"
 )
 
 // The two vocabularies of spec.installStrategy.placements[].rolloutStrategy.type.
@@ -142,12 +141,7 @@ func translateStrategy(rs *yaml.RNode, path string) (translation, []problem) {
 	}
 }
 
-func typeName(typ string) string {
-	if typ == "" {
-		return "an unset type (OCM's default All)"
-	}
-	return typ
-}
+func typeName(typ string) string { return rolloutrules.TypeName(typ) }
 
 // rollingUpdate checks the seed's rollingUpdate settings (maxConcurrentlyUpdating, plus extra
 // fields) and renames maxConcurrentlyUpdating to OCM's maxConcurrency, adding the seed's default
@@ -166,8 +160,8 @@ func rollingUpdate(ru *yaml.RNode, path string, extra []string) []problem {
 		appendField(ru, "maxConcurrency", yaml.NewStringRNode(defaultMaxConcurrency))
 		return nil
 	}
-	if p := intOrPercent(f.Value, path+".maxConcurrentlyUpdating"); p != nil {
-		return []problem{*p}
+	if msg := rolloutrules.MaxConcurrency(valueOf(f.Value)); msg != "" {
+		return []problem{problemf(path+".maxConcurrentlyUpdating", "%s", msg)}
 	}
 	f.Key.YNode().Value = "maxConcurrency"
 	return nil
@@ -216,38 +210,30 @@ func placementKey(m *yaml.RNode, path string) (canary.PlacementKey, []problem) {
 	return key, probs
 }
 
-// The OCM CRD's patterns (open-cluster-management.io/api v1.3.0, cluster/v1alpha1 RolloutConfig
-// and RolloutProgressive).
-var (
-	percentPattern  = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
-	decimalPattern  = regexp.MustCompile(`^[0-9]+$`)
-	deadlinePattern = regexp.MustCompile(`^(([0-9])+[h|m|s])|None$`)
-)
-
 // validateStrategy checks a rollout strategy in OCM's vocabulary (the node at path): the fields
-// each type takes, and the formats OCM's CRD and its rollout code (sdk-go) accept.
+// each type takes (unknown fields, which the API server would prune, are this function's), and the
+// values package rolloutrules accepts, the rules the controller applies at run time too.
 func validateStrategy(rs *yaml.RNode, path string) []problem {
 	if rs.YNode().Kind != yaml.MappingNode {
 		return []problem{problemf(path, "must be a mapping with a type")}
 	}
-	probs := unknownFields(rs, path, []string{"type", "all", "progressive", "progressivePerGroup"})
-	typ, p := stringField(rs, "type", path)
-	if p != nil {
-		return append(probs, *p)
+	probs := unknownFields(rs, path, append([]string{"type"}, rolloutrules.SettingsFields...))
+	var typ string
+	if f := rs.Field("type"); f != nil && f.Value.YNode().Tag != yaml.NodeTagNull {
+		if msg := rolloutrules.Type(valueOf(f.Value)); msg != "" {
+			return append(probs, problemf(path+".type", "%s", msg))
+		}
+		typ = f.Value.YNode().Value
 	}
-	settings := map[string]string{"": "all", ocmAll: "all", ocmProgressive: "progressive", ocmProgressivePerGroup: "progressivePerGroup"}
-	own, ok := settings[typ]
-	if !ok {
-		return append(probs, problemf(path+".type", "%q is not one of OCM's rollout types %s, %s, %s", typ, ocmAll, ocmProgressive, ocmProgressivePerGroup))
-	}
-	for _, f := range []string{"all", "progressive", "progressivePerGroup"} {
+	own, _ := rolloutrules.SettingsField(typ)
+	for _, f := range rolloutrules.SettingsFields {
 		sf := rs.Field(f)
 		if sf == nil {
 			continue
 		}
 		fpath := path + "." + f
 		if f != own {
-			probs = append(probs, problemf(fpath, "is set but type is %s, which OCM runs without reading it; set type to match or remove %s", typeName(typ), f))
+			probs = append(probs, problemf(fpath, "%s", rolloutrules.OtherSettings(f, typ)))
 			continue
 		}
 		if sf.Value.IsNilOrEmpty() {
@@ -257,14 +243,7 @@ func validateStrategy(rs *yaml.RNode, path string) []problem {
 			probs = append(probs, problemf(fpath, "must be a mapping"))
 			continue
 		}
-		known := []string{"minSuccessTime", "progressDeadline", "maxFailures"}
-		if f != "all" {
-			known = append(known, "mandatoryDecisionGroups")
-		}
-		if f == "progressive" {
-			known = append(known, "maxConcurrency")
-		}
-		probs = append(probs, unknownFields(sf.Value, fpath, known)...)
+		probs = append(probs, unknownFields(sf.Value, fpath, rolloutrules.ConfigFields(f))...)
 		probs = append(probs, rolloutConfig(sf.Value, fpath)...)
 	}
 	return probs
@@ -272,39 +251,17 @@ func validateStrategy(rs *yaml.RNode, path string) []problem {
 
 func rolloutConfig(rc *yaml.RNode, path string) []problem {
 	var probs []problem
-	for _, f := range []string{"maxConcurrency", "maxFailures"} {
-		if v := rc.Field(f); v != nil {
-			if p := intOrPercent(v.Value, path+"."+f); p != nil {
-				probs = append(probs, *p)
+	check := func(field string, rule func(rolloutrules.Value) string) {
+		if v := rc.Field(field); v != nil {
+			if msg := rule(valueOf(v.Value)); msg != "" {
+				probs = append(probs, problemf(path+"."+field, "%s", msg))
 			}
 		}
 	}
-	if v := rc.Field("progressDeadline"); v != nil {
-		fpath := path + ".progressDeadline"
-		s, p := scalarString(v.Value, fpath, "a duration such as 90m or None")
-		switch {
-		case p != nil:
-			probs = append(probs, *p)
-		case s == "None" || s == "":
-		default:
-			// OCM's CRD pattern and sdk-go's parser both must accept it: the pattern alone lets
-			// through values such as "5|" that the rollout then fails on.
-			if _, err := time.ParseDuration(s); err != nil || !deadlinePattern.MatchString(s) {
-				probs = append(probs, problemf(fpath, "%q is not a duration such as 90m, 2h or 360s, nor None", s))
-			}
-		}
-	}
-	if v := rc.Field("minSuccessTime"); v != nil {
-		fpath := path + ".minSuccessTime"
-		s, p := scalarString(v.Value, fpath, "a duration such as 5m")
-		if p != nil {
-			probs = append(probs, *p)
-		} else if d, err := time.ParseDuration(s); err != nil {
-			probs = append(probs, problemf(fpath, "%q is not a Go duration such as 5m, 1h30m or 0", s))
-		} else if d < 0 {
-			probs = append(probs, problemf(fpath, "%q is negative", s))
-		}
-	}
+	check("maxConcurrency", rolloutrules.MaxConcurrency)
+	check("maxFailures", rolloutrules.MaxFailures)
+	check("progressDeadline", rolloutrules.ProgressDeadline)
+	check("minSuccessTime", rolloutrules.MinSuccessTime)
 	if v := rc.Field("mandatoryDecisionGroups"); v != nil && !v.Value.IsNilOrEmpty() {
 		fpath := path + ".mandatoryDecisionGroups"
 		if v.Value.YNode().Kind != yaml.SequenceNode {
@@ -318,14 +275,14 @@ func rolloutConfig(rc *yaml.RNode, path string) []problem {
 				continue
 			}
 			probs = append(probs, unknownFields(gn, gpath, []string{"groupName", "groupIndex"})...)
-			if f := gn.Field("groupName"); f != nil {
-				if _, p := scalarString(f.Value, gpath+".groupName", "a decision group name"); p != nil {
-					probs = append(probs, *p)
-				}
-			}
-			if f := gn.Field("groupIndex"); f != nil {
-				if n := f.Value.YNode(); n.Tag != yaml.NodeTagInt || !decimalPattern.MatchString(n.Value) {
-					probs = append(probs, problemf(gpath+".groupIndex", "%q is not a decision group index (an integer from 0)", n.Value))
+			for _, c := range []struct {
+				field string
+				rule  func(rolloutrules.Value) string
+			}{{"groupName", rolloutrules.GroupName}, {"groupIndex", rolloutrules.GroupIndex}} {
+				if f := gn.Field(c.field); f != nil {
+					if msg := c.rule(valueOf(f.Value)); msg != "" {
+						probs = append(probs, problemf(gpath+"."+c.field, "%s", msg))
+					}
 				}
 			}
 		}
@@ -333,26 +290,19 @@ func rolloutConfig(rc *yaml.RNode, path string) []problem {
 	return probs
 }
 
-// intOrPercent checks a maxConcurrency or maxFailures value: an integer from 0, or a string
-// percentage 0%–100% (the CRD's pattern). A quoted number is refused too: the CRD accepts it, but
-// sdk-go reads any string as a percentage and fails the rollout.
-func intOrPercent(n *yaml.RNode, path string) *problem {
+// valueOf is the value of a YAML node for package rolloutrules, as written: its tag says whether
+// it is an integer or a string (a quoted number is a string), and the text is the node's own.
+func valueOf(n *yaml.RNode) rolloutrules.Value {
 	y := n.YNode()
 	switch {
-	case y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagInt && decimalPattern.MatchString(y.Value):
-		return nil
-	case y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagString && decimalPattern.MatchString(y.Value):
-		p := problemf(path, "%q is a string: write the number without quotes (%s); OCM reads a string only as a percentage", y.Value, y.Value)
-		return &p
-	case y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagString && percentPattern.MatchString(y.Value):
-		return nil
+	case y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagInt:
+		return rolloutrules.Value{Kind: rolloutrules.Int, Text: y.Value}
+	case y.Kind == yaml.ScalarNode && y.Tag == yaml.NodeTagString:
+		return rolloutrules.Value{Kind: rolloutrules.String, Text: y.Value}
+	case y.Kind == yaml.ScalarNode:
+		return rolloutrules.Value{Kind: rolloutrules.Scalar, Text: y.Value}
 	}
-	v := y.Value
-	if y.Kind != yaml.ScalarNode {
-		v = strings.TrimSpace(n.MustString())
-	}
-	p := problemf(path, "%q is not an int or a percentage like 25%%", v)
-	return &p
+	return rolloutrules.Value{Kind: rolloutrules.Structure, Text: strings.TrimSpace(n.MustString())}
 }
 
 // stringField returns the string value of the field name of m ("" when absent).

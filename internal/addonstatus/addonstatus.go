@@ -142,6 +142,11 @@ const (
 	ReasonPlacementDecisionInvalid = "PlacementDecisionInvalid"
 	ReasonInvalidRolloutStrategy   = "InvalidRolloutStrategy"
 	ReasonInvalidCanaryPlacements  = "InvalidCanaryPlacements"
+	// ReasonUndecodable: an object the placement depends on (its ClusterManagementAddOn outside a
+	// rollout strategy, or its Placement) holds a value the controller's Go types cannot (the API
+	// server accepted it: its schema does not check it); the message names the object and the
+	// error. On an MCA that does not decode, it is what its placement's message says.
+	ReasonUndecodable = "Undecodable"
 	// ReasonManual: the install strategy is Manual; the progression is kept as history and no
 	// placement is rolled out.
 	ReasonManual = "Manual"
@@ -171,7 +176,7 @@ const (
 // WaitingForCanary with Progressing=False is one too: see the classification below.)
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
 	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements,
-	ReasonClustersNotConfigurable)
+	ReasonClustersNotConfigurable, ReasonUndecodable)
 
 // Degraded or Progressing: the one rule, decided by the controller and read the same way by
 // internal/rolloutview (`addonops status`), the Argo CD health scripts and the Flux health
