@@ -19,9 +19,10 @@ package hubcache
 // resourceVersion: so it exists, is selected, indexed and triggers events as before), and the
 // decode error is recorded, by kind, namespace/name and resourceVersion, with the object as the API
 // server returned it (DecodeError). Consumers ask DecodeError before they trust a cached object:
-// a placeholder must never be acted on or written back. The error is logged once per object version
-// and problem, and reported by OnUndecodable; the entry goes when the version leaves the cache (a
-// later version replaced it, or the object was deleted).
+// a placeholder must never be acted on or written back. The error is logged once per object, spec
+// generation and problem (a status change does not repeat it) and reported by OnUndecodable; the
+// entry goes when the version leaves the cache (a later version replaced it, or the object was
+// deleted).
 //
 // Config kinds (configs.go) are unstructured throughout and decoded per object where used.
 
@@ -349,7 +350,7 @@ func (c *Cache) tellUndecodable(e *DecodeError) {
 	}
 }
 
-// RolloutStrategies are the install placements' rollout strategies of a ClusterManagementAddOn as
+// rolloutStrategies are the install placements' rollout strategies of a ClusterManagementAddOn as
 // the API server returned them, by index in spec.installStrategy.placements (nil where there is
 // none): the Go types lose what only they show (an explicit maxConcurrency of 0 is unset there).
 type rolloutStrategies struct {
