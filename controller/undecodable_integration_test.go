@@ -254,3 +254,5 @@ func TestUnsafeMaxConcurrencyMovesNothing(t *testing.T) {
 		})
 	}
 }
+
+var cmaGVR = addonv1alpha1.SchemeGroupVersion.WithResource("clustermanagementaddons")

@@ -1,4 +1,4 @@
-package controller
+package addonview
 
 import (
 	"testing"
@@ -39,15 +39,15 @@ func TestOverlay(t *testing.T) {
 		{"a recreated object with a new version wins", []step{{wrote: [2]string{"a", "b"}, cached: "q", wantServed: "q"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newOverlay[*addonv1alpha1.ManagedClusterAddOn]()
+			o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
 			for i, s := range tc.steps {
 				if s.wrote[1] != "" {
-					o.wrote("c/a", s.wrote[0], mcaAt(s.wrote[1]))
+					o.Wrote("c/a", s.wrote[0], mcaAt(s.wrote[1]))
 				}
 				if s.forget {
-					o.forget("c/a")
+					o.Forget("c/a")
 				}
-				if got := o.get("c/a", mcaAt(s.cached)).ResourceVersion; got != s.wantServed {
+				if got := o.Get("c/a", mcaAt(s.cached)).ResourceVersion; got != s.wantServed {
 					t.Fatalf("step %d: cache at %s: got version %s, want %s", i, s.cached, got, s.wantServed)
 				}
 			}

@@ -1,4 +1,4 @@
-package controller
+package configgc
 
 import (
 	"context"
@@ -16,11 +16,35 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/addonops/addonops/controller/configgc"
+	"github.com/addonops/addonops/controller/addonview"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 )
+
+// CollectorOptions configure the garbage collection of superseded config versions.
+type CollectorOptions struct {
+	// Keep is how many unused versions per base name are kept, newest first (--config-gc-keep).
+	Keep int
+	// MinAge is how old a version must be before it is deleted (--config-gc-min-age).
+	MinAge time.Duration
+	// DryRun only reports what would be deleted (events, logs, metric), deleting nothing.
+	DryRun bool
+	// Interval is how often it runs.
+	Interval time.Duration
+}
+
+// Collector is the config garbage collector: it runs Decide on the hub cache every interval and
+// deletes what it says to.
+type Collector struct {
+	*addonview.View
+	opts CollectorOptions
+}
+
+// NewCollector returns the collector on v.
+func NewCollector(v *addonview.View, opts CollectorOptions) *Collector {
+	return &Collector{View: v, opts: opts}
+}
 
 // configGCDeletions counts the config versions the garbage collector deleted (or, in dry-run mode,
 // would have deleted).
@@ -31,9 +55,10 @@ var configGCDeletions = prometheus.NewCounterVec(prometheus.CounterOpts{
 
 func init() { crmetrics.Registry.MustRegister(configGCDeletions) }
 
-// collectConfigsEvery runs the garbage collection of superseded config versions every interval
+// Run runs the garbage collection of superseded config versions every interval
 // until ctx is done.
-func (c *Controller) collectConfigsEvery(ctx context.Context, interval time.Duration) {
+func (c *Collector) Run(ctx context.Context) {
+	interval := c.opts.Interval
 	logger := klog.FromContext(ctx).WithValues("reconciler", "config-gc")
 	ctx = klog.NewContext(ctx, logger)
 	t := time.NewTicker(interval)
@@ -50,13 +75,13 @@ func (c *Controller) collectConfigsEvery(ctx context.Context, interval time.Dura
 	}
 }
 
-// collectConfigs deletes the config versions package configgc says to, from the cached state of
+// collectConfigs deletes the config versions Decide says to, from the cached state of
 // every CMA, MCA and watched config kind. A deletion is conditional on the object's UID and
 // resourceVersion, so a version re-created (a git revert) or changed since is never deleted.
-func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
+func (c *Collector) collectConfigs(ctx context.Context, now time.Time) error {
 	logger := klog.FromContext(ctx)
 	// What a CMA or MCA that does not decode references is unknown: collect nothing meanwhile.
-	if undecodable := append(c.hub.Undecodable(hubcache.KindClusterManagementAddOn), c.hub.Undecodable(hubcache.KindManagedClusterAddOn)...); len(undecodable) > 0 {
+	if undecodable := append(c.Hub.Undecodable(hubcache.KindClusterManagementAddOn), c.Hub.Undecodable(hubcache.KindManagedClusterAddOn)...); len(undecodable) > 0 {
 		var names []string
 		for _, e := range undecodable {
 			names = append(names, e.GVK.Kind+" "+e.Key())
@@ -64,40 +89,40 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 		logger.Info("Not collecting config versions: the references of add-on objects that cannot be decoded are unknown", "objects", names)
 		return nil
 	}
-	cmas, err := c.hub.CMAs.List(labels.Everything())
+	cmas, err := c.Hub.CMAs.List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("listing ClusterManagementAddOns: %w", err)
 	}
 	var mcas []*addonv1alpha1.ManagedClusterAddOn
-	for _, o := range c.hub.MCAInformer.GetStore().List() {
+	for _, o := range c.Hub.MCAInformer.GetStore().List() {
 		mcas = append(mcas, o.(*addonv1alpha1.ManagedClusterAddOn))
 	}
-	referenced, rolling := configgc.References(cmas, mcas, c.histories())
-	objects, byRef := versions(c.hub.Configs.Cached())
-	plan := configgc.Decide(configgc.Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
-		Keep: c.opts.ConfigGC.Keep, MinAge: c.opts.ConfigGC.MinAge})
-	dry := fmt.Sprint(c.opts.ConfigGC.DryRun)
+	referenced, rolling := References(cmas, mcas, c.histories())
+	objects, byRef := versions(c.Hub.Configs.Cached())
+	plan := Decide(Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
+		Keep: c.opts.Keep, MinAge: c.opts.MinAge})
+	dry := fmt.Sprint(c.opts.DryRun)
 	var errs []error
 	for _, d := range plan {
 		obj := byRef[d.Ref]
-		if c.opts.ConfigGC.DryRun {
+		if c.opts.DryRun {
 			logger.Info("Would delete a superseded config version (dry run)", "config", d.Ref.String(), "reason", d.Reason)
-			c.recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionWouldBeDeleted", "dry run: would delete: "+d.Reason)
+			c.Recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionWouldBeDeleted", "dry run: would delete: "+d.Reason)
 			configGCDeletions.WithLabelValues(d.Group, d.Resource, dry).Inc()
 			continue
 		}
 		uid, rv := obj.GetUID(), obj.GetResourceVersion()
-		err := c.hub.Configs.Delete(ctx, d.Ref, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
+		err := c.Hub.Configs.Delete(ctx, d.Ref, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}})
 		switch {
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			continue // gone or changed since: the next run decides again
 		case err != nil:
 			errs = append(errs, fmt.Errorf("deleting %s: %w", d.Ref, err))
-			c.recorder.Event(obj, corev1.EventTypeWarning, "ConfigVersionDeleteFailed", fmt.Sprintf("cannot delete this superseded version: %v", err))
+			c.Recorder.Event(obj, corev1.EventTypeWarning, "ConfigVersionDeleteFailed", fmt.Sprintf("cannot delete this superseded version: %v", err))
 			continue
 		}
 		logger.Info("Deleted a superseded config version", "config", d.Ref.String(), "reason", d.Reason)
-		c.recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionDeleted", "deleted: "+d.Reason)
+		c.Recorder.Event(obj, corev1.EventTypeNormal, "ConfigVersionDeleted", "deleted: "+d.Reason)
 		configGCDeletions.WithLabelValues(d.Group, d.Resource, dry).Inc()
 	}
 	return errors.Join(errs...)
@@ -105,12 +130,12 @@ func (c *Controller) collectConfigs(ctx context.Context, now time.Time) error {
 
 // histories are the add-ons' version histories that can be read (an unreadable one is reported by
 // the rollout reconciler).
-func (c *Controller) histories() []*history.Record {
-	if c.hub.HistoryInformer == nil {
+func (c *Collector) histories() []*history.Record {
+	if c.Hub.HistoryInformer == nil {
 		return nil
 	}
 	var out []*history.Record
-	for _, o := range c.hub.HistoryInformer.GetStore().List() {
+	for _, o := range c.Hub.HistoryInformer.GetStore().List() {
 		if rec, err := history.Decode(o.(*corev1.ConfigMap).Data[history.DataKey]); err == nil {
 			out = append(out, rec)
 		}
@@ -120,15 +145,15 @@ func (c *Controller) histories() []*history.Record {
 
 // versions lists the cached config objects with config-hash's annotations, and the objects by
 // reference.
-func versions(cached map[configref.GroupResource][]*unstructured.Unstructured) ([]configgc.Object, map[configref.Ref]*unstructured.Unstructured) {
-	var out []configgc.Object
+func versions(cached map[configref.GroupResource][]*unstructured.Unstructured) ([]Object, map[configref.Ref]*unstructured.Unstructured) {
+	var out []Object
 	byRef := map[configref.Ref]*unstructured.Unstructured{}
 	for gr, objs := range cached {
 		for _, u := range objs {
 			ann := u.GetAnnotations()
 			ref := configref.Ref{GroupResource: gr, Namespace: u.GetNamespace(), Name: u.GetName()}
 			byRef[ref] = u
-			out = append(out, configgc.Object{Ref: ref, BaseName: ann[configref.BaseNameAnnotation], ContentHash: ann[configref.ContentHashAnnotation],
+			out = append(out, Object{Ref: ref, BaseName: ann[configref.BaseNameAnnotation], ContentHash: ann[configref.ContentHashAnnotation],
 				Created: u.GetCreationTimestamp().Time})
 		}
 	}

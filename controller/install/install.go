@@ -1,30 +1,41 @@
-package controller
+// Package install is the install reconciler (key: ClusterManagementAddOn name): it creates the
+// ManagedClusterAddOns of the clusters an add-on's placements select and deletes those whose
+// clusters left (the decision: package installplan).
+package install
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/addonops/addonops/controller/addonview"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/installplan"
 )
 
-// syncInstall creates and deletes the MCAs of one add-on (package installplan decides which).
-func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duration, error) {
+// Reconciler is the install reconciler.
+type Reconciler struct{ *addonview.View }
+
+// New returns the install reconciler on v.
+func New(v *addonview.View) *Reconciler { return &Reconciler{View: v} }
+
+// Sync creates and deletes the MCAs of one add-on (package installplan decides which).
+func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
-	cma, ok := c.managedCMA(name)
-	if !ok || c.hub.DecodeError(cma) != nil {
+	cma, ok := c.ManagedCMA(name)
+	if !ok || c.Hub.DecodeError(cma) != nil {
 		// A CMA that does not decode is only its metadata here: nothing is created or deleted for
 		// it (the rollout reconciler reports it).
 		return 0, nil
@@ -40,14 +51,14 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 	}
 	for _, p := range cma.Spec.InstallStrategy.Placements {
 		key := p.Namespace + "/" + p.Name
-		if _, err := c.hub.Placements.Placements(p.Namespace).Get(p.Name); err != nil {
+		if _, err := c.Hub.Placements.Placements(p.Namespace).Get(p.Name); err != nil {
 			if apierrors.IsNotFound(err) {
 				in.Unknown[key] = "not found"
 				continue
 			}
 			return 0, fmt.Errorf("reading Placement %s: %w", key, err)
 		}
-		decisions, err := c.hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
+		decisions, err := c.Hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
 		var undecodable *hubcache.DecodeError
 		switch {
 		case errors.As(err, &undecodable):
@@ -63,7 +74,7 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 			}
 		}
 	}
-	clusters, err := c.hub.Clusters.List(labels.Everything())
+	clusters, err := c.Hub.Clusters.List(labels.Everything())
 	if err != nil {
 		return 0, fmt.Errorf("listing ManagedClusters: %w", err)
 	}
@@ -72,7 +83,7 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 		in.Clusters[mc.Name] = installplan.Cluster{Deleting: mc.DeletionTimestamp != nil}
 		annotations[mc.Name] = mc.Annotations
 	}
-	for _, m := range c.addonMCAs(name) {
+	for _, m := range c.AddonMCAs(name) {
 		in.Existing = append(in.Existing, installplan.MCA{
 			Namespace: m.Namespace,
 			Ours:      m.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue,
@@ -93,9 +104,9 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 	}
 	logger.Info("Installing", "create", len(plan.Create), "delete", len(plan.Delete))
 
-	mcas := c.addon.AddonV1alpha1()
+	mcas := c.Addon.AddonV1alpha1()
 	owner := metav1.NewControllerRef(cma, addonv1alpha1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"))
-	createErr := c.parallel(plan.Create, func(ns string) error {
+	createErr := c.Parallel(plan.Create, func(ns string) error {
 		mca := &addonv1alpha1.ManagedClusterAddOn{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: name, Namespace: ns,
@@ -113,7 +124,7 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 		}
 		return err
 	})
-	deleteErr := c.parallel(plan.Delete, func(ns string) error {
+	deleteErr := c.Parallel(plan.Delete, func(ns string) error {
 		err := mcas.ManagedClusterAddOns(ns).Delete(ctx, name, metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -121,10 +132,10 @@ func (c *Controller) syncInstall(ctx context.Context, name string) (time.Duratio
 		return err
 	})
 	if n := len(plan.Create) - countErrs(createErr); n > 0 {
-		c.recorder.Eventf(cma, corev1.EventTypeNormal, "ManagedClusterAddOnsCreated", "created %d ManagedClusterAddOns for the clusters its placements select", n)
+		c.Recorder.Eventf(cma, corev1.EventTypeNormal, "ManagedClusterAddOnsCreated", "created %d ManagedClusterAddOns for the clusters its placements select", n)
 	}
 	if n := len(plan.Delete) - countErrs(deleteErr); n > 0 {
-		c.recorder.Eventf(cma, corev1.EventTypeNormal, "ManagedClusterAddOnsDeleted", "deleted %d ManagedClusterAddOns whose clusters left its placements or are being deleted", n)
+		c.Recorder.Eventf(cma, corev1.EventTypeNormal, "ManagedClusterAddOnsDeleted", "deleted %d ManagedClusterAddOns whose clusters left its placements or are being deleted", n)
 	}
 	return 0, errors.Join(createErr, deleteErr)
 }
@@ -144,27 +155,6 @@ func clusterAddonAnnotations(in map[string]string) map[string]string {
 	return out
 }
 
-// parallel runs fn for every item with at most WriteParallelism at a time and joins the errors.
-func (c *Controller) parallel(items []string, fn func(string) error) error {
-	sem := make(chan struct{}, c.opts.WriteParallelism)
-	var mu sync.Mutex
-	var errs []error
-	var wg sync.WaitGroup
-	for _, it := range items {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(it); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("%s: %w", it, err))
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
 func countErrs(err error) int {
 	if err == nil {
 		return 0
@@ -173,4 +163,39 @@ func countErrs(err error) int {
 		return len(j.Unwrap())
 	}
 	return 1
+}
+
+// Watch: MCAs are created and deleted from CMAs, placements and clusters; an MCA appearing,
+// going or changing labels is checked against them.
+func (c *Reconciler) Watch(q hubcache.Queue) error {
+	allCMAs := func() { c.EnqueueAll(q) }
+	return addonview.Register(
+		addonview.Registration{Informer: c.Hub.CMAInformer, Handler: addonview.CMAHandler(q)},
+		addonview.Registration{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ManagedClusterAddOn).Name) },
+			UpdateFunc: func(old, cur any) {
+				o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
+				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !addonview.EqualMaps(o.Labels, m.Labels) {
+					q.Add(m.Name)
+				}
+			},
+			DeleteFunc: func(obj any) {
+				if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+					q.Add(m.Name)
+				}
+			},
+		}},
+		addonview.Registration{Informer: c.Hub.ClusterInformer, Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc: func(any) { allCMAs() },
+			UpdateFunc: func(old, cur any) {
+				o, n := old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)
+				if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !addonview.EqualMaps(o.Annotations, n.Annotations) {
+					allCMAs()
+				}
+			},
+			DeleteFunc: func(any) { allCMAs() },
+		}},
+		addonview.Registration{Informer: c.Hub.PlacementInformer, Handler: c.Dependents(q)},
+		addonview.Registration{Informer: c.Hub.DecisionInformer, Handler: c.Dependents(q)},
+	)
 }

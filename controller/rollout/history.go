@@ -1,4 +1,4 @@
-package controller
+package rollout
 
 import (
 	"context"
@@ -23,8 +23,8 @@ const (
 // or history is off). ok is false when the stored record cannot be read: the decision then goes
 // on without it, nothing overwrites it (a person may want to look at it; deleting the ConfigMap
 // starts a new record), and the CMA gets a Warning event once per ConfigMap version.
-func (c *Controller) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
-	if c.hub.Histories == nil {
+func (c *Reconciler) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
+	if c.Hub.Histories == nil {
 		return nil, false
 	}
 	cm, err := c.historyObject(history.ConfigMapName(cma.Name))
@@ -39,8 +39,8 @@ func (c *Controller) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec
 		err = fmt.Errorf("it records add-on %q", rec.Addon)
 	}
 	if err != nil {
-		if c.tellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
-			c.recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryInvalid, fmt.Sprintf(
+		if c.TellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
+			c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryInvalid, fmt.Sprintf(
 				"the version history in ConfigMap %s/%s cannot be read, so a revert to a version only it remembers is not recognised as a rollback: %v; fix or delete the ConfigMap (a new record starts)", cm.Namespace, cm.Name, err))
 		}
 		return nil, false
@@ -50,7 +50,7 @@ func (c *Controller) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec
 
 // writeHistory stores rec in the add-on's history ConfigMap (created on first use, owned by the CMA
 // so it goes with it), writing with the resourceVersion it was computed from.
-func (c *Controller) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, rec *history.Record) error {
+func (c *Reconciler) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, rec *history.Record) error {
 	ns, name := c.opts.HistoryNamespace, history.ConfigMapName(cma.Name)
 	data, err := rec.Encode()
 	if err != nil {
@@ -68,11 +68,11 @@ func (c *Controller) writeHistory(ctx context.Context, cma *addonv1alpha1.Cluste
 			},
 			Data: map[string]string{history.DataKey: data},
 		}
-		res, err := c.hub.Clients.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating the version history ConfigMap %s/%s: %w", ns, name, err)
 		}
-		c.writtenHistories.wrote(name, "", res)
+		c.writtenHistories.Wrote(name, "", res)
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading the version history ConfigMap %s/%s: %w", ns, name, err)
@@ -85,20 +85,20 @@ func (c *Controller) writeHistory(ctx context.Context, cma *addonv1alpha1.Cluste
 		updated.Data = map[string]string{}
 	}
 	updated.Data[history.DataKey] = data
-	res, err := c.hub.Clients.Kube.CoreV1().ConfigMaps(ns).Update(ctx, updated, metav1.UpdateOptions{})
+	res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Update(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("writing the version history ConfigMap %s/%s: %w", ns, name, err)
 	}
-	c.writtenHistories.wrote(name, cm.ResourceVersion, res)
+	c.writtenHistories.Wrote(name, cm.ResourceVersion, res)
 	return nil
 }
 
 // historyObject returns the history ConfigMap of that name at its freshest known version: the
 // cache's, or what this controller wrote that the cache does not show yet.
-func (c *Controller) historyObject(name string) (*corev1.ConfigMap, error) {
-	cached, err := c.hub.Histories.Get(name)
+func (c *Reconciler) historyObject(name string) (*corev1.ConfigMap, error) {
+	cached, err := c.Hub.Histories.Get(name)
 	if apierrors.IsNotFound(err) {
-		if cm, ok := c.writtenHistories.created(name); ok {
+		if cm, ok := c.writtenHistories.Created(name); ok {
 			return cm, nil
 		}
 		return nil, err
@@ -106,5 +106,5 @@ func (c *Controller) historyObject(name string) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenHistories.get(name, cached), nil
+	return c.writtenHistories.Get(name, cached), nil
 }

@@ -1,4 +1,4 @@
-package controller
+package addonview
 
 import (
 	"sync"
@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// overlay remembers the objects this controller wrote until the informer cache shows them.
+// Overlay remembers the objects this controller wrote until the informer cache shows them.
 //
 // Informer caches lag behind writes. A rollout decision taken on a cache that does not show the
 // batch it just wrote could start more clusters than maxConcurrency, and a canary-gated placement
@@ -20,7 +20,7 @@ import (
 // ones our writes replaced, it shows our write or a later one. Unlike client-go's MutationCache
 // (integer resourceVersions, and an LRU of 100 entries that silently drops overlays when one
 // decision writes more than 100 MCAs), no entry is dropped before the cache has caught up.
-type overlay[T metav1.Object] struct {
+type Overlay[T metav1.Object] struct {
 	mu      sync.Mutex
 	written map[string]overlayEntry[T]
 }
@@ -32,12 +32,12 @@ type overlayEntry[T metav1.Object] struct {
 	replaced map[string]bool
 }
 
-func newOverlay[T metav1.Object]() *overlay[T] {
-	return &overlay[T]{written: map[string]overlayEntry[T]{}}
+func NewOverlay[T metav1.Object]() *Overlay[T] {
+	return &Overlay[T]{written: map[string]overlayEntry[T]{}}
 }
 
-// wrote records written, the API server's answer to a write computed from the version from.
-func (o *overlay[T]) wrote(key, from string, written T) {
+// Wrote records written, the API server's answer to a write computed from the version from.
+func (o *Overlay[T]) Wrote(key, from string, written T) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.written[key]
@@ -49,8 +49,8 @@ func (o *overlay[T]) wrote(key, from string, written T) {
 	o.written[key] = e
 }
 
-// get returns what was written for key while cached (from the informer) is older, else cached.
-func (o *overlay[T]) get(key string, cached T) T {
+// Get returns what was written for key while cached (from the informer) is older, else cached.
+func (o *Overlay[T]) Get(key string, cached T) T {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.written[key]
@@ -64,16 +64,16 @@ func (o *overlay[T]) get(key string, cached T) T {
 	return cached
 }
 
-// forget drops what is known about key (the object was deleted).
-func (o *overlay[T]) forget(key string) {
+// Forget drops what is known about key (the object was deleted).
+func (o *Overlay[T]) Forget(key string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.written, key)
 }
 
-// created returns what was written for key when the cache does not show the object at all yet
+// Created returns what was written for key when the cache does not show the object at all yet
 // (it was just created).
-func (o *overlay[T]) created(key string) (T, bool) {
+func (o *Overlay[T]) Created(key string) (T, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.written[key]

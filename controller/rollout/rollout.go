@@ -1,0 +1,303 @@
+// Package rollout is the rollout reconciler (key: ClusterManagementAddOn name): it takes the rollout
+// decision for one add-on (package rolloutplan) and writes it: the add-on's version history
+// (package history), the CMA status, then the MCAs whose status changes. It also reports the
+// add-ons it cannot read: a CMA OCM's Go types cannot hold, config kinds it may not read.
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterlisters "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/controller/addonview"
+	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/rolloutmetrics"
+	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
+)
+
+// Options configure the rollout reconciler.
+type Options struct {
+	// HistoryNamespace is where the add-ons' version histories are kept; empty turns them off.
+	HistoryNamespace string
+	// HistoryLimit is how many versions per placement a history keeps.
+	HistoryLimit int
+}
+
+// Reconciler is the rollout reconciler.
+type Reconciler struct {
+	*addonview.View
+	opts Options
+	// writtenHistories overlays the version history ConfigMaps like the View's overlays, by name.
+	writtenHistories *addonview.Overlay[*corev1.ConfigMap]
+
+	// queue is the reconciler's queue, set when it starts: config changes and access problems
+	// reach every add-on's rollout through it.
+	queue atomic.Pointer[hubcache.Queue]
+
+	// forbiddenMu guards forbiddenTold: per config kind the controller may not read, the CMAs
+	// already told so by an event.
+	forbiddenMu   sync.Mutex
+	forbiddenTold map[configref.GroupResource]map[string]bool
+}
+
+// New returns the rollout reconciler on v.
+func New(v *addonview.View, opts Options) *Reconciler {
+	return &Reconciler{View: v, opts: opts, writtenHistories: addonview.NewOverlay[*corev1.ConfigMap]()}
+}
+
+// notSyncedRetry is how soon a decision is retried while a config informer has not synced yet.
+const notSyncedRetry = 200 * time.Millisecond
+
+// Sync takes the rollout decision for one add-on (package rolloutplan) and writes it: the
+// CMA status first, since it records what the decision rests on (a canary-gated placement's last
+// known good configs), then the MCAs whose status changes.
+func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	cma, ok := c.ManagedCMA(name)
+	if !ok {
+		return 0, nil
+	}
+	raw, done, retry, rawErr := c.beforeRollout(ctx, cma) // undecodable.go
+	if done {
+		return retry, rawErr
+	}
+	mcas := c.AddonMCAs(name)
+	synced, unserved := c.Hub.Configs.Ensure(ctx, referencedResources(cma, mcas))
+	if !synced {
+		// Deciding now would report configs as missing that are only not cached yet.
+		return notSyncedRetry, nil
+	}
+	placements := map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}
+	for _, k := range addonview.PlacementsOf(cma) {
+		p, err := c.Hub.Placements.Placements(k.Namespace).Get(k.Name)
+		switch {
+		case err == nil:
+			placements[k] = p
+		case !apierrors.IsNotFound(err):
+			return 0, fmt.Errorf("reading Placement %s: %w", k, err)
+		}
+	}
+
+	hist, histOK := c.readHistory(cma)
+	plan := rolloutplan.Decide(rolloutplan.Input{
+		Now:        mcastatus.Now(time.Now()),
+		CMA:        cma,
+		Placements: placements,
+		Decisions:  decisionGetter{c.Hub.Decisions},
+		MCAs:       mcas,
+		Works:      func(ns string) []*workv1.ManifestWork { return c.AddonWorks(ns, name) },
+		Configs:    c.Hub.Configs.Lookup,
+		History:    hist, HistoryLimit: c.opts.HistoryLimit,
+		Raw: raw,
+	})
+
+	// The history first: it records what the status and MCAs are about to say (a version
+	// started, completed, rolled back). A failed write does not hold the rollout up; it is
+	// reported and retried.
+	var histErr error
+	if plan.History != nil && histOK {
+		if histErr = c.writeHistory(ctx, cma, plan.History); histErr != nil {
+			c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryWriteFailed, histErr.Error())
+		}
+	}
+
+	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
+		updated := cma.DeepCopy()
+		updated.Status = plan.Status
+		res, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("writing the status of ClusterManagementAddOn %s: %w", name, err)
+		}
+		c.WrittenCMAs.Wrote(name, cma.ResourceVersion, res)
+		rolloutmetrics.ObserveProgressions(name, cma.Status.InstallProgressions, plan.Status.InstallProgressions, time.Now())
+	}
+
+	if len(plan.Updates) > 0 {
+		logger.V(2).Info("Updating MCA status", "count", len(plan.Updates))
+	}
+	byNamespace := map[string]rolloutplan.Update{}
+	namespaces := make([]string, 0, len(plan.Updates))
+	for _, u := range plan.Updates {
+		byNamespace[u.MCA.Namespace] = u
+		namespaces = append(namespaces, u.MCA.Namespace)
+	}
+	err := c.Parallel(namespaces, func(ns string) error {
+		u := byNamespace[ns]
+		updated := u.MCA.DeepCopy()
+		updated.Status = u.Status
+		res, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		if err != nil {
+			return fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", ns, name, err)
+		}
+		c.WrittenMCAs.Wrote(ns+"/"+name, u.MCA.ResourceVersion, res)
+		return nil
+	})
+
+	// Events once the decision is written: a person reads them next to the status they describe.
+	if err == nil {
+		for _, ev := range plan.Events {
+			typ := corev1.EventTypeNormal
+			if ev.Warning {
+				typ = corev1.EventTypeWarning
+				logger.Info("Placement waits or failed", "reason", ev.Reason, "message", ev.Message)
+			}
+			c.Recorder.Event(cma, typ, ev.Reason, ev.Message)
+		}
+	}
+
+	err = errors.Join(err, histErr)
+	after := plan.RecheckAfter
+	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
+		// A config kind may get its CRD later; look again.
+		after = hubcache.RediscoverAfter
+	}
+	return after, err
+}
+
+// referencedResources lists the group/resources of every config the add-on references.
+func referencedResources(cma *addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alpha1.ManagedClusterAddOn) []configref.GroupResource {
+	seen := map[configref.GroupResource]bool{}
+	var out []configref.GroupResource
+	add := func(group, resource string) {
+		gr := configref.GroupResource{Group: group, Resource: resource}
+		if !seen[gr] {
+			seen[gr] = true
+			out = append(out, gr)
+		}
+	}
+	for _, sc := range cma.Spec.SupportedConfigs {
+		if sc.DefaultConfig != nil && sc.DefaultConfig.Name != "" && sc.DefaultConfig.Name != configref.ReservedNoDefault {
+			add(sc.Group, sc.Resource)
+		}
+	}
+	for _, p := range cma.Spec.InstallStrategy.Placements {
+		for _, cf := range p.Configs {
+			add(cf.Group, cf.Resource)
+		}
+	}
+	for _, m := range mcas {
+		for _, cf := range m.Spec.Configs {
+			add(cf.Group, cf.Resource)
+		}
+	}
+	return out
+}
+
+// decisionGetter adapts the PlacementDecision lister to sdk-go's PlacementDecisionGetter.
+type decisionGetter struct {
+	lister clusterlisters.PlacementDecisionLister
+}
+
+func (g decisionGetter) List(selector labels.Selector, namespace string) ([]*clusterv1beta1.PlacementDecision, error) {
+	return g.lister.PlacementDecisions(namespace).List(selector)
+}
+
+// Watch: a decision is taken again when the CMA, its placements, an MCA (its status
+// reports progress) or a config changes; MCA and placement bursts are coalesced. Deleted objects
+// leave the overlay of written ones.
+func (c *Reconciler) Watch(q hubcache.Queue) error {
+	c.queue.Store(&q)
+	mca := func(obj any) {
+		if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+			q.AddAfter(m.Name, c.Coalesce)
+		}
+	}
+	cma := addonview.CMAHandler(q)
+	cma.DeleteFunc = func(obj any) {
+		if m, ok := hubcache.Tombstone[*addonv1alpha1.ClusterManagementAddOn](obj); ok {
+			c.WrittenCMAs.Forget(m.Name)
+		}
+	}
+	regs := []addonview.Registration{
+		{Informer: c.Hub.CMAInformer, Handler: cma},
+		{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }, DeleteFunc: func(obj any) {
+			if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+				c.WrittenMCAs.Forget(m.Namespace + "/" + m.Name)
+			}
+			mca(obj)
+		}}},
+		{Informer: c.Hub.PlacementInformer, Handler: c.Dependents(q)},
+		{Informer: c.Hub.DecisionInformer, Handler: c.Dependents(q)},
+	}
+	if c.Hub.HistoryInformer != nil {
+		// A history edited or deleted by a person is read (or started) again.
+		hist := func(obj any) {
+			if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok && cm.Annotations[history.AddonAnnotation] != "" {
+				q.Add(cm.Annotations[history.AddonAnnotation])
+			}
+		}
+		regs = append(regs, addonview.Registration{Informer: c.Hub.HistoryInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: hist, UpdateFunc: func(_, cur any) { hist(cur) },
+			DeleteFunc: func(obj any) {
+				if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok {
+					c.writtenHistories.Forget(cm.Name)
+				}
+				hist(obj)
+			}}})
+	}
+	return addonview.Register(regs...)
+}
+
+func (c *Reconciler) EnqueueAll() {
+	q := c.queue.Load()
+	if q == nil {
+		return // the rollout reconciler sees every CMA when it starts
+	}
+	c.View.EnqueueAll(*q)
+}
+
+// EventReasonConfigurationForbidden is the reason of the Warning event on a CMA whose configs the
+// controller may not read (hubcache.ForbiddenError).
+const EventReasonConfigurationForbidden = addonstatus.ReasonConfigurationForbidden
+
+// ConfigAccess is the config cache's OnAccess: it raises a Warning event on every managed CMA
+// that references a config kind the controller may not read, once per CMA and problem (the
+// informer calls it at every retry, so CMAs that start referencing the kind later are told too),
+// and forgets them when the permission is granted.
+func (c *Reconciler) ConfigAccess(gr configref.GroupResource, ferr *hubcache.ForbiddenError) {
+	c.forbiddenMu.Lock()
+	defer c.forbiddenMu.Unlock()
+	if ferr == nil {
+		delete(c.forbiddenTold, gr)
+		return
+	}
+	if c.forbiddenTold == nil {
+		c.forbiddenTold = map[configref.GroupResource]map[string]bool{}
+	}
+	told := c.forbiddenTold[gr]
+	if told == nil {
+		told = map[string]bool{}
+		c.forbiddenTold[gr] = told
+	}
+	cmas, _ := c.Hub.CMAs.List(labels.Everything())
+	for _, cma := range cmas {
+		if !c.Managed(cma) || told[cma.Name] {
+			continue
+		}
+		for _, ref := range referencedResources(cma, c.AddonMCAs(cma.Name)) {
+			if ref == gr {
+				told[cma.Name] = true
+				c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonConfigurationForbidden, "config kind "+ferr.Error())
+				break
+			}
+		}
+	}
+}
