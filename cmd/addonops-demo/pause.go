@@ -208,8 +208,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	if p.phase != pauseWaiting || len(p.owned) == 0 {
 		return false
 	}
-	start, events := p.r.view.recorded()
-	told := p.told(latestOf(start, events, p.plan.Addon))
+	told := p.told(p.r.view.latestStates(p.plan.Addon))
 	if len(told) == 0 {
 		return false
 	}
@@ -250,8 +249,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 			}
 		}
 	}
-	start, events := p.r.view.recorded()
-	states := latestOf(start, events, p.plan.Addon)
+	states := p.r.view.latestStates(p.plan.Addon)
 	d := p.r.disp
 	switch p.phase {
 	case pauseWaiting:

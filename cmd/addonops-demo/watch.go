@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -441,12 +440,18 @@ func (h *hubView) stopRecording() (start map[string]mcaState, events []mcaEvent)
 	return r.start, r.events
 }
 
-// recorded returns the recording so far: the state at its start and the changes since.
-func (h *hubView) recorded() (start map[string]mcaState, events []mcaEvent) {
+// latestStates returns the latest recorded state of every MCA of addon, by cluster.
+func (h *hubView) latestStates(addon string) map[string]mcaState {
 	r := h.rec
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return maps.Clone(r.start), slices.Clone(r.events)
+	out := map[string]mcaState{}
+	for _, st := range r.latest {
+		if st.Addon == addon {
+			out[st.Cluster] = st
+		}
+	}
+	return out
 }
 
 // latestOf returns the state of every recorded MCA of addon, by cluster.
