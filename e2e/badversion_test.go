@@ -150,8 +150,14 @@ func testBadVersion(t *testing.T, s *suite) {
 		} else {
 			t.Logf("%s: %s: %s", c, p.Reason, p.Message)
 		}
-		if got := reasonsOf(start, events, c, func(m mcaSnap) string { return m.Progressing }); !slices.Equal(got, []string{upgradeSucceed, upgrading, upgradeFailed}) {
-			t.Errorf("%s: Progressing reasons %v, want [UpgradeSucceed Upgrading UpgradeFailed]", c, got)
+		// From the success the known-good version ended with (the rollout examples' last step is a
+		// rollback to it: RollbackSucceeded) through the upgrade to its failure.
+		from := start[c].Progressing
+		if from != upgradeSucceed && from != rollbackSucceeded {
+			t.Errorf("%s: Progressing %q before the bad commit, want UpgradeSucceed or RollbackSucceeded (the known-good version done)", c, from)
+		}
+		if got, want := reasonsOf(start, events, c, func(m mcaSnap) string { return m.Progressing }), []string{from, upgrading, upgradeFailed}; !slices.Equal(got, want) {
+			t.Errorf("%s: Progressing reasons %v, want %v", c, got, want)
 		}
 	}
 	cstart, cevents := cma.since(cmaMark)

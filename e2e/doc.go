@@ -10,8 +10,12 @@
 //
 // Scenarios (all in TestEndToEnd, sharing one hub, OCM and controller):
 //
-//   - rollout-examples: kustomize-rollout-examples 01 → 02 → 03 → 04 in order, then an e2e-only
-//     step 05 that rolls 02's version out over OCM decision groups (ProgressivePerGroup).
+//   - rollout-examples: kustomize-rollout-examples 01 → 02 → 03 → 04 in order (04 is a rollback
+//     of global-placement to v0.10.0, which completed on it in step 01: RollingBack, then
+//     RollbackSucceeded, never gated by the canary, paced by maxConcurrency), then an e2e-only step
+//     05 that goes back to 02's version over OCM decision groups (ProgressivePerGroup): a rollback
+//     too, paced group by group. After each step the add-on's version history ConfigMap lists
+//     every version per placement, and `addonops history` shows it.
 //   - bad-version: testdata/bad-version, 03's canary shape with a 20s progressDeadline: a version
 //     whose agent never becomes ready stops at the canary (UpgradeFailed naming the cause) and the
 //     gated placement never moves; `git revert` (the previous output applied again) rolls the

@@ -52,27 +52,77 @@ type rolloutStep struct {
 	// perGroup: global-placement has OCM decision groups (canaries first) and rolls out
 	// ProgressivePerGroup (the e2e-only step 05).
 	perGroup bool
+	// rollback: global-placement's configs go back to a version its version history lists as
+	// completed on it (an earlier step's), so its change is a rollback at any moment: RollingBack,
+	// then RollbackSucceeded, never gated by the canary, paced by its strategy. The canary
+	// placement's own history (it exists since step 03) never completed that version, so there the
+	// same change is an upgrade.
+	rollback bool
 }
 
 var rolloutSteps = []rolloutStep{
 	{name: "01-fresh-install", example: "01-fresh-install", version: "v0.10.0"},
 	{name: "02-rolling-update", example: "02-rolling-update", version: "v0.11.0", concurrency: 0.25},
 	{name: "03-rolling-update-with-canary", example: "03-rolling-update-with-canary", version: "v0.12.0", concurrency: 0.25, canary: true},
-	{name: "04-rollback", example: "04-rollback", version: "v0.10.0", concurrency: 0.25, canary: true},
-	{name: "05-decision-groups", example: "02-rolling-update", version: "v0.11.0", perGroup: true},
+	// v0.10.0 completed on global-placement in step 01.
+	{name: "04-rollback", example: "04-rollback", version: "v0.10.0", concurrency: 0.25, canary: true, rollback: true},
+	// 02's output again (v0.11.0, completed on global-placement in step 02) over decision groups: a
+	// rollback too, paced group by group like any ProgressivePerGroup rollout. It stays 02's config
+	// byte for byte (checked below) and leaves every cluster on v0.11.0, where bad-version starts.
+	{name: "05-decision-groups", example: "02-rolling-update", version: "v0.11.0", perGroup: true, rollback: true},
+}
+
+// Kinds of change, as the reasons name them.
+const (
+	kindInstall  = "Install"
+	kindUpgrade  = "Upgrade"
+	kindRollback = "Rollback"
+)
+
+// reasonsOfKind are the Progressing reasons of a change of kind while it moves and once it is done.
+func reasonsOfKind(kind string) (busy, done string) {
+	switch kind {
+	case kindInstall:
+		return installing, installSucceed
+	case kindRollback:
+		return rollingBack, rollbackSucceeded
+	}
+	return upgrading, upgradeSucceed
+}
+
+// placementKind is what step i's change is on placement pl.
+func (step rolloutStep) placementKind(i int, pl string) string {
+	switch {
+	case i == 0:
+		return kindInstall
+	case step.rollback && pl == globalPl:
+		return kindRollback
+	}
+	return kindUpgrade
+}
+
+// clusterKind is what step i's change is on cluster: its placement's kind (the canaries belong to
+// canary-placement while the step has one; it is listed last, so it owns them).
+func (step rolloutStep) clusterKind(i int, cluster string) string {
+	if step.canary && slices.Contains(canaries, cluster) {
+		return step.placementKind(i, canaryPl)
+	}
+	return step.placementKind(i, globalPl)
 }
 
 // agentName is the helloworld agent Deployment of cluster (the e2e overlays name the agent's
 // objects after the cluster; see testdata/README.md).
 func agentName(cluster string) string { return "helloworld-agent-" + cluster }
 
-// testRolloutExamples applies the four rollout examples in order and follows each rollout.
+// testRolloutExamples applies the four rollout examples and the e2e-only step 05 in order, follows
+// each rollout and checks the version history after each.
 func testRolloutExamples(t *testing.T, s *suite) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	mcas := s.recordMCAs(ctx, t, rolloutAddon)
 	cma := s.recordCMA(ctx, t, rolloutAddon)
 	nonCanaries := slices.DeleteFunc(slices.Clone(clusters), func(c string) bool { return slices.Contains(canaries, c) })
+	hist := &expectedHistory{}
 
 	var first struct {
 		adc         string
@@ -129,31 +179,24 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			if step.canary {
 				placements = append(placements, canaryPl)
 			}
-			// The reason every cluster and placement had before the step, and the one it ends with.
-			prevReason, successReason := upgradeSucceed, upgradeSucceed
-			switch i {
-			case 0:
-				prevReason, successReason = "", installSucceed
-			case 1:
-				prevReason = installSucceed
-			}
 			mcas.waitFor(t, s, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					got := m[c]
-					if got.AppliedADC != adc.GetName() || got.DesiredADC != adc.GetName() || got.AppliedTpl != tpl.GetName() || got.Progressing != successReason {
-						return fmt.Sprintf("%s (want adc %s, template %s, %s)", got, adc.GetName(), tpl.GetName(), successReason)
+					_, done := reasonsOfKind(step.clusterKind(i, c))
+					if got.AppliedADC != adc.GetName() || got.DesiredADC != adc.GetName() || got.AppliedTpl != tpl.GetName() || got.Progressing != done {
+						return fmt.Sprintf("%s (want adc %s, template %s, %s)", got, adc.GetName(), tpl.GetName(), done)
 					}
 				}
 				return ""
 			})
-			// Either success reason ends the wait; checkProgressions then says which one is right.
+			// Any success reason ends the wait; checkProgressions then says which one is right.
 			cma.waitFor(t, s, "the install progressions complete", func(m map[string]progSnap) string {
 				for _, pl := range placements {
 					got := m[pl]
 					want := progSnap{Placement: pl, Reason: got.Reason, DesiredADC: adc.GetName(), AppliedADC: adc.GetName(), GoodADC: adc.GetName(),
 						DesiredTpl: tpl.GetName(), AppliedTpl: tpl.GetName(), GoodTpl: tpl.GetName()}
-					if got != want || (got.Reason != installSucceed && got.Reason != upgradeSucceed) {
-						return fmt.Sprintf("%s, want %s with InstallSucceed or UpgradeSucceed", got, want)
+					if got != want || !slices.Contains([]string{installSucceed, upgradeSucceed, rollbackSucceeded}, got.Reason) {
+						return fmt.Sprintf("%s, want %s with InstallSucceed, UpgradeSucceed or RollbackSucceeded", got, want)
 					}
 				}
 				return ""
@@ -165,9 +208,10 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			cstart, cevents := cma.since(cmaMark)
 			t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
 			t.Logf("install progression changes:%s", eventLog(cevents))
-			checkMCASequences(t, prevReason, successReason, start, events, adc.GetName())
+			checkMCASequences(t, step, i, start, events, adc.GetName())
 			checkPacing(t, step, start, events, adc.GetName(), nonCanaries)
-			checkProgressions(t, step, prevReason, successReason, cstart, cevents, adc.GetName())
+			checkProgressions(t, step, i, cstart, cevents, adc.GetName())
+			hist.step(t, s, step, i, placements, adc.GetName(), tpl.GetName())
 
 			// What the work agents applied: each cluster's Deployment, at this step's version.
 			deployments, works := s.checkAgents(t, step, adc.GetName())
@@ -198,20 +242,24 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			t.Fatalf("the rollout of %s did not complete; the later steps build on it", step.name)
 		}
 	}
+	s.checkHistoryCommand(t)
 }
 
-// checkMCASequences: each cluster's Progressing reasons over the step, as seed 000 describes them:
-// from the previous step's success through Installing or Upgrading to success, nothing else.
-func checkMCASequences(t *testing.T, prevReason, successReason string, start map[string]mcaSnap, events []mcaSnap, adc string) {
+// checkMCASequences: each cluster's Progressing reasons over step i, as seed 000 describes them:
+// from the previous step's success through the busy reason of its change (Installing, Upgrading or
+// RollingBack) to that change's success, nothing else. A cluster waiting for its turn is held
+// (Configured=False), which leaves its Progressing reason as it was.
+func checkMCASequences(t *testing.T, step rolloutStep, i int, start map[string]mcaSnap, events []mcaSnap, adc string) {
 	t.Helper()
-	want := []string{installing, installSucceed}
-	if prevReason != "" {
-		want = []string{prevReason, upgrading, upgradeSucceed}
-	}
 	for _, c := range clusters {
+		busy, done := reasonsOfKind(step.clusterKind(i, c))
+		want := []string{busy, done}
+		if prev := start[c].Progressing; prev != "" {
+			want = append([]string{prev}, want...)
+		}
 		got := reasonsOf(start, events, c, func(m mcaSnap) string { return m.Progressing })
 		if !slices.Equal(got, want) {
-			t.Errorf("%s: Progressing reasons %v, want %v", c, got, want)
+			t.Errorf("%s: Progressing reasons %v, want %v (%s)", c, got, want, strings.ToLower(step.clusterKind(i, c)))
 		}
 		// A cluster moves once: told adc, then applied it; never told something else in between.
 		told := reasonsOf(start, events, c, func(m mcaSnap) string { return m.DesiredADC })
@@ -245,6 +293,7 @@ func checkPacing(t *testing.T, step rolloutStep, start map[string]mcaSnap, event
 	}
 	switch {
 	case step.perGroup:
+		// A rollback too is paced by the strategy: group by group.
 		gate(canaries, nonCanaries, "ProgressivePerGroup: decision group 0 (canary) before group 1")
 		together(canaries, "decision group 0")
 		together(nonCanaries, "decision group 1")
@@ -265,44 +314,76 @@ func checkPacing(t *testing.T, step rolloutStep, start map[string]mcaSnap, event
 		t.Errorf("canary-placement: %d clusters %v moving at once, want 1..%d", n, at, limit(len(canaries)))
 	}
 	// global-placement decides every cluster; the canaries belong to canary-placement (listed last).
+	// A rollback is paced by maxConcurrency as well.
 	if n, at := inFlight(start, events, nonCanaries, adc); n > limit(len(clusters)) || n == 0 {
-		t.Errorf("global-placement: %d clusters %v moving at once, want 1..%d", n, at, limit(len(clusters)))
+		t.Errorf("global-placement: %d clusters %v moving at once, want 1..%d (maxConcurrency %g%% of %d)", n, at, limit(len(clusters)),
+			step.concurrency*100, len(clusters))
 	}
-	gate(canaries, nonCanaries, "canary gate")
+	if !step.rollback {
+		gate(canaries, nonCanaries, "canary gate")
+		return
+	}
+	// A rollback never waits for the canary: global-placement moves its first cluster back before
+	// the canary placement (one cluster at a time) has all of its clusters on the version.
+	done := firstWhen(start, events, allApplied(canaries, adc))
+	told := firstWhen(start, events, anyTold(nonCanaries, adc))
+	switch {
+	case told >= len(events):
+		t.Errorf("no cluster of global-placement %v was told to roll back to %s", nonCanaries, adc)
+	case told > done:
+		t.Errorf("the rollback waited for the canary: the first of %v was told to run %s at change %d, after all of %v applied it (change %d)",
+			nonCanaries, adc, told, canaries, done)
+	}
 }
 
-// checkProgressions checks the ClusterManagementAddOn's install progressions over the step.
-func checkProgressions(t *testing.T, step rolloutStep, prevReason, successReason string, start map[string]progSnap, events []progSnap, adc string) {
+// checkProgressions checks the ClusterManagementAddOn's install progressions over step i.
+func checkProgressions(t *testing.T, step rolloutStep, i int, start map[string]progSnap, events []progSnap, adc string) {
 	t.Helper()
 	reasons := func(pl string) []string {
 		return onlyValues(reasonsOf(start, events, pl, func(p progSnap) string { return p.Reason }), seedReasons...)
 	}
-	if !step.canary {
-		want := []string{installing, installSucceed}
-		if prevReason != "" {
-			want = []string{prevReason, upgrading, successReason}
+	expect := func(pl string, middle ...string) []string {
+		busy, done := reasonsOfKind(step.placementKind(i, pl))
+		want := append(append([]string{}, middle...), busy, done)
+		if prev := start[pl].Reason; prev != "" {
+			want = append([]string{prev}, want...)
 		}
-		if got := reasons(globalPl); !slices.Equal(got, want) {
+		return want
+	}
+	if !step.canary || step.rollback {
+		// Forward without a canary, or a rollback: no wait for the canary, ever.
+		if got, want := reasons(globalPl), expect(globalPl); !slices.Equal(got, want) {
 			t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
 		}
+		if step.rollback && slices.Contains(reasons(globalPl), waitingForCanary) {
+			t.Errorf("%s: the rollback waited for the canary (WaitingForCanary)", globalPl)
+		}
+	} else {
+		// Seed 000: the gated placement waits for the canary, then upgrades to the config the
+		// canary proved (its lastKnownGoodConfig); the canary placement upgrades first.
+		if got, want := reasons(globalPl), expect(globalPl, waitingForCanary); !slices.Equal(got, want) {
+			t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
+		}
+		for i, e := range events {
+			if e.Placement == globalPl && e.Reason == upgrading && e.GoodADC != adc {
+				t.Errorf("change %d: %s upgrading with lastKnownGoodConfig %q, want %s (what the canary proved)", i, globalPl, e.GoodADC, adc)
+			}
+		}
+	}
+	if !step.canary {
 		return
 	}
-	// Seed 000: the gated placement waits for the canary, then upgrades to the config the canary
-	// proved (its lastKnownGoodConfig); the canary placement upgrades first.
-	if got, want := reasons(globalPl), []string{upgradeSucceed, waitingForCanary, upgrading, upgradeSucceed}; !slices.Equal(got, want) {
-		t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
-	}
 	got := reasons(canaryPl)
-	if _, existed := start[canaryPl]; existed && len(got) > 0 { // step 04: it exists since step 03
+	if _, existed := start[canaryPl]; !existed && len(got) > 0 && got[0] == installing {
+		// Step 03 applies the Placement and the add-on together: until OCM's placement controller
+		// decided the new Placement, the progression counts no cluster and says Installing ("no
+		// cluster selected yet", README). Its clusters' MCAs, checked above, only upgrade.
 		got = got[1:]
 	}
-	if want := []string{upgrading, upgradeSucceed}; !slices.Equal(got, want) {
+	// Its clusters already run the add-on: an upgrade, as in seed 000's example. In step 04 too:
+	// the canary placement exists since step 03 and its own history never completed v0.10.0.
+	if want := expect(canaryPl); !slices.Equal(got, want) {
 		t.Errorf("%s: Progressing reasons %v, want %v (its clusters already run the add-on: an upgrade, as in seed 000's example)", canaryPl, got, want)
-	}
-	for i, e := range events {
-		if e.Placement == globalPl && e.Reason == upgrading && e.GoodADC != adc {
-			t.Errorf("change %d: %s upgrading with lastKnownGoodConfig %q, want %s (what the canary proved)", i, globalPl, e.GoodADC, adc)
-		}
 	}
 }
 

@@ -2,6 +2,7 @@
 # `make demo`: runs bin/addonops-demo (cmd/addonops-demo) on a local hub with simulated clusters.
 # Flags go through DEMO_FLAGS, e.g.
 #   make demo DEMO_FLAGS="--clusters 200 --fail-rate 0.1 --speed 2"
+#   make demo DEMO_FLAGS="--pause-version="  # without the paused and resumed rollout after the examples
 #   make demo DEMO_FLAGS="--bad-version="    # without the bad version and its revert after the examples
 #   bash hack/demo.sh                      # after `make build`
 # See `bin/addonops-demo --help`.

@@ -38,8 +38,10 @@ type step struct {
 	Objects []*unstructured.Unstructured
 	// Notes say what the demo changed in the rendered objects (durations scaled by --speed).
 	Notes []string
-	// Kind tells the examples from the demo's bad-version steps.
+	// Kind tells the examples from the demo's own steps (pause/resume, bad version, revert).
 	Kind stepKind
+	// Pause is what the pause step pauses (Kind stepPauseResume).
+	Pause *pausePlan
 }
 
 // kustomizeArgs is how every example builds (kustomize-rollout-examples/README.md): without

@@ -34,17 +34,17 @@ type stepKind int
 
 const (
 	stepExample stepKind = iota
+	stepPauseResume
 	stepBadVersion
 	stepRevert
 )
 
-// badVersionSteps derives the bad commit and its revert from the last example step: the bad
-// commit sets AGENT_VERSION of its one AddOnDeploymentConfig to version, renames the config after
-// its new content (config-hash's <base name>-<spec hash suffix>) and rewrites the references to
-// it, and sets progressDeadline badDeadline on every install placement whose rollout strategy has
-// none. The revert applies last's objects again. It returns the bad config's "<namespace>/<name>".
-func badVersionSteps(last step, n int, version string) (bad, revert step, badConfig string, err error) {
-	objs := make([]*unstructured.Unstructured, len(last.Objects))
+// newVersion derives a new commit from step last: a copy of its objects where the AGENT_VERSION of
+// its one AddOnDeploymentConfig is version, the config renamed after its new content (config-hash's
+// <base name>-<spec hash suffix>) and every reference to it rewritten, as config-hash would name
+// it. It returns the objects, the config's old AGENT_VERSION and its new "<namespace>/<name>".
+func newVersion(last step, version, what string) (objs []*unstructured.Unstructured, oldVersion, config string, err error) {
+	objs = make([]*unstructured.Unstructured, len(last.Objects))
 	var adcs []int
 	for i, o := range last.Objects {
 		objs[i] = o.DeepCopy()
@@ -53,42 +53,58 @@ func badVersionSteps(last step, n int, version string) (bad, revert step, badCon
 		}
 	}
 	if len(adcs) != 1 {
-		return step{}, step{}, "", fmt.Errorf("the bad-version step changes the AGENT_VERSION of the last step's AddOnDeploymentConfig, "+
-			"but %s has %d AddOnDeploymentConfigs with AGENT_VERSION, want 1 (or pass --bad-version='' to skip it)", last.Name, len(adcs))
+		return nil, "", "", fmt.Errorf("the %s changes the AGENT_VERSION of the last step's AddOnDeploymentConfig, "+
+			"but %s has %d AddOnDeploymentConfigs with AGENT_VERSION, want 1", what, last.Name, len(adcs))
 	}
 	adc := objs[adcs[0]]
 	oldName := adc.GetName()
 	base := adc.GetAnnotations()[configref.BaseNameAnnotation]
 	if base == "" {
-		return step{}, step{}, "", fmt.Errorf("AddOnDeploymentConfig %s of %s has no %s annotation: the bad-version step renames it as config-hash would",
-			oldName, last.Name, configref.BaseNameAnnotation)
+		return nil, "", "", fmt.Errorf("AddOnDeploymentConfig %s of %s has no %s annotation: the %s renames it as config-hash would",
+			oldName, last.Name, configref.BaseNameAnnotation, what)
 	}
 	vars, _, _ := unstructured.NestedSlice(adc.Object, "spec", "customizedVariables")
 	i := agentVersionIndex(adc)
-	oldVersion, _ := vars[i].(map[string]any)["value"].(string)
+	oldVersion, _ = vars[i].(map[string]any)["value"].(string)
 	vars[i].(map[string]any)["value"] = version
 	if err := unstructured.SetNestedSlice(adc.Object, vars, "spec", "customizedVariables"); err != nil {
-		return step{}, step{}, "", err
+		return nil, "", "", err
 	}
 	hash, err := spechash.Of(adc.Object)
 	if err != nil {
-		return step{}, step{}, "", fmt.Errorf("AddOnDeploymentConfig %s: %w", oldName, err)
+		return nil, "", "", fmt.Errorf("AddOnDeploymentConfig %s: %w", oldName, err)
 	}
 	suffix, err := spechash.Suffix(hash)
 	if err != nil {
-		return step{}, step{}, "", err
+		return nil, "", "", err
 	}
 	newName := base + "-" + suffix
 	adc.SetName(newName)
-
-	var deadlines []string
 	for _, o := range objs {
 		if o.GroupVersionKind() != cmaGVK {
 			continue
 		}
 		old := configref.Ref{GroupResource: configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}, Namespace: adc.GetNamespace(), Name: oldName}
 		if err := renameConfig(o, old, newName); err != nil {
-			return step{}, step{}, "", err
+			return nil, "", "", err
+		}
+	}
+	return objs, oldVersion, adc.GetNamespace() + "/" + newName, nil
+}
+
+// badVersionSteps derives the bad commit and its revert from the last step (the last example, or
+// the pause step when there is one): the bad commit is newVersion of it at version, and sets
+// progressDeadline badDeadline on every install placement whose rollout strategy has none. The
+// revert applies last's objects again. It returns the bad config's "<namespace>/<name>".
+func badVersionSteps(last step, n int, version string) (bad, revert step, badConfig string, err error) {
+	objs, oldVersion, badConfig, err := newVersion(last, version, "bad-version step")
+	if err != nil {
+		return step{}, step{}, "", fmt.Errorf("%w (or pass --bad-version='' to skip it)", err)
+	}
+	var deadlines []string
+	for _, o := range objs {
+		if o.GroupVersionKind() != cmaGVK {
+			continue
 		}
 		placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
 		for _, raw := range placements {
@@ -116,6 +132,7 @@ func badVersionSteps(last step, n int, version string) (bad, revert step, badCon
 			return step{}, step{}, "", err
 		}
 	}
+	_, newName, _ := strings.Cut(badConfig, "/")
 	notes := []string{fmt.Sprintf("the bad commit: %s's output with AGENT_VERSION %s -> %s (config %s), an agent that never becomes ready",
 		last.Name, oldVersion, version, newName)}
 	if len(deadlines) > 0 {
@@ -128,8 +145,8 @@ func badVersionSteps(last step, n int, version string) (bad, revert step, badCon
 		revertObjs[i] = o.DeepCopy()
 	}
 	revert = step{Name: fmt.Sprintf("%02d-revert", n+1), Dir: last.Dir, Objects: revertObjs, Kind: stepRevert,
-		Notes: []string{fmt.Sprintf("git revert of the bad commit: %s's output applied again", last.Name)}}
-	return bad, revert, adc.GetNamespace() + "/" + newName, nil
+		Notes: []string{fmt.Sprintf("git revert of the bad commit: %s's output applied again (%s)", last.Name, oldVersion)}}
+	return bad, revert, badConfig, nil
 }
 
 // agentVersionIndex is the index of AGENT_VERSION in the config's customizedVariables, or -1.

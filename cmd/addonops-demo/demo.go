@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/controller/deploytemplates"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/simagent"
@@ -42,9 +45,15 @@ type Options struct {
 	Speed float64
 	// StepTimeout bounds each step's rollout (default 10m).
 	StepTimeout time.Duration
-	// BadVersion is the AGENT_VERSION of the bad commit the demo rolls out after the examples when
-	// their last step has a canary placement (default DefaultBadVersion): its agent never becomes
-	// ready, so it stops at the canary; the demo then reverts it. NoBadVersion skips both steps.
+	// PauseVersion is the AGENT_VERSION of the good commit the demo rolls out after the examples
+	// and pauses after the first batch of its gated placement, then resumes (default
+	// DefaultPauseVersion). NoPause skips that step.
+	PauseVersion string
+	NoPause      bool
+	// BadVersion is the AGENT_VERSION of the bad commit the demo rolls out after the examples (and
+	// the pause step) when the last step has a canary placement (default DefaultBadVersion): its
+	// agent never becomes ready, so it stops at the canary; the demo then reverts it. NoBadVersion
+	// skips both steps.
 	BadVersion   string
 	NoBadVersion bool
 	// SimulatedManager makes simagent write the works (a simulated add-on manager) instead of the
@@ -78,9 +87,6 @@ type Options struct {
 // four steps take well under a minute with 20 clusters.
 const agentDelay = 1500 * time.Millisecond
 
-// The optional controller and simulation switches the demo looks for (see deployer).
-const ()
-
 func (o *Options) complete() error {
 	if o.Clusters == 0 {
 		o.Clusters = 20
@@ -105,6 +111,9 @@ func (o *Options) complete() error {
 	}
 	if o.BadVersion == "" {
 		o.BadVersion = DefaultBadVersion
+	}
+	if o.PauseVersion == "" {
+		o.PauseVersion = DefaultPauseVersion
 	}
 	if o.Speed < 0 {
 		return fmt.Errorf("--speed %g: want a positive factor (2 runs the simulation twice as fast)", o.Speed)
@@ -204,6 +213,7 @@ type demoRun struct {
 	fleet    fleet
 	clusters []clusterInfo
 	hub      *localhub.Hub
+	clients  *localhub.Clients
 	apply    *ssapply.Applier
 	view     *hubView
 	disp     *display
@@ -211,6 +221,13 @@ type demoRun struct {
 	// badConfigs are the bad commit's AddOnDeploymentConfigs ("<namespace>/<name>"), whose agents
 	// the simulated work agent reports unhealthy.
 	badConfigs []string
+	// completedOn is the demo's account of the version history: per placement ("<namespace>/<name>"),
+	// the config versions (placementPlan.Version) a step of this run completed on it, and which step
+	// first did. current is each placement's version as of the last step applied, firstStep the
+	// step that first had the placement.
+	completedOn map[string]map[string]string
+	current     map[string]string
+	firstStep   map[string]string
 }
 
 // Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
@@ -223,7 +240,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := o.complete(); err != nil {
 		return nil, err
 	}
-	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{}}
+	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{},
+		completedOn: map[string]map[string]string{}, current: map[string]string{}, firstStep: map[string]string{}}
 	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
 	for _, n := range r.fleet.names {
 		r.clusters = append(r.clusters, clusterInfo{Name: n, Labels: r.fleet.labels(n)})
@@ -231,7 +249,18 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
 	out := o.Out
 
-	fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would\n", strings.Join(o.Steps, " -> "))
+	var extra []string
+	if !o.NoPause {
+		extra = append(extra, "a rollout paused and resumed (--pause-version)")
+	}
+	if !o.NoBadVersion {
+		extra = append(extra, "a bad version and its revert (--bad-version)")
+	}
+	then := ""
+	if len(extra) > 0 {
+		then = "; then " + strings.Join(extra, ", then ")
+	}
+	fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would%s\n", strings.Join(o.Steps, " -> "), then)
 
 	// Render every step first, as a GitOps repo-server would: a broken example stops the demo
 	// before anything starts.
@@ -263,6 +292,23 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
 		for _, n := range notes {
 			fmt.Fprintf(out, "  %-32s %s\n", "", n)
+		}
+	}
+	if len(steps) > 0 && !o.NoPause {
+		last := steps[len(steps)-1]
+		if _, _, err := pauseTarget(last.Objects); err != nil {
+			fmt.Fprintf(out, "  (no pause step: %v; --pause-version='' skips it silently)\n", err)
+		} else {
+			st, err := pauseResumeStep(last, len(steps)+1, o.PauseVersion)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, st)
+			r.noteVersions(st)
+			fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
+			for _, n := range st.Notes {
+				fmt.Fprintf(out, "  %-32s %s\n", "", n)
+			}
 		}
 	}
 	if len(steps) > 0 && !o.NoBadVersion {
@@ -372,6 +418,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
+	r.clients = clients
 	if r.apply, err = ssapply.New(clients.Dynamic, clients.Kube.Discovery(), FieldManager); err != nil {
 		return nil, err
 	}
@@ -380,7 +427,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		Workers:          min(16, 4+o.Clusters/200),
 		WriteParallelism: 32,
 		Coalesce:         100 * time.Millisecond,
-		HistoryNamespace: "default",
+		HistoryNamespace: historyNamespace,
 	}
 	aopts := simagent.Options{
 		Addons:  addons,
@@ -455,7 +502,36 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			fmt.Fprintf(out, "Moving on to %s anyway, as a GitOps user pushes the next commit after a rollout that failed or stalled.\n", steps[i+1].Name)
 		}
 	}
+	if !sum.Interrupted {
+		r.showHistories(ctx, addons, sum)
+	}
 	return sum, nil
+}
+
+// showHistories prints the version history the controller kept of each add-on, as `addonops
+// history` shows it: what made 04-rollback and the revert rollbacks.
+func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summary) {
+	label := func(c history.Config) string {
+		if c.Resource != "addondeploymentconfigs" {
+			return ""
+		}
+		return r.versions[c.Namespace+"/"+c.Name]
+	}
+	for _, a := range addons {
+		rec, err := readHistory(ctx, r.clients.Kube, a)
+		if err != nil {
+			fmt.Fprintf(r.o.Out, "\n%v\n", err)
+			continue
+		}
+		if sum.Histories == nil {
+			sum.Histories = map[string]*history.Record{}
+		}
+		sum.Histories[a] = rec
+		fmt.Fprintf(r.o.Out, "\nVersion history of %s, kept by the controller in ConfigMap %s/%s, as `addonops history %s` prints it "+
+			"(with each config's AGENT_VERSION); a version with a COMPLETED time is a rollback target on its placement:\n",
+			a, historyNamespace, history.ConfigMapName(a), a)
+		printHistory(r.o.Out, rec, label)
+	}
 }
 
 // noteVersions remembers the AGENT_VERSION of the step's AddOnDeploymentConfigs, to name versions
@@ -513,12 +589,70 @@ func (r *demoRun) describeStep(st step) string {
 	return strings.Join(parts, "; ")
 }
 
+// stepWatch is what a step watches while it runs, beyond the snapshots: the placements it plans to
+// roll back, the reasons each placement reported, when each first reported success, and the pause.
+type stepWatch struct {
+	start     time.Time
+	plans     map[string]placementPlan
+	rollbacks map[string]string   // placement -> the step that completed the version on it
+	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
+	doneAt    map[string]time.Duration
+	pause     *pauser
+}
+
+// observe notes the placements' reasons in the snapshots.
+func (w *stepWatch) observe(snaps []snapshot, now time.Time) {
+	for _, s := range snaps {
+		for _, p := range s.View.Placements {
+			key := p.Key()
+			if s.Stale[key] || p.Reason == "" {
+				continue
+			}
+			if rs := w.reasons[key]; len(rs) == 0 || rs[len(rs)-1] != p.Reason {
+				w.reasons[key] = append(rs, p.Reason)
+			}
+			if _, ok := w.doneAt[key]; !ok && addonstatus.IsDoneReason(p.Reason) {
+				w.doneAt[key] = now.Sub(w.start)
+			}
+		}
+	}
+}
+
+// planRollbacks decides which placements of step st roll back: those whose configs go back to a
+// version a step of this run completed on them (the demo's account of the version history), and
+// notes every placement's version as current.
+func (r *demoRun) planRollbacks(st step) (plans map[string]placementPlan, rollbacks map[string]string) {
+	plans, rollbacks = map[string]placementPlan{}, map[string]string{}
+	for _, p := range placementPlans(st.Objects) {
+		plans[p.Key] = p
+		if since := r.completedOn[p.Key][p.Version]; since != "" && r.current[p.Key] != p.Version {
+			rollbacks[p.Key] = since
+		}
+		r.current[p.Key] = p.Version
+		if _, ok := r.firstStep[p.Key]; !ok {
+			r.firstStep[p.Key] = st.Name
+		}
+	}
+	return plans, rollbacks
+}
+
+// versionOf names a placement's version for people: its agent version, else its config.
+func (r *demoRun) versionOf(p placementPlan) string {
+	if v, ok := r.versions[p.Config]; ok {
+		return v
+	}
+	return p.Config
+}
+
 // runStep applies one step and follows its rollout until it ends, fails, times out or ctx ends.
 func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	res := StepResult{Step: st.Name, Notes: st.Notes, kind: st.Kind}
 	start := time.Now()
+	w := &stepWatch{start: start, reasons: map[string][]string{}, doneAt: map[string]time.Duration{}}
+	changed := r.view.record()
 	r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
 	fail := func(err error) StepResult {
+		r.view.stopRecording()
 		res.Duration = time.Since(start)
 		if ctx.Err() != nil {
 			res.Result = Interrupted
@@ -558,6 +692,21 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		addons = append(addons, o.GetName())
 	}
 	r.view.noteBaseNames(st)
+	w.plans, w.rollbacks = r.planRollbacks(st)
+	for _, key := range slices.Sorted(maps.Keys(w.rollbacks)) {
+		r.disp.printf("   %s\n", rollbackNote(w.plans[key], w.rollbacks[key], r.versionOf(w.plans[key])))
+	}
+	if len(w.rollbacks) > 0 {
+		for _, key := range slices.Sorted(maps.Keys(w.plans)) {
+			if _, ok := w.rollbacks[key]; !ok && r.current[key] == w.plans[key].Version {
+				r.disp.printf("   %s has not run %s to completion before (its history starts at %s): for it this is an upgrade\n",
+					key, r.versionOf(w.plans[key]), r.firstStep[key])
+			}
+		}
+	}
+	if st.Pause != nil {
+		w.pause = r.newPauser(*st.Pause, start)
+	}
 
 	timeout := time.NewTimer(r.o.StepTimeout)
 	defer timeout.Stop()
@@ -569,25 +718,39 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		now := time.Now()
 		if ss, ok := r.snapshots(addons, gens, now); ok {
 			snaps = ss
+			w.observe(snaps, now)
+			if w.pause != nil {
+				w.pause.advance(ctx, snaps, now)
+			}
 			v := judge(viewsOf(snaps))
 			r.disp.update(st.Name, now.Sub(start), rows(snaps, r.label), now)
+			pausing := w.pause != nil && w.pause.phase != pauseWaiting && w.pause.phase != pauseDone
 			switch {
+			case pausing:
+				// The pause holds the step open until it resumed.
+				failingSince = time.Time{}
 			case v.Ended && !v.Failed:
-				return r.finishStep(res, Succeeded, start, snaps, v)
+				return r.finishStep(res, Succeeded, w, snaps, v)
 			case v.Ended && failingSince.IsZero():
 				failingSince = now
 			case v.Ended && now.Sub(failingSince) >= r.o.Settle:
-				return r.finishStep(res, Failed, start, snaps, v)
+				return r.finishStep(res, Failed, w, snaps, v)
 			case !v.Ended:
 				failingSince = time.Time{}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return r.finishStep(res, Interrupted, start, snaps, verdict{})
-		case <-timeout.C:
-			return r.finishStep(res, TimedOut, start, snaps, judge(viewsOf(snaps)))
-		case <-tick.C:
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return r.finishStep(res, Interrupted, w, snaps, verdict{})
+			case <-timeout.C:
+				return r.finishStep(res, TimedOut, w, snaps, judge(viewsOf(snaps)))
+			case <-tick.C:
+				waiting = false
+			case <-w.pause.waiting(changed):
+				// An MCA changed while the pause waits for the first batch: pause at once.
+				waiting = !w.pause.trigger(ctx, time.Now())
+			}
 		}
 	}
 }
@@ -613,14 +776,16 @@ func viewsOf(snaps []snapshot) []rolloutview.View {
 	return out
 }
 
-// finishStep fills in the step's result from the last snapshots and prints how it ended.
-func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, snaps []snapshot, v verdict) StepResult {
+// finishStep fills in the step's result from the last snapshots and the recorded MCA changes, and
+// prints how it ended.
+func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps []snapshot, v verdict) StepResult {
+	recStart, events := r.view.stopRecording()
 	views := viewsOf(snaps)
-	res.Duration = time.Since(start)
+	res.Duration = time.Since(w.start)
 	res.Result = result
 	res.Failed = failedClusters(views)
 	res.Reasons = failureReasons(views, 5)
-	res.Notes = append(res.Notes, v.Notes...)
+	res.Notes = append(slices.Clone(res.Notes), v.Notes...)
 	var configs, versions []string
 	for _, view := range views {
 		for _, p := range view.Placements {
@@ -637,10 +802,55 @@ func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, sna
 			res.Placements = append(res.Placements, pr)
 			configs = append(configs, pr.Desired)
 			versions = append(versions, pr.DesiredVersion)
+			// The demo's account of the version history: what completed where.
+			if plan, ok := w.plans[pr.Key]; ok && addonstatus.IsDoneReason(p.Reason) && (result == Succeeded || result == Failed) {
+				if r.completedOn[pr.Key] == nil {
+					r.completedOn[pr.Key] = map[string]string{}
+				}
+				if _, seen := r.completedOn[pr.Key][plan.Version]; !seen {
+					r.completedOn[pr.Key][plan.Version] = res.Step
+				}
+			}
 		}
 	}
 	res.Clusters, res.Done = stepClusters(snaps, configs, res.Failed)
 	res.Config, res.Version = joinNonEmpty(configs), joinNonEmpty(versions)
+
+	// The placements it rolled back: how they ended, whether they waited for the canary, how many
+	// clusters moved at once (from the recorded MCA changes).
+	for _, key := range slices.Sorted(maps.Keys(w.rollbacks)) {
+		plan := w.plans[key]
+		c := RollbackCheck{Placement: key, Version: r.versionOf(plan), Since: w.rollbacks[key], Canary: plan.Canary,
+			WaitedForCanary: slices.Contains(w.reasons[key], addonstatus.ReasonWaitingForCanary), CanaryDone: -1, FirstMoved: -1}
+		for _, p := range res.Placements {
+			if p.Key == key {
+				c.Reason = p.Reason
+			}
+		}
+		if at, ok := w.doneAt[plan.Canary]; ok && plan.Canary != "" {
+			c.CanaryDone = at
+		}
+		for _, s := range snaps {
+			if s.View.Addon != plan.Addon {
+				continue
+			}
+			owned := s.owned(key)
+			c.Clusters, c.Limit = len(owned), plan.limit(len(s.Clusters[key]))
+			c.MaxInFlight, _ = maxInFlight(recStart, events, plan.Addon, plan.Config, owned)
+			for _, at := range firstTold(events, plan.Addon, plan.Config, owned) {
+				if d := at.Sub(w.start); c.FirstMoved < 0 || d < c.FirstMoved {
+					c.FirstMoved = d
+				}
+			}
+		}
+		res.Rollbacks = append(res.Rollbacks, c)
+		res.Notes = append(res.Notes, "rollback: "+c.describe())
+	}
+	if w.pause != nil {
+		res.Pause = w.pause.finish(events)
+		res.Notes = append(res.Notes, describePause(res.Pause))
+	}
+
 	var why string
 	switch res.kind {
 	case stepBadVersion:
@@ -655,8 +865,13 @@ func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, sna
 			reasons = append(reasons, p.Reason)
 		}
 		res.Expected, why = expectRevert(result, res.Failed, r.fleet.failing, reasons)
+	case stepPauseResume:
+		res.Expected, why = expectPauseResume(result, res.Failed, r.fleet.failing, res.Pause)
 	default:
 		res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
+	}
+	if res.Expected && result != Interrupted {
+		res.Expected, why = expectRollbacks(res.Rollbacks, r.fleet.failing)
 	}
 	if !res.Expected {
 		res.Why = why
@@ -688,8 +903,15 @@ func (r *demoRun) finishStep(res StepResult, result Result, start time.Time, sna
 		r.disp.printf("   as expected: the bad version stopped at the canary, named above; no cluster outside the canary was told to run it\n")
 	case res.kind == stepRevert && result == Succeeded:
 		r.disp.printf("   as expected: the revert is a rollback: %s\n", placementReasons(res.Placements))
+	case res.kind == stepPauseResume && result == Succeeded:
+		r.disp.printf("   as expected: %s\n", describePause(res.Pause))
 	case result == Failed:
 		r.disp.printf("   as expected: only clusters whose failure was injected (--fail-rate) failed\n")
+	}
+	if res.Expected && result == Succeeded {
+		for _, c := range res.Rollbacks {
+			r.disp.printf("   as expected, a rollback: %s\n", c.describe())
+		}
 	}
 	return res
 }

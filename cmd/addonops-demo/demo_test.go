@@ -89,7 +89,7 @@ func checkNothingLeft(t *testing.T, sum *Summary) {
 	}
 }
 
-func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
+func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 	var out syncBuffer
 	sum, err := Run(context.Background(), quick(&out))
 	t.Logf("demo output:\n%s", out.String())
@@ -100,25 +100,83 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 	if sum.ExitCode() != exitOK {
 		t.Errorf("exit code %d, want 0", sum.ExitCode())
 	}
-	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback", "05-bad-version", "06-revert"}
-	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultBadVersion, "v0.10.0"}
+	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback", "05-pause-resume",
+		"06-bad-version", "07-revert"}
+	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultPauseVersion, DefaultBadVersion, DefaultPauseVersion}
 	if len(sum.Steps) != len(wantSteps) {
 		t.Fatalf("%d steps in the summary, want %d", len(sum.Steps), len(wantSteps))
 	}
-	for i, st := range sum.Steps[:4] {
-		if st.Step != wantSteps[i] || st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
-			t.Errorf("step %d: %s %s (expected %v) %d/%d done, failed %v; want %s Succeeded 6/6",
-				i, st.Step, st.Result, st.Expected, st.Done, st.Clusters, st.Failed, wantSteps[i])
+	for i, st := range sum.Steps {
+		if st.Step != wantSteps[i] || st.Version != wantVersions[i] || !strings.HasPrefix(st.Config, "helloworld-config-") {
+			t.Errorf("step %d: %s rolled out %s (%s), want %s rolling out a hashed helloworld-config at %s", i, st.Step, st.Config, st.Version,
+				wantSteps[i], wantVersions[i])
 		}
-		if st.Version != wantVersions[i] || !strings.HasPrefix(st.Config, "helloworld-config-") {
-			t.Errorf("step %s rolled out %s (%s), want a hashed helloworld-config at %s", st.Step, st.Config, st.Version, wantVersions[i])
+		if i == 5 {
+			continue // the bad version, below
+		}
+		if st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
+			t.Errorf("step %s: %s (expected %v, %s) %d/%d done, failed %v; want Succeeded 6/6",
+				st.Step, st.Result, st.Expected, st.Why, st.Done, st.Clusters, st.Failed)
 		}
 	}
-	// The bad version stops at the canary: one canary cluster fails (canary-placement's
-	// maxConcurrency is 25% of 2), unhealthy past its progressDeadline, and global-placement never
-	// moves; the revert brings it back as a rollback.
-	bad, revert := sum.Steps[4], sum.Steps[5]
-	if bad.Step != wantSteps[4] || bad.Result != Failed || !bad.Expected || len(bad.Failed) != 1 || !strings.HasPrefix(bad.Failed[0], "cluster-0") ||
+	reasons := func(st StepResult) map[string]string {
+		out := map[string]string{}
+		for _, p := range st.Placements {
+			out[p.Key] = p.Reason
+		}
+		return out
+	}
+
+	// 04 goes back to v0.10.0, which completed on global-placement in 01: a rollback (version
+	// history), not gated by the canary, paced by maxConcurrency (25% of 6: 2). canary-placement
+	// exists since 03 and never completed v0.10.0: for it an upgrade.
+	rb := sum.Steps[3]
+	if got := reasons(rb); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "UpgradeSucceed" {
+		t.Errorf("04-rollback: placements %v, want global-placement RollbackSucceeded, canary-placement UpgradeSucceed", got)
+	}
+	if len(rb.Rollbacks) != 1 {
+		t.Fatalf("04-rollback: rollbacks %+v, want global-placement's alone", rb.Rollbacks)
+	}
+	if c := rb.Rollbacks[0]; c.Placement != "default/global-placement" || c.Since != "01-fresh-install" || c.Version != "v0.10.0" ||
+		c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Clusters != 4 || c.Limit != 2 || c.MaxInFlight < 1 || c.MaxInFlight > 2 ||
+		c.FirstMoved < 0 || c.CanaryDone < 0 || c.FirstMoved >= c.CanaryDone {
+		t.Errorf("04-rollback: %+v; want global-placement back to v0.10.0 of 01, RollbackSucceeded, never WaitingForCanary, moving "+
+			"before its canary was done, 1..2 of its 4 clusters at once", c)
+	}
+
+	// 05: a new version, paused after global-placement's first batch and resumed. The recorded MCA
+	// changes show that no cluster was told the version while it was paused.
+	ps := sum.Steps[4]
+	p := ps.Pause
+	if p == nil {
+		t.Fatal("05-pause-resume: no pause result")
+	}
+	if p.Problem != "" || p.Placement != "default/global-placement" || p.Clusters != 4 || len(p.ToldAtPause) < 1 || len(p.ToldAtPause) > 2 ||
+		p.Held != 4-len(p.ToldAtPause) || len(p.ToldDuring) != 0 || p.ReasonAtResume != "Paused" || p.DoneAtResume != len(p.ToldAtPause) ||
+		!(p.WrittenAt <= p.PausedAt && p.PausedAt < p.ResumedAt) || p.ResumedAt-p.PausedAt < minPauseHold {
+		t.Errorf("05-pause-resume: %+v; want global-placement paused after its first batch (1..2 of 4 told), none told during "+
+			"the pause, the first batch done and reason Paused at the resume, paused at least %s", p, minPauseHold)
+	}
+	if len(p.Told) != 4 {
+		t.Errorf("05-pause-resume: recorded first-told times %+v, want global-placement's 4 clusters", p.Told)
+	}
+	for _, tt := range p.Told {
+		switch first := slices.Contains(p.ToldAtPause, tt.Cluster); {
+		case first && tt.At > p.PausedAt:
+			t.Errorf("05-pause-resume: %s of the first batch told at %s, after the pause (%s)", tt.Cluster, tt.At, p.PausedAt)
+		case !first && tt.At < p.ResumedAt:
+			t.Errorf("05-pause-resume: %s told at %s, while paused (%s to %s)", tt.Cluster, tt.At, p.PausedAt, p.ResumedAt)
+		}
+	}
+	if got := reasons(ps); got["default/global-placement"] != "UpgradeSucceed" || got["default/canary-placement"] != "UpgradeSucceed" || len(ps.Rollbacks) != 0 {
+		t.Errorf("05-pause-resume: placements %v, rollbacks %+v; want both UpgradeSucceed (a new version), no rollback", got, ps.Rollbacks)
+	}
+
+	// The bad version (05's output with another agent version) stops at the canary: one canary
+	// cluster fails (canary-placement's maxConcurrency is 25% of 2), unhealthy past its
+	// progressDeadline, and global-placement never moves; the revert brings it back as a rollback.
+	bad, revert := sum.Steps[5], sum.Steps[6]
+	if bad.Result != Failed || !bad.Expected || len(bad.Failed) != 1 || !strings.HasPrefix(bad.Failed[0], "cluster-0") ||
 		bad.Failed[0] > "cluster-02" || bad.Done != 0 {
 		t.Errorf("bad version: %s %s (expected %v, %s), %d/%d done, failed %v; want Failed on one canary cluster (cluster-01 or -02), 0 done",
 			bad.Step, bad.Result, bad.Expected, bad.Why, bad.Done, bad.Clusters, bad.Failed)
@@ -136,13 +194,49 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 			t.Errorf("bad version: placement %s %s desiring %s, want %s desiring %s", p.Key, p.Reason, p.DesiredVersion, want, DefaultBadVersion)
 		}
 	}
-	if revert.Step != wantSteps[5] || revert.Result != Succeeded || !revert.Expected || revert.Done != 6 || revert.Config != sum.Steps[3].Config {
-		t.Errorf("revert: %s %s (expected %v, %s), %d/%d done, config %s; want Succeeded 6/6 on 04's config %s",
-			revert.Step, revert.Result, revert.Expected, revert.Why, revert.Done, revert.Clusters, revert.Config, sum.Steps[3].Config)
+	// The revert applies 05's output again: v0.12.1 completed on both placements there, so both
+	// roll back.
+	if revert.Config != ps.Config {
+		t.Errorf("revert: config %s, want 05's %s", revert.Config, ps.Config)
 	}
-	for _, p := range revert.Placements {
-		if p.Key == "default/canary-placement" && p.Reason != "RollbackSucceeded" {
-			t.Errorf("revert: canary-placement %s, want RollbackSucceeded", p.Reason)
+	if got := reasons(revert); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "RollbackSucceeded" {
+		t.Errorf("revert: placements %v, want both RollbackSucceeded", got)
+	}
+	if len(revert.Rollbacks) != 2 {
+		t.Errorf("revert: rollbacks %+v, want both placements", revert.Rollbacks)
+	}
+	for _, c := range revert.Rollbacks {
+		if c.Since != "05-pause-resume" || c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Limit > 0 && c.MaxInFlight > c.Limit {
+			t.Errorf("revert: %+v, want a rollback to 05's version, paced, never waiting for the canary", c)
+		}
+	}
+	// The version history the controller kept says the same: per placement, each step's version,
+	// how it was rolled out and how it ended.
+	type version struct{ config, kind, result string }
+	cfg := func(i int) string { return sum.Steps[i].Config }
+	for pl, want := range map[string][]version{
+		"default/global-placement": {{cfg(0), "Install", "Superseded"}, {cfg(1), "Upgrade", "Superseded"}, {cfg(2), "Upgrade", "RolledBack"},
+			{cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"}, {cfg(5), "Upgrade", "RolledBack"}, {cfg(6), "Rollback", "Succeeded"}},
+		"default/canary-placement": {{cfg(2), "", "Superseded"}, {cfg(3), "Upgrade", "Superseded"}, {cfg(4), "Upgrade", "Superseded"},
+			{cfg(5), "Upgrade", "Failed"}, {cfg(6), "Rollback", "Succeeded"}},
+	} {
+		var got []version
+		if rec := sum.Histories["helloworld"]; rec != nil {
+			for _, v := range rec.Placement(pl).Versions {
+				g := version{kind: v.Kind, result: string(v.Result)}
+				for _, c := range v.Configs {
+					if c.Resource == "addondeploymentconfigs" {
+						g.config = c.Name
+					}
+				}
+				if len(got) == 0 && want[0].kind == "" {
+					g.kind = "" // canary-placement's first: whatever the controller saw first
+				}
+				got = append(got, g)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("version history of %s: %v, want %v", pl, got, want)
 		}
 	}
 	if first, rollback := sum.Steps[0].Config, sum.Steps[3].Config; rollback != first {
@@ -153,7 +247,7 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 	}
 	// From step 03 the canary placement owns the canary clusters and gates the others.
 	// (The bad version's progressions count every cluster of global-placement while it waits.)
-	for _, st := range sum.Steps[2:4] {
+	for _, st := range sum.Steps[2:5] {
 		got := map[string]int{}
 		for _, p := range st.Placements {
 			got[p.Key] = p.Total
@@ -165,8 +259,17 @@ func TestDemoRunsTheFourStepsAndRollsBack(t *testing.T) {
 			t.Errorf("%s: clusters per placement %v, want canary-placement 2 and global-placement 4", st.Step, got)
 		}
 	}
-	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "04-rollback", "no process of the demo is left running",
-		"05-bad-version: Failed", "the bad version stopped at the canary", "06-revert: Succeeded", "the revert is a rollback"} {
+	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
+		"default/global-placement goes back to v0.10.0, which it ran to completion in 01-fresh-install",
+		"rollback: not gated by canary default/canary-placement",
+		"as expected, a rollback: default/global-placement RollbackSucceeded",
+		"04-rollback: rollback: default/global-placement RollbackSucceeded",
+		"$ addonops pause helloworld --placement default/global-placement\n   helloworld: paused placement default/global-placement\n     addonops.io/pause: default/global-placement\n",
+		"the controller paused default/global-placement (reason Paused)",
+		"$ addonops resume helloworld --placement default/global-placement\n   helloworld: resumed placement default/global-placement; no placement is paused any more\n     addonops.io/pause: (not set)\n",
+		"05-pause-resume: paused default/global-placement",
+		"Version history of helloworld, kept by the controller in ConfigMap default/addonops-history-helloworld",
+		"06-bad-version: Failed", "the bad version stopped at the canary", "07-revert: Succeeded", "the revert is a rollback"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the output does not say %q", want)
 		}
@@ -178,6 +281,7 @@ func TestDemoReportsInjectedFailures(t *testing.T) {
 	o := quick(&out)
 	o.FailRate = 0.2 // one cluster of six: cluster-06
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
+	o.NoPause = true
 	sum, err := Run(context.Background(), o)
 	if err == nil && !strings.Contains(out.String(), "no bad-version step: the last step 02-rolling-update has no canary placement") {
 		t.Errorf("the output does not say why there is no bad-version step")

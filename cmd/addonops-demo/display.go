@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,12 @@ func rows(snaps []snapshot, label versionLabel) []row {
 			width = max(width, len(p.Key()))
 		}
 	}
+	rollingBack := map[string]bool{}
+	for _, s := range snaps {
+		for _, p := range s.View.Placements {
+			rollingBack[p.Key()] = p.Change == "rollback" && !s.Stale[p.Key()]
+		}
+	}
 	var out []row
 	for _, s := range snaps {
 		for _, p := range s.View.Placements {
@@ -54,8 +61,14 @@ func rows(snaps []snapshot, label versionLabel) []row {
 			r := row{Key: p.Key(), Line: b.String()}
 			if c := p.Canary; c != nil {
 				switch {
+				case c.Canary != "" && p.Change == "rollback":
+					// The controller adopts a rollback's configs at once (they become the last
+					// known good): the canary did not pass them, and is not waited for.
+					r.Canary = "rollback: not gated by canary " + c.Canary + " (a rollback never waits for the canary)"
 				case c.Canary != "":
 					r.Canary = "canary: " + c.State
+				case len(c.CanaryFor) > 0 && !slices.ContainsFunc(c.CanaryFor, func(g string) bool { return !rollingBack[g] }):
+					r.Canary = "canary for " + strings.Join(c.CanaryFor, ", ") + ", which roll back without waiting for it"
 				case len(c.CanaryFor) > 0:
 					r.Canary = "canary for " + strings.Join(c.CanaryFor, ", ") + ": " + c.State
 				default:

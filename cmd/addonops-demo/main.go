@@ -9,13 +9,25 @@
 // clusters done / in progress / failed, and the canary's state. It ends with a summary table and
 // stops everything it started.
 //
-// After the examples, when the last one has a canary placement, the demo rolls out a bad version
-// (--bad-version, on by default): the last example's output with only the agent version changed,
-// to one whose agent never becomes ready (the simulated agent reports its Deployments without a
-// ready replica, so the controller's health check reports the add-on unavailable), and a 20s
-// progressDeadline (scaled by --speed). It must stop at the canary, the failure named, no other
-// cluster touched; then the demo reverts it (re-applies the last example's output), which the
-// controller must report as a rollback (RollbackSucceeded).
+// Step 04-rollback goes back to v0.10.0, which completed on global-placement in step 01: the
+// controller's version history makes that a rollback at any moment (RollingBack, then
+// RollbackSucceeded, not gated by the canary, paced by maxConcurrency), and the demo checks it.
+//
+// After the examples the demo pauses and resumes a rollout (--pause-version, on by default): a new
+// good version (the last example's output with only the agent version changed, v0.12.1) rolls out
+// behind the canary; once the gated placement started its first batch, the demo pauses it exactly
+// as `addonops pause helloworld --placement default/global-placement` does (the addonops.io/pause
+// annotation), shows that no new cluster starts while the clusters in flight finish, then resumes
+// it (`addonops resume`) and the rollout completes.
+//
+// Then, when the last step has a canary placement, the demo rolls out a bad version
+// (--bad-version, on by default): the pause step's output (else the last example's) with only the
+// agent version changed, to one whose agent never becomes ready (the simulated agent reports its
+// Deployments without a ready replica, so the controller's health check reports the add-on
+// unavailable), and a 20s progressDeadline (scaled by --speed). It must stop at the canary, the
+// failure named, no other cluster touched; then the demo reverts it (re-applies the previous
+// output, a version every placement completed), which the controller must report as a rollback
+// (RollbackSucceeded).
 //
 // A step whose rollout fails (injected failures with --fail-rate, a maxFailures breach, a
 // placement held by a failed canary) is reported failed and the demo moves on to the next step,
@@ -55,13 +67,15 @@ func runCommand(args []string) int {
 	fs.DurationVar(&o.StepTimeout, "step-timeout", 10*time.Minute, "give up on a step's rollout after this long (the step is reported TimedOut and the demo moves on)")
 	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
-	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples, roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
+	fs.StringVar(&o.PauseVersion, "pause-version", DefaultPauseVersion, "after the examples, roll out this AGENT_VERSION, pause it after the first batch of the gated placement (addonops pause), then resume it; '' skips the step")
+	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples (and the pause), roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: addonops-demo [flags]\n\n"+
-			"Runs the four rollout examples on a local hub with simulated clusters (see `make demo`).\n"+
+			"Runs the four rollout examples, a paused and resumed rollout, a bad version and its revert on a local hub\n"+
+			"with simulated clusters (see `make demo`).\n"+
 			"Exit codes: 0 every step ended as expected, 1 a step did not (or a process was left running),\n"+
 			"2 the demo could not run, 130 interrupted.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -77,6 +91,7 @@ func runCommand(args []string) int {
 		return exitOK
 	}
 	o.NoBadVersion = o.BadVersion == ""
+	o.NoPause = o.PauseVersion == ""
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())
 		return exitError

@@ -352,6 +352,17 @@ func TestRowsAndDisplay(t *testing.T) {
 	if rs[0].Canary != "canary: canary default/canary-placement passed the desired configs" {
 		t.Errorf("canary line %q", rs[0].Canary)
 	}
+	// A rollback is not gated by the canary; a canary whose gated placements all roll back says so.
+	rg := placement("global-placement", "Progressing", "RollingBack", "default/canary-placement")
+	rg.Change = "rollback"
+	rc := placement("canary-placement", "Progressing", "Upgrading", "")
+	rc.Canary = &rolloutview.Canary{CanaryFor: []string{"default/global-placement"}, State: "canary in progress: the placements it gates wait for it"}
+	rrs := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{rg, rc}}}}, label)
+	if rrs[0].Canary != "rollback: not gated by canary default/canary-placement (a rollback never waits for the canary)" ||
+		rrs[1].Canary != "canary for default/global-placement, which roll back without waiting for it" {
+		t.Errorf("canary lines of a rollback: %q, %q", rrs[0].Canary, rrs[1].Canary)
+	}
+
 	// Right after an apply the progression still shows the last step's reason.
 	stale := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{c}}, Stale: map[string]bool{c.Key(): true}}}, label)
 	if stale[0].Line != "default/canary-placement [........................]  waiting for the controller to pick up the new configs" || stale[0].Canary != "" {
@@ -409,6 +420,7 @@ func TestOptionsComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Clusters != 20 || o.Canaries != 2 || o.Speed != 1 || o.StepTimeout != 10*time.Minute ||
+		o.PauseVersion != DefaultPauseVersion || o.BadVersion != DefaultBadVersion || o.NoPause || o.NoBadVersion ||
 		!slices.Equal(o.Steps, []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback"}) {
 		t.Errorf("defaults: %+v", o)
 	}

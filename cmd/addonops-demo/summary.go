@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/addonops/addonops/internal/history"
 )
 
 // Result is how a step ended.
@@ -58,7 +60,13 @@ type StepResult struct {
 	Config, Version string
 	Notes           []string
 	Placements      []PlacementResult
-	// kind is the step's (an example, the bad version, its revert): it decides what is expected.
+	// Rollbacks are the placements the step rolls back (their configs go back to a version that
+	// completed on them in an earlier step), with what the demo saw of them.
+	Rollbacks []RollbackCheck
+	// Pause is what the pause step saw (nil for the other steps).
+	Pause *PauseResult
+	// kind is the step's (an example, the pause, the bad version, its revert): it decides what is
+	// expected.
 	kind stepKind
 }
 
@@ -74,6 +82,8 @@ type Summary struct {
 	Interrupted        bool
 	// Leftovers are processes still running after the shutdown (there must be none).
 	Leftovers []string
+	// Histories are the version histories the controller kept, by add-on, read after the last step.
+	Histories map[string]*history.Record
 }
 
 // Exit codes of the demo.

@@ -1,0 +1,543 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
+
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/operations"
+)
+
+// The pause/resume step (--pause-version, on by default) follows the rollout examples: a new good
+// version, the last example's output with only AGENT_VERSION changed (renamed as config-hash
+// names it, like the bad-version step), rolled out as the last example does (Progressive, behind
+// the canary). Once the first batch of the gated placement started, the demo pauses that placement
+// the way a person does with `addonops pause ADDON --placement NS/NAME`: the same annotation
+// (addonops.io/pause, internal/operations' format), written the same way (a JSON merge patch of
+// that one annotation, guarded by the resourceVersion, with the CLI's field manager). It holds the
+// pause until the clusters in flight finished and then a few seconds more, showing that no new
+// cluster starts (the placement reports reason Paused, its counts stay where they are), then
+// resumes it as `addonops resume` does and the rollout completes. The MCA changes recorded over the
+// step prove it: no cluster of the placement was told the version between the pause and the
+// resume.
+const (
+	// DefaultPauseVersion is the AGENT_VERSION of the pause step's commit.
+	DefaultPauseVersion = "v0.12.1"
+	// pauseHold is how long the pause holds (before --speed) once its clusters in flight finished:
+	// without the pause the next batch would have started within it. At least minPauseHold.
+	pauseHold    = 4 * time.Second
+	minPauseHold = time.Second
+	// maxPauseWait bounds (before --speed) how long the demo waits for the clusters in flight to
+	// finish before it resumes anyway. At least minPauseWait.
+	maxPauseWait = 2 * time.Minute
+	minPauseWait = 20 * time.Second
+	// cliFieldManager is the field manager of the `addonops` CLI's writes: the demo writes the
+	// annotation exactly as the command does.
+	cliFieldManager = "addonops-cli"
+)
+
+// pausePlan is what the pause step pauses: placement Placement of add-on Addon, while it rolls out
+// the AddOnDeploymentConfig Config ("<namespace>/<name>"), AGENT_VERSION Version.
+type pausePlan struct {
+	Addon     string
+	Placement canary.PlacementKey
+	Config    string
+	Version   string
+}
+
+// pauseResumeStep derives the pause step from step last: newVersion of it at version. It pauses
+// the placement a canary gates (the first, by name), else the first placement rolled out
+// Progressive or ProgressivePerGroup: one that moves its clusters in batches, so a pause between
+// them holds some.
+func pauseResumeStep(last step, n int, version string) (step, error) {
+	objs, oldVersion, config, err := newVersion(last, version, "pause step")
+	if err != nil {
+		return step{}, fmt.Errorf("%w (or pass --pause-version='' to skip it)", err)
+	}
+	addon, k, err := pauseTarget(objs)
+	if err != nil {
+		return step{}, fmt.Errorf("the pause step after %s: %w (or pass --pause-version='' to skip it)", last.Name, err)
+	}
+	_, name, _ := strings.Cut(config, "/")
+	notes := []string{
+		fmt.Sprintf("a new good commit: %s's output with AGENT_VERSION %s -> %s (config %s), rolled out as %s rolls out",
+			last.Name, oldVersion, version, name, last.Name),
+		fmt.Sprintf("once %s started its first batch the demo pauses it as `addonops pause %s --placement %s` does (annotation %s), "+
+			"holds it, then resumes it as `addonops resume %s --placement %s` does", k, addon, k, operations.PauseAnnotation, addon, k),
+	}
+	return step{Name: fmt.Sprintf("%02d-pause-resume", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepPauseResume,
+		Pause: &pausePlan{Addon: addon, Placement: k, Config: config, Version: version}}, nil
+}
+
+// pauseTarget picks the add-on and the placement the pause step pauses (see pauseResumeStep).
+func pauseTarget(objs []*unstructured.Unstructured) (string, canary.PlacementKey, error) {
+	var cmas []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GroupVersionKind() == cmaGVK {
+			cmas = append(cmas, o)
+		}
+	}
+	if len(cmas) != 1 {
+		return "", canary.PlacementKey{}, fmt.Errorf("want one ClusterManagementAddOn to pause, found %d", len(cmas))
+	}
+	cma := cmas[0]
+	if gated, err := canary.Parse(cma.GetAnnotations()); err == nil && len(gated) > 0 {
+		keys := make([]canary.PlacementKey, 0, len(gated))
+		for k := range gated {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, canary.Compare)
+		return cma.GetName(), keys[0], nil
+	}
+	placements, _, _ := unstructured.NestedSlice(cma.Object, "spec", "installStrategy", "placements")
+	for _, raw := range placements {
+		p, _ := raw.(map[string]any)
+		if typ, _, _ := unstructured.NestedString(p, "rolloutStrategy", "type"); typ == "Progressive" || typ == "ProgressivePerGroup" {
+			return cma.GetName(), canary.PlacementKey{Namespace: fmt.Sprint(p["namespace"]), Name: fmt.Sprint(p["name"])}, nil
+		}
+	}
+	return "", canary.PlacementKey{}, fmt.Errorf("no placement of ClusterManagementAddOn %s rolls out in batches (Progressive or ProgressivePerGroup): "+
+		"there is nothing to pause between them", cma.GetName())
+}
+
+// PauseResult is what the pause step saw. Times are since the step's start.
+type PauseResult struct {
+	Placement string
+	Version   string
+	// Clusters the placement rolls out to.
+	Clusters int
+	// WrittenAt: the pause annotation was written; PausedAt: the placement first reported reason
+	// Paused; ResumedAt: the annotation was removed again.
+	WrittenAt, PausedAt, ResumedAt time.Duration
+	// ToldAtPause are the placement's clusters told the version when it reported Paused (its
+	// first batch), InFlightAtPause how many of them had not applied it yet, Held how many were
+	// not told (they wait for the resume).
+	ToldAtPause     []string
+	InFlightAtPause int
+	Held            int
+	// ToldDuring are the clusters first told the version while paused (PausedAt to ResumedAt): a
+	// pause starts no new cluster, so none.
+	ToldDuring []string
+	// DoneAtResume counts the placement's clusters running the version when it was resumed, and
+	// ReasonAtResume is the placement's reason then (Paused: counts frozen).
+	DoneAtResume   int
+	ReasonAtResume string
+	// Told is when each of the placement's clusters was first told the version, from the recorded
+	// MCA changes, in that order.
+	Told []ToldAt
+	// Problem says why the pause could not be shown (the rollout ended before its first batch, the
+	// annotation could not be written, ...).
+	Problem string
+}
+
+// ToldAt is when a cluster was first told a version, since the step's start.
+type ToldAt struct {
+	Cluster string
+	At      time.Duration
+}
+
+// Phases of the pause step.
+const (
+	pauseWaiting = iota // for the placement's first batch
+	pauseWritten        // the annotation is written; waiting for reason Paused
+	pauseHolding        // paused: waiting for the clusters in flight, then the hold
+	pauseDone           // resumed, or given up (Problem)
+)
+
+// pauser runs the pause of one step.
+type pauser struct {
+	r     *demoRun
+	plan  pausePlan
+	start time.Time // the step's start
+	hold  time.Duration
+	wait  time.Duration
+	phase int
+	res   PauseResult
+	// owned are the placement's clusters, from the last snapshot.
+	owned              []string
+	pausedAt, frozenAt time.Time
+	toldAtPause        map[string]bool
+	during             map[string]bool
+	wrote              bool // the annotation is written and not removed yet
+}
+
+func (r *demoRun) newPauser(plan pausePlan, start time.Time) *pauser {
+	return &pauser{r: r, plan: plan, start: start,
+		hold:   max(time.Duration(float64(pauseHold)/r.o.Speed), minPauseHold),
+		wait:   max(time.Duration(float64(maxPauseWait)/r.o.Speed), minPauseWait),
+		res:    PauseResult{Placement: plan.Placement.String(), Version: plan.Version},
+		during: map[string]bool{}}
+}
+
+// waiting returns the channel of recorded MCA changes while the pauser waits for the first batch
+// (the step wakes at once to pause it), else nil.
+func (p *pauser) waiting(changed <-chan struct{}) <-chan struct{} {
+	if p == nil || p.phase != pauseWaiting || len(p.owned) == 0 {
+		return nil
+	}
+	return changed
+}
+
+// told lists the placement's clusters whose MCA was told the version, from the recording.
+func (p *pauser) told(states map[string]mcaState) []string {
+	var out []string
+	for _, c := range p.owned {
+		if states[c].Desired == p.plan.Config {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// trigger pauses the placement once one of its clusters was told the version. It reports whether
+// it acted.
+func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
+	if p.phase != pauseWaiting || len(p.owned) == 0 {
+		return false
+	}
+	told := p.told(p.r.view.latestStates(p.plan.Addon))
+	if len(told) == 0 {
+		return false
+	}
+	d := p.r.disp
+	d.printf("   -- %s started its first batch at %s (%s told %s); a person pauses it:\n", p.plan.Placement, seconds(now.Sub(p.start)),
+		describeTold(told), p.plan.Version)
+	d.printf("   $ addonops pause %s --placement %s\n", p.plan.Addon, p.plan.Placement)
+	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, true)
+	if err != nil {
+		p.res.Problem = fmt.Sprintf("pausing %s: %v", p.plan.Placement, err)
+		p.phase = pauseDone
+		d.printf("   ERROR: %s\n", p.res.Problem)
+		return true
+	}
+	p.wrote = true
+	p.res.WrittenAt = time.Since(p.start)
+	printEdit(d, p.plan.Addon, did, value)
+	p.phase = pauseWritten
+	return true
+}
+
+// advance moves the pause on with the step's latest snapshots.
+func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
+	if p.phase == pauseDone {
+		return
+	}
+	key := p.plan.Placement.String()
+	var pl *placementView
+	for _, s := range snaps {
+		if s.View.Addon != p.plan.Addon {
+			continue
+		}
+		p.owned = s.owned(key)
+		p.res.Clusters = len(p.owned)
+		for i := range s.View.Placements {
+			if s.View.Placements[i].Key() == key && !s.Stale[key] {
+				pl = &placementView{reason: s.View.Placements[i].Reason, done: addonstatus.IsDoneReason(s.View.Placements[i].Reason)}
+			}
+		}
+	}
+	states := p.r.view.latestStates(p.plan.Addon)
+	d := p.r.disp
+	switch p.phase {
+	case pauseWaiting:
+		if p.trigger(ctx, now) {
+			return
+		}
+		if pl != nil && pl.done {
+			p.res.Problem = fmt.Sprintf("%s finished its rollout (%s) before the demo saw its first batch: nothing left to pause", key, pl.reason)
+			p.phase = pauseDone
+		}
+	case pauseWritten:
+		switch {
+		case pl != nil && pl.reason == addonstatus.ReasonPaused:
+			p.pausedAt = now
+			p.res.PausedAt = now.Sub(p.start)
+			p.toldAtPause = map[string]bool{}
+			for _, c := range p.told(states) {
+				p.toldAtPause[c] = true
+				p.res.ToldAtPause = append(p.res.ToldAtPause, c)
+				if !states[c].runs(p.plan.Config) && !states[c].failed() {
+					p.res.InFlightAtPause++
+				}
+			}
+			p.res.Held = len(p.owned) - len(p.res.ToldAtPause)
+			d.printf("   -- the controller paused %s (reason Paused) at %s: %d of its clusters in flight finish, %d wait; no new cluster starts\n",
+				key, seconds(p.res.PausedAt), p.res.InFlightAtPause, p.res.Held)
+			p.phase = pauseHolding
+		case pl != nil && pl.done:
+			p.res.Problem = fmt.Sprintf("%s finished its rollout (%s) before the controller reported the pause", key, pl.reason)
+			p.phase = pauseDone
+		}
+	case pauseHolding:
+		for _, c := range p.told(states) {
+			if !p.toldAtPause[c] && !p.during[c] {
+				p.during[c] = true
+				p.res.ToldDuring = append(p.res.ToldDuring, c)
+				d.printf("   NOT AS EXPECTED: %s was told %s while %s was paused\n", c, p.plan.Version, key)
+			}
+		}
+		inFlight, done := 0, 0
+		for c := range p.toldAtPause {
+			switch st := states[c]; {
+			case st.runs(p.plan.Config):
+				done++
+			case !st.failed():
+				inFlight++
+			}
+		}
+		if inFlight == 0 && p.frozenAt.IsZero() {
+			p.frozenAt = now
+			d.printf("   -- its clusters in flight finished at %s: %d/%d run %s; the pause holds %s more, and nothing moves\n",
+				seconds(now.Sub(p.start)), done, len(p.owned), p.plan.Version, seconds(p.hold))
+		}
+		timedOut := now.Sub(p.pausedAt) >= p.wait
+		if (p.frozenAt.IsZero() || now.Sub(p.frozenAt) < p.hold) && !timedOut {
+			return
+		}
+		if timedOut && p.frozenAt.IsZero() {
+			p.res.Problem = fmt.Sprintf("%d clusters of %s in flight did not finish within %s of the pause", inFlight, key, seconds(p.wait))
+		}
+		if pl != nil {
+			p.res.ReasonAtResume = pl.reason
+		}
+		p.res.DoneAtResume = 0
+		for _, c := range p.owned {
+			if states[c].runs(p.plan.Config) {
+				p.res.DoneAtResume++
+			}
+		}
+		told := len(p.toldAtPause) + len(p.during)
+		d.printf("   -- paused for %s: %d/%d clusters run %s, %d told in all, %d told during the pause, %d held (reason %s); a person resumes it:\n",
+			seconds(now.Sub(p.pausedAt)), p.res.DoneAtResume, len(p.owned), p.plan.Version, told, len(p.during), len(p.owned)-told, p.res.ReasonAtResume)
+		p.resume(ctx)
+	}
+}
+
+// placementView is what the pauser reads of its placement in a snapshot.
+type placementView struct {
+	reason string
+	done   bool
+}
+
+// resume removes the placement from the pause annotation, as `addonops resume` does.
+func (p *pauser) resume(ctx context.Context) {
+	d := p.r.disp
+	d.printf("   $ addonops resume %s --placement %s\n", p.plan.Addon, p.plan.Placement)
+	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false)
+	p.phase = pauseDone
+	if err != nil {
+		p.res.Problem = fmt.Sprintf("resuming %s: %v", p.plan.Placement, err)
+		d.printf("   ERROR: %s\n", p.res.Problem)
+		return
+	}
+	p.wrote = false
+	p.res.ResumedAt = time.Since(p.start)
+	printEdit(d, p.plan.Addon, did, value)
+}
+
+// finish completes the result from the step's recording: when each of the placement's clusters was
+// first told the version. A pause still in place (the step ended otherwise: interrupted, timed
+// out) is removed, so the steps after it are not paused.
+func (p *pauser) finish(events []mcaEvent) *PauseResult {
+	if p.wrote {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, _, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false); err == nil {
+			p.wrote = false
+			if p.res.Problem == "" {
+				p.res.Problem = "the step ended while the placement was paused; the demo resumed it"
+			}
+		}
+	}
+	if p.phase == pauseWaiting && p.res.Problem == "" {
+		p.res.Problem = fmt.Sprintf("the step ended before %s started its first batch: nothing was paused", p.plan.Placement)
+	}
+	told := firstTold(events, p.plan.Addon, p.plan.Config, p.owned)
+	for c, at := range told {
+		p.res.Told = append(p.res.Told, ToldAt{Cluster: c, At: at.Sub(p.start)})
+	}
+	slices.SortFunc(p.res.Told, func(a, b ToldAt) int {
+		if a.At != b.At {
+			return int(a.At - b.At)
+		}
+		return strings.Compare(a.Cluster, b.Cluster)
+	})
+	res := p.res
+	return &res
+}
+
+// printEdit prints what the command prints: what it did and the annotation's value.
+func printEdit(d *display, addon, did string, value *string) {
+	d.printf("   %s: %s\n", addon, did)
+	if value == nil {
+		d.printf("     %s: (not set)\n", operations.PauseAnnotation)
+	} else {
+		d.printf("     %s: %s\n", operations.PauseAnnotation, *value)
+	}
+}
+
+// pauseEdit computes the pause annotation after pausing (pause) or resuming placement k, from its
+// current value (present: set at all), as `addonops pause|resume ADDON --placement k` does: it adds
+// or removes k, keeps the other placements, removes the annotation when nothing is left, replaces
+// "*" by the other install placements when resuming one, and refuses a value that does not parse.
+// value nil removes the annotation; changed is false when the annotation already says so.
+func pauseEdit(raw string, present bool, k canary.PlacementKey, installPlacements []canary.PlacementKey, pause bool) (value *string, changed bool, did string, err error) {
+	keys := map[canary.PlacementKey]bool{}
+	all := false
+	if present {
+		var list []canary.PlacementKey
+		if all, list, err = operations.ParsePause(raw); err != nil {
+			return nil, false, "", fmt.Errorf("annotation %s does not parse (%v): the controller pauses every placement", operations.PauseAnnotation, err)
+		}
+		for _, key := range list {
+			keys[key] = true
+		}
+	}
+	if pause {
+		if all || keys[k] {
+			return &raw, false, fmt.Sprintf("placement %s was already paused; nothing changed", k), nil
+		}
+		keys[k] = true
+		v := operations.FormatPause(false, keys)
+		return &v, true, fmt.Sprintf("paused placement %s", k), nil
+	}
+	switch {
+	case !present:
+		return nil, false, fmt.Sprintf("placement %s was not paused; nothing changed", k), nil
+	case all:
+		rest := map[canary.PlacementKey]bool{}
+		for _, o := range installPlacements {
+			if o != k {
+				rest[o] = true
+			}
+		}
+		if len(rest) == 0 {
+			return nil, true, fmt.Sprintf(`resumed placement %s, the only install placement (every placement was paused, "*")`, k), nil
+		}
+		v := operations.FormatPause(false, rest)
+		return &v, true, fmt.Sprintf(`resumed placement %s; every placement was paused ("*"), so the pause now names the other install placements`, k), nil
+	case !keys[k]:
+		return &raw, false, fmt.Sprintf("placement %s was not paused; nothing changed", k), nil
+	}
+	delete(keys, k)
+	if len(keys) == 0 {
+		return nil, true, fmt.Sprintf("resumed placement %s; no placement is paused any more", k), nil
+	}
+	v := operations.FormatPause(false, keys)
+	return &v, true, fmt.Sprintf("resumed placement %s", k), nil
+}
+
+// editPause pauses or resumes placement k of add-on addon on the hub: it reads the
+// ClusterManagementAddOn, computes the annotation (pauseEdit) and writes it as the CLI does, with a
+// JSON merge patch of that one annotation carrying the resourceVersion it read (a conflict reads
+// again), with the CLI's field manager. It returns what it did and the annotation's new value.
+func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (did string, value *string, err error) {
+	backoff := wait.Backoff{Steps: 20, Duration: 20 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: time.Second}
+	err = retry.RetryOnConflict(backoff, func() error {
+		cma, err := c.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var installed []canary.PlacementKey
+		for _, p := range cma.Spec.InstallStrategy.Placements {
+			installed = append(installed, canary.PlacementKey{Namespace: p.Namespace, Name: p.Name})
+		}
+		if !slices.Contains(installed, k) {
+			return fmt.Errorf("placement %s is not an install placement of add-on %s", k, addon)
+		}
+		raw, present := cma.Annotations[operations.PauseAnnotation]
+		var changed bool
+		if value, changed, did, err = pauseEdit(raw, present, k, installed, pause); err != nil || !changed {
+			return err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": cma.ResourceVersion,
+			"annotations":     map[string]*string{operations.PauseAnnotation: value},
+		}})
+		if err != nil {
+			return err
+		}
+		_, err = c.AddonV1alpha1().ClusterManagementAddOns().Patch(ctx, addon, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cliFieldManager})
+		return err
+	})
+	if err != nil && !apierrors.IsConflict(err) {
+		err = fmt.Errorf("writing annotation %s on ClusterManagementAddOn %s: %w", operations.PauseAnnotation, addon, err)
+	}
+	return did, value, err
+}
+
+// expectPauseResume decides whether the pause step ended as it should: as any step (every cluster
+// on the new version in the end), and the pause shown: the placement reported Paused, held at
+// least one cluster, no cluster was told the version while it was paused, the clusters in flight
+// finished during the pause (its counts froze), and it was resumed. With injected failures the
+// pause may not come to pass (the canary may fail first); a pause that did must still start no
+// cluster.
+func expectPauseResume(r Result, failed []string, injected map[string]bool, p *PauseResult) (bool, string) {
+	if ok, why := expectation(r, failed, injected); !ok {
+		return false, why
+	}
+	if p == nil {
+		return false, "the pause did not run"
+	}
+	if len(p.ToldDuring) > 0 {
+		return false, fmt.Sprintf("clusters were told %s while %s was paused: %s", p.Version, p.Placement, describe(p.ToldDuring, 5))
+	}
+	if len(injected) > 0 {
+		return true, ""
+	}
+	switch {
+	case p.Problem != "":
+		return false, p.Problem
+	case p.Held == 0:
+		return false, fmt.Sprintf("the pause held no cluster of %s: every one was told %s already", p.Placement, p.Version)
+	case p.ReasonAtResume != addonstatus.ReasonPaused:
+		return false, fmt.Sprintf("%s reported %s when it was resumed, want Paused", p.Placement, p.ReasonAtResume)
+	case p.DoneAtResume != len(p.ToldAtPause):
+		return false, fmt.Sprintf("%d of %s's clusters ran %s when it was resumed, want the %d told before the pause: in flight, they finish",
+			p.DoneAtResume, p.Placement, p.Version, len(p.ToldAtPause))
+	}
+	for _, t := range p.Told {
+		if !slices.Contains(p.ToldAtPause, t.Cluster) && t.At < p.ResumedAt {
+			return false, fmt.Sprintf("%s was told %s at %s, before the resume (%s)", t.Cluster, p.Version, seconds(t.At), seconds(p.ResumedAt))
+		}
+	}
+	return true, ""
+}
+
+// describePause says what the pause showed, for the step's last line and the summary.
+func describePause(p *PauseResult) string {
+	if p == nil {
+		return ""
+	}
+	if p.Problem != "" && p.PausedAt == 0 {
+		return "no pause: " + p.Problem
+	}
+	during := "no cluster was told it during the pause"
+	if len(p.ToldDuring) > 0 {
+		during = fmt.Sprintf("%d were told it during the pause (%s)", len(p.ToldDuring), describe(p.ToldDuring, 3))
+	}
+	return fmt.Sprintf("paused %s at %s after its first batch (%d of %d clusters told %s); %s, the %d in flight finished, %d waited; "+
+		"resumed at %s (%s paused), then the rest followed", p.Placement, seconds(p.PausedAt), len(p.ToldAtPause), p.Clusters, p.Version,
+		during, p.InFlightAtPause, p.Held, seconds(p.ResumedAt), seconds(p.ResumedAt-p.PausedAt))
+}
+
+// describeTold names the clusters just told a version: "cluster-03 was", "cluster-03, cluster-04 were".
+func describeTold(clusters []string) string {
+	if len(clusters) == 1 {
+		return clusters[0] + " was"
+	}
+	return describe(clusters, 5) + " were"
+}
