@@ -335,3 +335,39 @@ func TestAbortWithoutAnEarlierVersion(t *testing.T) {
 	w.expectProgression(p, addonstatus.ReasonAborted, "no earlier version of this placement completed, so its clusters stay where they are", "a", "", "")
 	w.expectStates("c1=a/a/T c2=//F")
 }
+
+// A canary placement added after a version completed rolls back with the others when Git goes back
+// to that version: the add-on ran it everywhere and left it.
+func TestRevertRollsBackACanaryAddedLater(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	aws := w.placement("aws", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2", "k1", "k2"})
+	w.installAll()
+	gate := w.placement("canary", "b", all(), []string{"k1", "k2"})
+	w.cma.Annotations[CanaryAnnotation] = `{"default/aws": "default/canary"}`
+	w.setConfig(aws, "b")
+	w.settle()
+	w.expectStates("c1=b/b/T c2=b/b/T k1=b/b/T k2=b/b/T")
+	w.expectVersions(gate, "b:Succeeded:c")
+	w.setConfig(aws, "a")
+	w.setConfig(gate, "a")
+	w.step()
+	w.expectProgression(gate, addonstatus.ReasonRollingBack, "", "a", "a", "b")
+	w.expectProgression(aws, addonstatus.ReasonRollingBack, "", "a", "a", "b")
+	w.settle()
+	w.expectProgression(gate, addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed", "a", "a", "a")
+}
+
+// The canary's new version is no rollback target for the placement it gates: moving that
+// placement to it later (a second commit) is its upgrade.
+func TestTheCanarysNewVersionIsAnUpgradeForTheGatedPlacement(t *testing.T) {
+	w, aws, gate := canaryWorld(t)
+	w.installAll()
+	w.setConfig(gate, "b")
+	w.settle()
+	w.expectProgression(gate, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
+	w.setConfig(aws, "b")
+	w.step()
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "b", "b", "a")
+}

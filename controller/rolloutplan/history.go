@@ -43,11 +43,28 @@ func (d *decider) placementHistory(p *placementState) *history.Placement {
 	return d.in.History.Placement(p.key.String())
 }
 
-// completedHere reports whether placement p's history lists configs v as a version that completed
-// on it: a rollback target however long ago it ran. (A version only another placement completed,
-// such as a canary's, is not: moving p to it is p's upgrade.)
+// completedHere reports whether the history makes configs v a rollback target for placement p:
+// a version that completed on p, however long ago; or one that completed on another placement of
+// the add-on and that placement has left since (a canary placement added later rolls back with
+// the others to a version the add-on ran everywhere before). A version another placement completed
+// and still runs, such as a canary's new version, is not: moving p to it is p's upgrade.
 func (d *decider) completedHere(p *placementState, v []mcastatus.Config) bool {
-	return d.placementHistory(p).Completed(toHistory(v))
+	if d.in.History == nil {
+		return false
+	}
+	want := toHistory(v)
+	for i := range d.in.History.Placements {
+		hp := &d.in.History.Placements[i]
+		switch {
+		case hp.Placement == p.key.String():
+			if hp.Completed(want) {
+				return true
+			}
+		case hp.Completed(want) && !history.SameConfigs(hp.Last().Configs, want):
+			return true
+		}
+	}
+	return false
 }
 
 // dayTwo reads the day-2 requests that concern placement p before it is evaluated: pause, and a

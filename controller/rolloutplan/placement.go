@@ -289,7 +289,15 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 		return true
 	}
 	for i := range d.in.CMA.Status.InstallProgressions {
-		lkg, applied, _ := progressionConfigs(&d.in.CMA.Status.InstallProgressions[i])
+		ip := &d.in.CMA.Status.InstallProgressions[i]
+		lkg, applied, desired := progressionConfigs(ip)
+		if ip.Namespace != p.key.Namespace || ip.Name != p.key.Name {
+			// Another placement's version counts once that placement left it: the version a canary
+			// just proved is the gated placement's upgrade, not its rollback.
+			if mcastatus.Equal(desired, v) {
+				continue
+			}
+		}
 		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
 			return true
 		}
