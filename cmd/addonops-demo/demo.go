@@ -618,15 +618,27 @@ func (w *stepWatch) observe(snaps []snapshot, now time.Time) {
 	}
 }
 
-// planRollbacks decides which placements of step st roll back: those whose configs go back to a
-// version a step of this run completed on them (the demo's account of the version history), and
-// notes every placement's version as current.
+// planRollbacks decides which placements of step st roll back, as the controller does from the
+// version history (the demo keeps its own account of it): those whose configs go back to a version
+// a step of this run completed on them, or completed on another placement that has left it since
+// (04's canary placement, added in 03, rolls back to what global-placement ran in 01). It notes
+// every placement's version as current.
 func (r *demoRun) planRollbacks(st step) (plans map[string]placementPlan, rollbacks map[string]string) {
 	plans, rollbacks = map[string]placementPlan{}, map[string]string{}
+	before := maps.Clone(r.current)
 	for _, p := range placementPlans(st.Objects) {
 		plans[p.Key] = p
-		if since := r.completedOn[p.Key][p.Version]; since != "" && r.current[p.Key] != p.Version {
-			rollbacks[p.Key] = since
+		if before[p.Key] != p.Version {
+			if since := r.completedOn[p.Key][p.Version]; since != "" {
+				rollbacks[p.Key] = since
+			} else {
+				for _, q := range slices.Sorted(maps.Keys(r.completedOn)) {
+					if since := r.completedOn[q][p.Version]; q != p.Key && since != "" && before[q] != p.Version {
+						rollbacks[p.Key] = since
+						break
+					}
+				}
+			}
 		}
 		r.current[p.Key] = p.Version
 		if _, ok := r.firstStep[p.Key]; !ok {

@@ -129,15 +129,15 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 
 	// 04 goes back to v0.10.0, which completed on global-placement in 01: a rollback (version
 	// history), not gated by the canary, paced by maxConcurrency (25% of 6: 2). canary-placement
-	// exists since 03 and never completed v0.10.0: for it an upgrade.
+	// exists since 03, but global-placement ran v0.10.0 to completion and left it: a rollback there too.
 	rb := sum.Steps[3]
-	if got := reasons(rb); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "UpgradeSucceed" {
-		t.Errorf("04-rollback: placements %v, want global-placement RollbackSucceeded, canary-placement UpgradeSucceed", got)
+	if got := reasons(rb); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "RollbackSucceeded" {
+		t.Errorf("04-rollback: placements %v, want both RollbackSucceeded", got)
 	}
-	if len(rb.Rollbacks) != 1 {
-		t.Fatalf("04-rollback: rollbacks %+v, want global-placement's alone", rb.Rollbacks)
+	if len(rb.Rollbacks) != 2 || rb.Rollbacks[0].Placement != "default/canary-placement" || rb.Rollbacks[0].Reason != "RollbackSucceeded" || rb.Rollbacks[0].Since != "01-fresh-install" {
+		t.Fatalf("04-rollback: rollbacks %+v, want canary-placement's and global-placement's", rb.Rollbacks)
 	}
-	if c := rb.Rollbacks[0]; c.Placement != "default/global-placement" || c.Since != "01-fresh-install" || c.Version != "v0.10.0" ||
+	if c := rb.Rollbacks[1]; c.Placement != "default/global-placement" || c.Since != "01-fresh-install" || c.Version != "v0.10.0" ||
 		c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Clusters != 4 || c.Limit != 2 || c.MaxInFlight < 1 || c.MaxInFlight > 2 ||
 		c.FirstMoved < 0 || c.CanaryDone < 0 || c.FirstMoved >= c.CanaryDone {
 		t.Errorf("04-rollback: %+v; want global-placement back to v0.10.0 of 01, RollbackSucceeded, never WaitingForCanary, moving "+
@@ -217,7 +217,7 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 	for pl, want := range map[string][]version{
 		"default/global-placement": {{cfg(0), "Install", "Superseded"}, {cfg(1), "Upgrade", "Superseded"}, {cfg(2), "Upgrade", "RolledBack"},
 			{cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"}, {cfg(5), "Upgrade", "RolledBack"}, {cfg(6), "Rollback", "Succeeded"}},
-		"default/canary-placement": {{cfg(2), "", "Superseded"}, {cfg(3), "Upgrade", "Superseded"}, {cfg(4), "Upgrade", "Superseded"},
+		"default/canary-placement": {{cfg(2), "", "RolledBack"}, {cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"},
 			{cfg(5), "Upgrade", "Failed"}, {cfg(6), "Rollback", "Succeeded"}},
 	} {
 		var got []version

@@ -190,6 +190,6 @@ func rollbackNote(p placementPlan, since, version string) string {
 	if p.Canary != "" {
 		gate = ", not gated by the canary " + p.Canary
 	}
-	return fmt.Sprintf("%s goes back to %s, which it ran to completion in %s (its version history): a rollback, "+
+	return fmt.Sprintf("%s goes back to %s, which the add-on ran to completion in %s (its version history): a rollback, "+
 		"RollingBack -> RollbackSucceeded%s, paced by %s", p.Key, version, since, gate, pace)
 }

@@ -30,9 +30,12 @@
 //
 // # Rollback wins
 //
-// A change of a placement's desired configs to a version the add-on already ran successfully (the
-// last applied or last known good configs of one of its install progressions, or what one of the
-// placement's clusters last applied or still runs) is a rollback, and so is every later decision
+// A change of a placement's desired configs to a version the add-on already ran successfully is a
+// rollback: a version the add-on's version history (Input.History) lists as completed on that
+// placement, or on another placement that has left it since; the last applied or last known good
+// configs of its own install progression, or of another's that has left them; or what one of the
+// placement's clusters last applied or still runs. (A version another placement completed and still
+// runs, the one a canary just proved, is the gated placement's upgrade.) So is every later decision
 // while the placement reports RollingBack, RollbackFailed or RollbackSucceeded for the same
 // desired configs. A rollback never waits for the canary or for the abandoned version's rollout:
 // its target is the desired configs at once (they become the last known good). Clusters that run
