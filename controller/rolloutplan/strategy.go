@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+
+	"github.com/addonops/addonops/internal/rolloutrules"
 )
 
 // DefaultUnhealthyDeadline is how long a cluster whose works are applied may stay unhealthy before
@@ -17,15 +19,7 @@ const DefaultUnhealthyDeadline = 5 * time.Minute
 // unhealthyDeadline is how long a cluster may stay unhealthy with its works applied: the rollout
 // strategy's progressDeadline, or DefaultUnhealthyDeadline when it has none.
 func unhealthyDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
-	var cfg clusterv1alpha1.RolloutConfig
-	switch {
-	case s.Type == clusterv1alpha1.All && s.All != nil:
-		cfg = s.All.RolloutConfig
-	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
-		cfg = s.Progressive.RolloutConfig
-	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
-		cfg = s.ProgressivePerGroup.RolloutConfig
-	}
+	cfg := rolloutrules.ConfigOf(s)
 	if cfg.ProgressDeadline == "" || cfg.ProgressDeadline == "None" {
 		return DefaultUnhealthyDeadline
 	}

@@ -354,3 +354,17 @@ func CheckTyped(path string, s clusterv1alpha1.RolloutStrategy) []Problem {
 	}
 	return Check(path, u)
 }
+
+// ConfigOf returns the settings every rollout type shares (progressDeadline, maxFailures,
+// minSuccessTime) of the type s names; empty when s sets none.
+func ConfigOf(s clusterv1alpha1.RolloutStrategy) clusterv1alpha1.RolloutConfig {
+	switch {
+	case s.Type == clusterv1alpha1.All && s.All != nil:
+		return s.All.RolloutConfig
+	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
+		return s.Progressive.RolloutConfig
+	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
+		return s.ProgressivePerGroup.RolloutConfig
+	}
+	return clusterv1alpha1.RolloutConfig{}
+}

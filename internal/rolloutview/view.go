@@ -17,13 +17,15 @@ package rolloutview
 import (
 	"cmp"
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/canary"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/rolloutrules"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -422,16 +424,7 @@ func parseCounts(msg string) (Progress, bool) {
 
 // progressDeadline reads the placement's progressDeadline; 0 means none.
 func progressDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
-	var raw string
-	switch {
-	case s.Type == clusterv1alpha1.All && s.All != nil:
-		raw = s.All.ProgressDeadline
-	case s.Type == clusterv1alpha1.Progressive && s.Progressive != nil:
-		raw = s.Progressive.ProgressDeadline
-	case s.Type == clusterv1alpha1.ProgressivePerGroup && s.ProgressivePerGroup != nil:
-		raw = s.ProgressivePerGroup.ProgressDeadline
-	}
-	d, err := time.ParseDuration(raw)
+	d, err := time.ParseDuration(rolloutrules.ConfigOf(s).ProgressDeadline)
 	if err != nil || d < 0 {
 		return 0 // "", "None" or invalid: no deadline (the controller reports an invalid one)
 	}
