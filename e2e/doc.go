@@ -11,7 +11,7 @@
 // Scenarios (all in TestEndToEnd, sharing one hub, OCM and controller):
 //
 //   - rollout-examples: kustomize-rollout-examples 01 → 02 → 03 → 04 in order (04 is a rollback
-//     of global-placement to v0.10.0, which completed on it in step 01: RollingBack, then
+//     of both placements to v0.10.0, which completed on global-placement in step 01: RollingBack, then
 //     RollbackSucceeded, never gated by the canary, paced by maxConcurrency), then an e2e-only step
 //     05 that goes back to 02's version over OCM decision groups (ProgressivePerGroup): a rollback
 //     too, paced group by group. After each step the add-on's version history ConfigMap lists

@@ -260,7 +260,7 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
-		"default/global-placement goes back to v0.10.0, which it ran to completion in 01-fresh-install",
+		"default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install",
 		"rollback: not gated by canary default/canary-placement",
 		"as expected, a rollback: default/global-placement RollbackSucceeded",
 		"04-rollback: rollback: default/global-placement RollbackSucceeded",

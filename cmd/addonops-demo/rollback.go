@@ -18,8 +18,8 @@ import (
 // that placement is a rollback (RollingBack, then RollbackSucceeded), however long ago it ran: it
 // never waits for the canary, and moves the clusters paced by the placement's strategy. The demo
 // keeps its own account of which step completed which version on which placement, so it knows
-// beforehand which placements of a step must roll back (04-rollback's global-placement: v0.10.0
-// completed on it in 01; the revert after the bad version: every placement) and checks that they do.
+// beforehand which placements of a step must roll back (04-rollback's placements: v0.10.0
+// completed in 01; the revert after the bad version: every placement) and checks that they do.
 
 // placementPlan is what a step asks of one install placement, read from its ClusterManagementAddOn.
 type placementPlan struct {
@@ -136,7 +136,7 @@ type RollbackCheck struct {
 // describe says what the rollback did, for the step's last line and the summary.
 func (c RollbackCheck) describe() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (back to %s, completed on it in %s)", c.Placement, c.Reason, c.Version, c.Since)
+	fmt.Fprintf(&b, "%s %s (back to %s, completed in %s)", c.Placement, c.Reason, c.Version, c.Since)
 	switch {
 	case c.Canary != "" && !c.WaitedForCanary && c.FirstMoved >= 0 && (c.CanaryDone < 0 || c.FirstMoved < c.CanaryDone):
 		fmt.Fprintf(&b, ", not gated by its canary %s: its first cluster moved at %s", c.Canary, seconds(c.FirstMoved))
@@ -168,7 +168,7 @@ func expectRollbacks(checks []RollbackCheck, injected map[string]bool) (bool, st
 			return false, fmt.Sprintf("%s moved %d clusters at once, more than its maxConcurrency allows (%d)", c.Placement, c.MaxInFlight, c.Limit)
 		case len(injected) > 0:
 		case c.Reason != addonstatus.ReasonRollbackSucceeded:
-			return false, fmt.Sprintf("%s ended %s, want RollbackSucceeded: %s completed on it in %s, so going back to it is a rollback",
+			return false, fmt.Sprintf("%s ended %s, want RollbackSucceeded: %s completed in %s, so going back to it is a rollback",
 				c.Placement, c.Reason, c.Version, c.Since)
 		case c.WaitedForCanary:
 			return false, fmt.Sprintf("%s waited for its canary %s (WaitingForCanary): a rollback never does", c.Placement, c.Canary)

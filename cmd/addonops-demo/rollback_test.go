@@ -58,7 +58,7 @@ func TestExpectRollbacks(t *testing.T) {
 	}{
 		{"none", nil, nil, true, ""},
 		{"a rollback", []RollbackCheck{ok}, nil, true, ""},
-		{"an upgrade instead", with(func(c *RollbackCheck) { c.Reason = "UpgradeSucceed" }), nil, false, "ended UpgradeSucceed, want RollbackSucceeded: v1 completed on it in 01"},
+		{"an upgrade instead", with(func(c *RollbackCheck) { c.Reason = "UpgradeSucceed" }), nil, false, "ended UpgradeSucceed, want RollbackSucceeded: v1 completed in 01"},
 		{"gated by the canary", with(func(c *RollbackCheck) { c.WaitedForCanary = true }), nil, false, "waited for its canary default/c"},
 		{"too many at once", with(func(c *RollbackCheck) { c.MaxInFlight = 6 }), nil, false, "moved 6 clusters at once"},
 		{"unpaced strategy", with(func(c *RollbackCheck) { c.MaxInFlight, c.Limit = 18, 0 }), nil, true, ""},
@@ -77,7 +77,7 @@ func TestExpectRollbacks(t *testing.T) {
 	}{
 		{RollbackCheck{Placement: "default/g", Reason: "RollbackSucceeded", Version: "v1", Since: "01", Canary: "default/c", FirstMoved: s / 10,
 			CanaryDone: 7 * s, Clusters: 18, MaxInFlight: 5, Limit: 5},
-			[]string{"default/g RollbackSucceeded (back to v1, completed on it in 01)", "not gated by its canary default/c: its first cluster moved at 0.1s, before the canary was done (7.0s)",
+			[]string{"default/g RollbackSucceeded (back to v1, completed in 01)", "not gated by its canary default/c: its first cluster moved at 0.1s, before the canary was done (7.0s)",
 				"at most 5 of its 18 clusters moving at once (maxConcurrency allows 5)"}},
 		{RollbackCheck{Placement: "default/g", Reason: "RollbackSucceeded", Version: "v1", Since: "05", Canary: "default/c", FirstMoved: -1, CanaryDone: -1, Clusters: 4},
 			[]string{"never waiting for its canary default/c", "all 4 clusters already ran it: done at once"}},
@@ -90,7 +90,7 @@ func TestExpectRollbacks(t *testing.T) {
 		}
 	}
 	note := rollbackNote(placementPlans(lastExample(t).Objects)[0], "01-fresh-install", "v0.10.0")
-	if !strings.Contains(note, "default/global-placement goes back to v0.10.0, which it ran to completion in 01-fresh-install") ||
+	if !strings.Contains(note, "default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install") ||
 		!strings.Contains(note, "not gated by the canary default/canary-placement, paced by maxConcurrency 25%") {
 		t.Errorf("rollbackNote: %s", note)
 	}
