@@ -7,6 +7,7 @@ package addonview
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -153,7 +154,7 @@ func PlacementsOf(cma *addonv1alpha1.ClusterManagementAddOn) []rolloutplan.Place
 func CMAChanged(old, cur any) bool {
 	o, n := old.(*addonv1alpha1.ClusterManagementAddOn), cur.(*addonv1alpha1.ClusterManagementAddOn)
 	return o.ResourceVersion == n.ResourceVersion || o.Generation != n.Generation ||
-		!EqualMaps(o.Annotations, n.Annotations) || n.DeletionTimestamp != nil
+		!maps.Equal(o.Annotations, n.Annotations) || n.DeletionTimestamp != nil
 }
 
 // CMAHandler enqueues a CMA (by name) when it appears or changes as CMAChanged says.
@@ -217,19 +218,6 @@ func Register(regs ...Registration) error {
 		}
 	}
 	return nil
-}
-
-// EqualMaps reports whether two string maps hold the same entries.
-func EqualMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // SplitKey splits a "namespace/name" queue key; a key without "/" is a name.

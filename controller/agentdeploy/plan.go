@@ -3,6 +3,7 @@ package agentdeploy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -338,7 +339,7 @@ func updated(existing, desired *workv1.ManifestWork) *workv1.ManifestWork {
 // their default, and manifests compare as JSON values, so a work read back from the API server
 // equals the work it was written from.
 func NeedsUpdate(existing, desired *workv1.ManifestWork) bool {
-	if !equalMaps(existing.Labels, desired.Labels) || !equalMaps(existing.Annotations, desired.Annotations) {
+	if !maps.Equal(existing.Labels, desired.Labels) || !maps.Equal(existing.Annotations, desired.Annotations) {
 		return true
 	}
 	if !equality.Semantic.DeepEqual(existing.OwnerReferences, desired.OwnerReferences) {
@@ -355,18 +356,6 @@ func NeedsUpdate(existing, desired *workv1.ManifestWork) bool {
 	}
 	a.Workload.Manifests, b.Workload.Manifests = nil, nil
 	return !equality.Semantic.DeepEqual(a, b)
-}
-
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // normalize fills in the defaults of the ManifestWork CRD (open-cluster-management.io/api v1.3.0),

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -175,7 +176,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 			AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ManagedClusterAddOn).Name) },
 			UpdateFunc: func(old, cur any) {
 				o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
-				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !addonview.EqualMaps(o.Labels, m.Labels) {
+				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !maps.Equal(o.Labels, m.Labels) {
 					q.Add(m.Name)
 				}
 			},
@@ -189,7 +190,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 			AddFunc: func(any) { allCMAs() },
 			UpdateFunc: func(old, cur any) {
 				o, n := old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)
-				if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !addonview.EqualMaps(o.Annotations, n.Annotations) {
+				if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !maps.Equal(o.Annotations, n.Annotations) {
 					allCMAs()
 				}
 			},
