@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -162,43 +159,5 @@ func printHistory(w io.Writer, rec *history.Record, format string) error {
 		_, err := fmt.Fprintf(w, "ADD-ON %s: no placement has rolled out a version yet\n", rec.Addon)
 		return err
 	}
-	for i, p := range rec.Placements {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "PLACEMENT %s\n", p.Placement)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "REVISION\tVERSION\tCONFIGS\tKIND\tSTARTED\tCOMPLETED\tENDED\tRESULT\tMESSAGE")
-		for n, v := range p.Versions {
-			result := string(v.Result)
-			if v.Retries > 0 {
-				result += " (retried " + strconv.Itoa(v.Retries) + "x)"
-			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n+1, v.ID, orDash(configNames(v.Configs)), orDash(v.Kind),
-				timeOf(&v.Started), timeOf(v.Completed), timeOf(v.Ended), result, oneLine(v.Message))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func timeOf(t *metav1.Time) string {
-	if t == nil || t.IsZero() {
-		return "-"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// oneLine keeps a table row on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return history.WriteTable(w, rec, nil)
 }

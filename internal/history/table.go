@@ -1,0 +1,63 @@
+package history
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WriteTable writes a record as `addonops history` prints it: per placement a table of its
+// versions, oldest first, like `helm history`. name names a config in the CONFIGS column (nil:
+// its object name); the demo adds the agent version.
+func WriteTable(w io.Writer, rec *Record, name func(Config) string) error {
+	if name == nil {
+		name = func(c Config) string { return c.Name }
+	}
+	for i, p := range rec.Placements {
+		if i > 0 {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintf(w, "PLACEMENT %s\n", p.Placement); err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "REVISION\tVERSION\tCONFIGS\tKIND\tSTARTED\tCOMPLETED\tENDED\tRESULT\tMESSAGE")
+		for n, v := range p.Versions {
+			result := string(v.Result)
+			if v.Retries > 0 {
+				result += " (retried " + strconv.Itoa(v.Retries) + "x)"
+			}
+			names := make([]string, 0, len(v.Configs))
+			for _, c := range Sorted(v.Configs) {
+				names = append(names, name(c))
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n+1, v.ID, orDash(strings.Join(names, ", ")), orDash(v.Kind),
+				timeOf(&v.Started), timeOf(v.Completed), timeOf(v.Ended), result, strings.Join(strings.Fields(v.Message), " "))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeOf(t *metav1.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
