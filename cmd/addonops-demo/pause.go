@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/util/retry"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -389,94 +384,29 @@ func printEdit(d *display, addon, did string, value *string) {
 	}
 }
 
-// pauseEdit computes the pause annotation after pausing (pause) or resuming placement k, from its
-// current value (present: set at all), as `addonops pause|resume ADDON --placement k` does: it adds
-// or removes k, keeps the other placements, removes the annotation when nothing is left, replaces
-// "*" by the other install placements when resuming one, and refuses a value that does not parse.
-// value nil removes the annotation; changed is false when the annotation already says so.
-func pauseEdit(raw string, present bool, k canary.PlacementKey, installPlacements []canary.PlacementKey, pause bool) (value *string, changed bool, did string, err error) {
-	keys := map[canary.PlacementKey]bool{}
-	all := false
-	if present {
-		var list []canary.PlacementKey
-		if all, list, err = operations.ParsePause(raw); err != nil {
-			return nil, false, "", fmt.Errorf("annotation %s does not parse (%v): the controller pauses every placement", operations.PauseAnnotation, err)
-		}
-		for _, key := range list {
-			keys[key] = true
-		}
-	}
-	if pause {
-		if all || keys[k] {
-			return &raw, false, fmt.Sprintf("placement %s was already paused; nothing changed", k), nil
-		}
-		keys[k] = true
-		v := operations.FormatPause(false, keys)
-		return &v, true, fmt.Sprintf("paused placement %s", k), nil
-	}
-	switch {
-	case !present:
-		return nil, false, fmt.Sprintf("placement %s was not paused; nothing changed", k), nil
-	case all:
-		rest := map[canary.PlacementKey]bool{}
-		for _, o := range installPlacements {
-			if o != k {
-				rest[o] = true
-			}
-		}
-		if len(rest) == 0 {
-			return nil, true, fmt.Sprintf(`resumed placement %s, the only install placement (every placement was paused, "*")`, k), nil
-		}
-		v := operations.FormatPause(false, rest)
-		return &v, true, fmt.Sprintf(`resumed placement %s; every placement was paused ("*"), so the pause now names the other install placements`, k), nil
-	case !keys[k]:
-		return &raw, false, fmt.Sprintf("placement %s was not paused; nothing changed", k), nil
-	}
-	delete(keys, k)
-	if len(keys) == 0 {
-		return nil, true, fmt.Sprintf("resumed placement %s; no placement is paused any more", k), nil
-	}
-	v := operations.FormatPause(false, keys)
-	return &v, true, fmt.Sprintf("resumed placement %s", k), nil
-}
-
-// editPause pauses or resumes placement k of add-on addon on the hub: it reads the
-// ClusterManagementAddOn, computes the annotation (pauseEdit) and writes it as the CLI does, with a
-// JSON merge patch of that one annotation carrying the resourceVersion it read (a conflict reads
-// again), with the CLI's field manager. It returns what it did and the annotation's new value.
+// editPause pauses or resumes placement k of add-on addon on the hub exactly as `addonops pause|resume
+// ADDON --placement k` does (operations.PausePlacement, ResumePlacement and Annotator, with the CLI's
+// field manager). It returns what it did and the annotation's new value.
 func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (did string, value *string, err error) {
-	backoff := wait.Backoff{Steps: 20, Duration: 20 * time.Millisecond, Factor: 1.5, Jitter: 0.1, Cap: time.Second}
-	err = retry.RetryOnConflict(backoff, func() error {
-		cma, err := c.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	a := operations.Annotator{Client: c, FieldManager: cliFieldManager}
+	_, edit, changed, err := a.Write(ctx, addon, operations.PauseAnnotation, func(cma *addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
 		var installed []canary.PlacementKey
 		for _, p := range cma.Spec.InstallStrategy.Placements {
 			installed = append(installed, canary.PlacementKey{Namespace: p.Namespace, Name: p.Name})
 		}
 		if !slices.Contains(installed, k) {
-			return fmt.Errorf("placement %s is not an install placement of add-on %s", k, addon)
+			return operations.Edit{}, fmt.Errorf("placement %s is not an install placement of add-on %s", k, addon)
 		}
 		raw, present := cma.Annotations[operations.PauseAnnotation]
-		var changed bool
-		if value, changed, did, err = pauseEdit(raw, present, k, installed, pause); err != nil || !changed {
-			return err
+		if pause {
+			return operations.PausePlacement(addon, raw, present, k)
 		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": cma.ResourceVersion,
-			"annotations":     map[string]*string{operations.PauseAnnotation: value},
-		}})
-		if err != nil {
-			return err
-		}
-		_, err = c.AddonV1alpha1().ClusterManagementAddOns().Patch(ctx, addon, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: cliFieldManager})
-		return err
+		return operations.ResumePlacement(addon, raw, present, k, installed)
 	})
-	if err != nil && !apierrors.IsConflict(err) {
-		err = fmt.Errorf("writing annotation %s on ClusterManagementAddOn %s: %w", operations.PauseAnnotation, addon, err)
+	if !changed {
+		edit.Did = edit.Noop
 	}
-	return did, value, err
+	return edit.Did, edit.Value, err
 }
 
 // expectPauseResume decides whether the pause step ended as it should: as any step (every cluster

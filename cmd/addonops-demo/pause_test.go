@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/addonops/addonops/internal/canary"
-	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -56,59 +55,6 @@ func TestPauseResumeStep(t *testing.T) {
 	all := cma(map[string]any{"name": "all", "namespace": "ns", "rolloutStrategy": map[string]any{"type": "All"}})
 	if _, _, err := pauseTarget([]*unstructured.Unstructured{all}); err == nil || !strings.Contains(err.Error(), "nothing to pause") {
 		t.Errorf("pauseTarget of an All rollout: %v, want an error saying there is nothing to pause", err)
-	}
-}
-
-func TestPauseEdit(t *testing.T) {
-	prod := canary.PlacementKey{Namespace: "default", Name: "prod"}
-	other := canary.PlacementKey{Namespace: "default", Name: "canary"}
-	installed := []canary.PlacementKey{prod, other}
-	str := func(v *string) string {
-		if v == nil {
-			return "(not set)"
-		}
-		return *v
-	}
-	for _, tc := range []struct {
-		name    string
-		raw     string
-		present bool
-		pause   bool
-		value   string
-		changed bool
-		did     string
-		err     string
-	}{
-		{name: "pause", pause: true, value: "default/prod", changed: true, did: "paused placement default/prod"},
-		{name: "pause next to another", raw: "default/canary", present: true, pause: true, value: "default/canary,default/prod", changed: true},
-		{name: "already paused", raw: "default/prod", present: true, pause: true, value: "default/prod", did: "already paused"},
-		{name: "every placement paused", raw: "*", present: true, pause: true, value: "*", did: "already paused"},
-		{name: "resume the only one", raw: "default/prod", present: true, value: "(not set)", changed: true, did: "no placement is paused any more"},
-		{name: "resume one of two", raw: "default/canary,default/prod", present: true, value: "default/canary", changed: true, did: "resumed placement default/prod"},
-		{name: "resume what is not paused", value: "(not set)", did: "was not paused"},
-		{name: "resume another's pause", raw: "default/canary", present: true, value: "default/canary", did: "was not paused"},
-		{name: "resume one while all are paused", raw: "*", present: true, value: "default/canary", changed: true, did: "the other install placements"},
-		{name: "a value that does not parse", raw: "prod", present: true, pause: true, err: "does not parse"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			value, changed, did, err := pauseEdit(tc.raw, tc.present, prod, installed, tc.pause)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil || str(value) != tc.value || changed != tc.changed || !strings.Contains(did, tc.did) {
-				t.Errorf("pauseEdit = %s, %v, %q, %v; want %s, %v, …%q…", str(value), changed, did, err, tc.value, tc.changed, tc.did)
-			}
-			// What the controller reads from it.
-			if value != nil {
-				r := operations.Parse(map[string]string{operations.PauseAnnotation: *value})
-				if r.IsPaused(prod) != tc.pause && tc.changed {
-					t.Errorf("the controller reads %s as prod paused=%v, want %v", *value, r.IsPaused(prod), tc.pause)
-				}
-			}
-		})
 	}
 }
 

@@ -33,13 +33,13 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 				if placement != "" {
 					return usagef("--auto and --placement do not go together: automatic abort is a policy of the whole add-on")
 				}
-				return c.editAnnotation(cmd.Context(), addon, operations.AutoAbortAnnotation, func(*cma) (annotationEdit, error) {
+				return c.editAnnotation(cmd.Context(), addon, operations.AutoAbortAnnotation, func(*cma) (operations.Edit, error) {
 					if !auto {
-						return annotationEdit{did: "automatic abort off", noop: "automatic abort was already off; nothing changed"}, nil
+						return operations.Edit{Did: "automatic abort off", Noop: "automatic abort was already off; nothing changed"}, nil
 					}
 					v := strconv.FormatBool(true)
-					return annotationEdit{value: &v, did: "automatic abort on: a rollout that stops on maxFailures is aborted by the controller",
-						noop: "automatic abort was already on; nothing changed"}, nil
+					return operations.Edit{Value: &v, Did: "automatic abort on: a rollout that stops on maxFailures is aborted by the controller",
+						Noop: "automatic abort was already on; nothing changed"}, nil
 				})
 			}
 			var k canary.PlacementKey
@@ -49,23 +49,23 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 					return err
 				}
 			}
-			return c.editAnnotation(cmd.Context(), addon, operations.AbortAnnotation, func(obj *cma) (annotationEdit, error) {
+			return c.editAnnotation(cmd.Context(), addon, operations.AbortAnnotation, func(obj *cma) (operations.Edit, error) {
 				ids := map[canary.PlacementKey]string{}
 				var names, skipped []string
 				if placement != "" {
 					if err := requireInstallPlacement(obj, k); err != nil {
-						return annotationEdit{}, err
+						return operations.Edit{}, err
 					}
 					configs, id, err := desiredVersion(obj, k)
 					if err != nil {
-						return annotationEdit{}, err
+						return operations.Edit{}, err
 					}
 					ids[k] = id
 					names = append(names, fmt.Sprintf("version %s of placement %s", describeVersion(id, configs), k))
 				} else {
 					all, err := requireInstallPlacements(obj)
 					if err != nil {
-						return annotationEdit{}, err
+						return operations.Edit{}, err
 					}
 					for _, p := range all {
 						configs, id, err := desiredVersion(obj, p)
@@ -77,13 +77,13 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 						names = append(names, fmt.Sprintf("version %s of placement %s", describeVersion(id, configs), p))
 					}
 					if len(ids) == 0 {
-						return annotationEdit{}, fmt.Errorf("no install placement of add-on %s (%s) has desired configs yet: there is no version to abort",
+						return operations.Edit{}, fmt.Errorf("no install placement of add-on %s (%s) has desired configs yet: there is no version to abort",
 							addon, strings.Join(skipped, ", "))
 					}
 				}
 				m, err := parseMapAnnotation(obj, operations.AbortAnnotation)
 				if err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				changed := false
 				for p, id := range ids {
@@ -94,14 +94,14 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 				noop := "already aborted: " + strings.Join(names, "; ") + "; nothing changed"
 				if !changed {
 					raw := obj.Annotations[operations.AbortAnnotation]
-					return annotationEdit{value: &raw, noop: noop}, nil
+					return operations.Edit{Value: &raw, Noop: noop}, nil
 				}
 				did := "aborted " + strings.Join(names, "; ")
 				if len(skipped) > 0 {
 					did += "; skipped, no desired configs yet: " + strings.Join(skipped, ", ")
 				}
 				v := operations.FormatMap(m)
-				return annotationEdit{value: &v, did: did, noop: noop}, nil
+				return operations.Edit{Value: &v, Did: did, Noop: noop}, nil
 			})
 		})
 	cmd.Flags().BoolVar(&auto, "auto", false, "set (true) or remove (false) the policy annotation addonops.io/auto-abort instead of aborting now")

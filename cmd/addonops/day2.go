@@ -13,9 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 
@@ -66,71 +64,31 @@ func (h *hub) getCMA(ctx context.Context, addon string) (*cma, error) {
 	return obj, nil
 }
 
-// annotationEdit is what a command decides to do with one annotation of a CMA it just read.
-type annotationEdit struct {
-	// value is the annotation's new value; nil removes it.
-	value *string
-	// did says what the command did, for the user ("paused placement default/prod").
-	did string
-	// noop is what it says when the annotation already says so ("placement default/prod was
-	// already paused"): nothing is written then.
-	noop string
-}
-
 // editAnnotation reads the add-on, lets decide compute the annotation's new value from it, and
 // writes it with a JSON merge patch on metadata.annotations, as `kubectl annotate` does: the other
 // fields and their managers (Argo CD's or Flux's server-side apply) keep theirs. The patch carries
 // the resourceVersion read, so a concurrent change of the CMA (another person, the controller's
 // status) makes the server refuse it, and the edit starts again from the new CMA. It then prints
 // what it did and the resulting annotation.
-func (c *cli) editAnnotation(ctx context.Context, addon, key string, decide func(*cma) (annotationEdit, error)) error {
+func (c *cli) editAnnotation(ctx context.Context, addon, key string, decide func(*cma) (operations.Edit, error)) error {
 	h, err := c.hub()
 	if err != nil {
 		return err
 	}
-	var edit annotationEdit
-	var obj *cma
-	noop := false
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if obj, err = h.getCMA(ctx, addon); err != nil {
-			return err
-		}
-		old, had := obj.Annotations[key]
-		if edit, err = decide(obj); err != nil {
-			return err
-		}
-		if edit.value == nil && !had || edit.value != nil && had && *edit.value == old {
-			noop, edit.did, edit.value = true, edit.noop, nil
-			if had {
-				edit.value = &old
-			}
-			return nil
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"resourceVersion": obj.ResourceVersion,
-			"annotations":     map[string]*string{key: edit.value},
-		}})
-		if err != nil {
-			return err
-		}
-		_, err = h.addon.AddonV1alpha1().ClusterManagementAddOns().Patch(ctx, addon, types.MergePatchType, patch,
-			metav1.PatchOptions{FieldManager: fieldManager})
-		if err != nil && !apierrors.IsConflict(err) {
-			return fmt.Errorf("writing annotation %s on ClusterManagementAddOn %s: %w", key, addon, err)
-		}
-		return err
-	})
-	if apierrors.IsConflict(err) {
-		return fmt.Errorf("writing annotation %s on ClusterManagementAddOn %s: it kept changing under the command (%v); run it again", key, addon, err)
-	}
+	a := operations.Annotator{Client: h.addon, FieldManager: fieldManager, Get: h.getCMA}
+	obj, edit, changed, err := a.Write(ctx, addon, key, decide)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s: %s\n", addon, edit.did)
-	if edit.value == nil {
+	noop := !changed
+	if noop {
+		edit.Did = edit.Noop
+	}
+	fmt.Fprintf(c.stdout, "%s: %s\n", addon, edit.Did)
+	if edit.Value == nil {
 		fmt.Fprintf(c.stdout, "  %s: (not set)\n", key)
 	} else {
-		fmt.Fprintf(c.stdout, "  %s: %s\n", key, *edit.value)
+		fmt.Fprintf(c.stdout, "  %s: %s\n", key, *edit.Value)
 	}
 	// Who applied the annotation before this write (a write that changes it takes it over).
 	if managers := gitOpsManagers(obj, key); len(managers) > 0 && !noop {

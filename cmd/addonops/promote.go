@@ -31,36 +31,36 @@ no canary (annotation addonops.io/canary-placements) or has no desired configs y
 			if err != nil {
 				return err
 			}
-			return c.editAnnotation(cmd.Context(), addon, operations.PromoteAnnotation, func(obj *cma) (annotationEdit, error) {
+			return c.editAnnotation(cmd.Context(), addon, operations.PromoteAnnotation, func(obj *cma) (operations.Edit, error) {
 				if err := requireInstallPlacement(obj, k); err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				canaries, err := canary.Parse(obj.Annotations)
 				if err != nil {
-					return annotationEdit{}, fmt.Errorf("add-on %s: %v; fix it before promoting", addon, err)
+					return operations.Edit{}, fmt.Errorf("add-on %s: %v; fix it before promoting", addon, err)
 				}
 				gate, gated := canaries[k]
 				if !gated {
-					return annotationEdit{}, fmt.Errorf("placement %s of add-on %s has no canary (annotation %s does not gate it): there is no gate to pass",
+					return operations.Edit{}, fmt.Errorf("placement %s of add-on %s has no canary (annotation %s does not gate it): there is no gate to pass",
 						k, addon, canary.Annotation)
 				}
 				configs, id, err := desiredVersion(obj, k)
 				if err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				m, err := parseMapAnnotation(obj, operations.PromoteAnnotation)
 				if err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				noop := fmt.Sprintf("version %s of placement %s was already promoted past its canary %s; nothing changed", describeVersion(id, configs), k, gate)
 				if m[k] == id {
 					raw := obj.Annotations[operations.PromoteAnnotation]
-					return annotationEdit{value: &raw, noop: noop}, nil
+					return operations.Edit{Value: &raw, Noop: noop}, nil
 				}
 				m[k] = id
 				v := operations.FormatMap(m)
-				return annotationEdit{value: &v, noop: noop,
-					did: fmt.Sprintf("promoted version %s of placement %s past its canary %s", describeVersion(id, configs), k, gate)}, nil
+				return operations.Edit{Value: &v, Noop: noop,
+					Did: fmt.Sprintf("promoted version %s of placement %s past its canary %s", describeVersion(id, configs), k, gate)}, nil
 			})
 		})
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/addonops/addonops/internal/canary"
@@ -30,44 +28,20 @@ Resuming what is not paused changes nothing.`,
 					return err
 				}
 			}
-			return c.editAnnotation(cmd.Context(), addon, operations.PauseAnnotation, func(obj *cma) (annotationEdit, error) {
+			return c.editAnnotation(cmd.Context(), addon, operations.PauseAnnotation, func(obj *cma) (operations.Edit, error) {
 				if placement == "" {
-					return annotationEdit{did: "resumed every placement", noop: "no placement was paused; nothing changed"}, nil
+					return operations.Edit{Did: "resumed every placement", Noop: "no placement was paused; nothing changed"}, nil
 				}
-				p, err := readPause(obj)
-				if err != nil {
-					return annotationEdit{}, err
-				}
-				noop := fmt.Sprintf("placement %s was not paused; nothing changed", k)
-				switch {
-				case !p.present:
-					return annotationEdit{noop: noop}, nil
-				case p.all:
-					if err := requireInstallPlacement(obj, k); err != nil {
-						return annotationEdit{}, err
-					}
-					rest := map[canary.PlacementKey]bool{}
-					for _, o := range installPlacements(obj) {
-						if o != k {
-							rest[o] = true
+				raw, present := obj.Annotations[operations.PauseAnnotation]
+				if present {
+					if all, _, err := operations.ParsePause(raw); err == nil && all {
+						// "*" becomes the other install placements: k must be one.
+						if err := requireInstallPlacement(obj, k); err != nil {
+							return operations.Edit{}, err
 						}
 					}
-					did := fmt.Sprintf(`resumed placement %s; every placement was paused ("*"), so the pause now names the other install placements`, k)
-					if len(rest) == 0 {
-						return annotationEdit{did: fmt.Sprintf(`resumed placement %s, the only install placement (every placement was paused, "*")`, k)}, nil
-					}
-					v := operations.FormatPause(false, rest)
-					return annotationEdit{value: &v, did: did}, nil
-				case !p.keys[k]:
-					return annotationEdit{value: &p.raw, noop: noop}, nil
 				}
-				delete(p.keys, k)
-				did := fmt.Sprintf("resumed placement %s", k)
-				if len(p.keys) == 0 {
-					return annotationEdit{did: did + "; no placement is paused any more"}, nil
-				}
-				v := operations.FormatPause(false, p.keys)
-				return annotationEdit{value: &v, did: did}, nil
+				return operations.ResumePlacement(obj.Name, raw, present, k, installPlacements(obj))
 			})
 		})
 }

@@ -30,26 +30,26 @@ each token once. Committing a new token in Git does the same.`,
 					return err
 				}
 			}
-			return c.editAnnotation(cmd.Context(), addon, operations.RetryAnnotation, func(obj *cma) (annotationEdit, error) {
+			return c.editAnnotation(cmd.Context(), addon, operations.RetryAnnotation, func(obj *cma) (operations.Edit, error) {
 				targets := []canary.PlacementKey{k}
 				if placement == "" {
 					var err error
 					if targets, err = requireInstallPlacements(obj); err != nil {
-						return annotationEdit{}, err
+						return operations.Edit{}, err
 					}
 				} else if err := requireInstallPlacement(obj, k); err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				m, err := parseMapAnnotation(obj, operations.RetryAnnotation)
 				if err != nil {
-					return annotationEdit{}, err
+					return operations.Edit{}, err
 				}
 				token := time.Now().UTC().Format(time.RFC3339Nano)
 				for _, t := range targets {
 					m[t] = token
 				}
 				v := operations.FormatMap(m)
-				return annotationEdit{value: &v, did: fmt.Sprintf("asked to retry the rollout of %s (token %s)", placementsPhrase(targets), token)}, nil
+				return operations.Edit{Value: &v, Did: fmt.Sprintf("asked to retry the rollout of %s (token %s)", placementsPhrase(targets), token)}, nil
 			})
 		})
 }

@@ -87,3 +87,68 @@ func TestFormatRoundTrip(t *testing.T) {
 		t.Errorf("ParsePause: %v %v %v", all, keys, err)
 	}
 }
+
+// Pausing and resuming one placement, as `addonops pause|resume --placement` and the demo do.
+func TestPauseAndResumePlacement(t *testing.T) {
+	prod := canary.PlacementKey{Namespace: "default", Name: "prod"}
+	other := canary.PlacementKey{Namespace: "default", Name: "canary"}
+	installed := []canary.PlacementKey{prod, other}
+	str := func(v *string) string {
+		if v == nil {
+			return "(not set)"
+		}
+		return *v
+	}
+	for _, tc := range []struct {
+		name    string
+		raw     string
+		present bool
+		pause   bool
+		value   string
+		changed bool
+		did     string
+		err     string
+	}{
+		{name: "pause", pause: true, value: "default/prod", changed: true, did: "paused placement default/prod"},
+		{name: "pause next to another", raw: "default/canary", present: true, pause: true, value: "default/canary,default/prod", changed: true},
+		{name: "already paused", raw: "default/prod", present: true, pause: true, value: "default/prod", did: "already paused"},
+		{name: "every placement paused", raw: "*", present: true, pause: true, value: "*", did: "already paused"},
+		{name: "resume the only one", raw: "default/prod", present: true, value: "(not set)", changed: true, did: "no placement is paused any more"},
+		{name: "resume one of two", raw: "default/canary,default/prod", present: true, value: "default/canary", changed: true, did: "resumed placement default/prod"},
+		{name: "resume what is not paused", value: "(not set)", did: "was not paused"},
+		{name: "resume another's pause", raw: "default/canary", present: true, value: "default/canary", did: "was not paused"},
+		{name: "resume one while all are paused", raw: "*", present: true, value: "default/canary", changed: true, did: "the other install placements"},
+		{name: "a value that does not parse", raw: "prod", present: true, pause: true, err: "does not parse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var edit Edit
+			var err error
+			if tc.pause {
+				edit, err = PausePlacement("hello", tc.raw, tc.present, prod)
+			} else {
+				edit, err = ResumePlacement("hello", tc.raw, tc.present, prod, installed)
+			}
+			value, did := edit.Value, edit.Did
+			changed := !(value == nil && !tc.present || value != nil && tc.present && *value == tc.raw)
+			if !changed {
+				did = edit.Noop
+			}
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || str(value) != tc.value || changed != tc.changed || !strings.Contains(did, tc.did) {
+				t.Errorf("edit = %s, %v, %q, %v; want %s, %v, …%q…", str(value), changed, did, err, tc.value, tc.changed, tc.did)
+			}
+			// What the controller reads from it.
+			if value != nil {
+				r := Parse(map[string]string{PauseAnnotation: *value})
+				if r.IsPaused(prod) != tc.pause && tc.changed {
+					t.Errorf("the controller reads %s as prod paused=%v, want %v", *value, r.IsPaused(prod), tc.pause)
+				}
+			}
+		})
+	}
+}
