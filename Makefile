@@ -34,6 +34,11 @@ lint: ## gofmt and go vet.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^tools/') 2>/dev/null || true); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	@# Binaries and large blobs never belong in Git (bin/ and the root build outputs are ignored).
+	@bad=$$(git ls-files -z | LC_ALL=C xargs -0 -r grep -lsaP '\A\x7fELF' -- || true); \
+	if [ -n "$$bad" ]; then echo "binaries tracked by git (git rm --cached them):"; echo "$$bad"; exit 1; fi
+	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' -- 2>/dev/null | awk '$$1 > 2000000 {print $$2}'); \
+	if [ -n "$$big" ]; then echo "files over 2 MB tracked by git:"; echo "$$big"; exit 1; fi
 
 .PHONY: test
 test: hub-binaries ocm-binaries build lint ## Run every test (unit, golden, integration on a real API server).
