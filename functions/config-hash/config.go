@@ -32,8 +32,10 @@ type Config struct {
 	// PruneProtection stamps Argo CD's and Flux's "do not prune" annotations on hashed configs
 	// (default true): clusters that have not rolled out yet still read the superseded version.
 	PruneProtection *bool `json:"pruneProtection,omitempty"`
-	// Strict turns the warnings about stale references (a reference that names a config this run
-	// renames but does not resolve to it) into errors, for CI.
+	// Strict makes every reference that resolves to no object of the input an error: a stale
+	// reference (one that names a config this run renames but does not resolve to it), a reference
+	// to a config that is not in the input, and one without the namespace its kind needs. For CI,
+	// when every config the add-ons use lives in Git.
 	Strict bool `json:"strict,omitempty"`
 }
 

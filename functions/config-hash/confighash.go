@@ -641,7 +641,7 @@ func (r *run) resolve(holder *object, index int, site siteRef) {
 		if r.stale(holder, site, "") {
 			return
 		}
-		r.infof(holder, site.Path, "%s: %s refers to %s, a resource config-hash knows no kind of (no CustomResourceDefinition in the input, no functionConfig mapping), so no object of the input matches it; left as is",
+		r.missing(holder, site.Path, "%s: %s refers to %s, a resource config-hash knows no kind of (no CustomResourceDefinition in the input, no functionConfig mapping), so no object of the input matches it",
 			holder.describe(), site.Path, ref)
 		return
 	}
@@ -652,8 +652,12 @@ func (r *run) resolve(holder *object, index int, site siteRef) {
 		if r.stale(holder, site, " (it has no namespace, but "+ref.Resource+" are namespaced)") {
 			return
 		}
-		r.warningf(holder, site.Path, "%s: %s refers to %s without a namespace, but %s are namespaced: OCM reads a reference without namespace as cluster-scoped and will not find it; left as is",
-			holder.describe(), site.Path, ref, ref.Resource)
+		report, fix := r.warningf, "left as is (strict: true makes this an error)"
+		if r.settings.strict {
+			report, fix = r.errorf, "write the config's namespace in the reference"
+		}
+		report(holder, site.Path, "%s: %s refers to %s without a namespace, but %s are namespaced: OCM reads a reference without namespace as cluster-scoped and will not find it; %s",
+			holder.describe(), site.Path, ref, ref.Resource, fix)
 		return
 	}
 	key := refKey{ref.GroupResource, ns, ref.Name}
@@ -690,13 +694,25 @@ func (r *run) resolve(holder *object, index int, site siteRef) {
 		for _, t := range near {
 			names = append(names, t.describe())
 		}
-		// Often deliberate (per-cluster configs of the same name kept elsewhere), so only an info.
-		r.infof(holder, site.Path, "%s: %s refers to %s, which is not in the input (the input has %s); left as is",
+		// Often deliberate (per-cluster configs of the same name kept elsewhere), so only an info
+		// unless strict.
+		r.missing(holder, site.Path, "%s: %s refers to %s, which is not in the input (the input has %s)",
 			holder.describe(), site.Path, ref, strings.Join(names, " and "))
 		return
 	}
-	r.infof(holder, site.Path, "%s: %s refers to %s, which is not in the input (it may exist only in the cluster); left as is",
+	r.missing(holder, site.Path, "%s: %s refers to %s, which is not in the input (it may exist only in the cluster)",
 		holder.describe(), site.Path, ref)
+}
+
+// missing reports a reference to a config that is not in the input: an info, since the config
+// may live only in the cluster, or under strict (every config in Git) an error, so that a
+// misspelled or forgotten config fails the build, and kustomize, which shows no info, fails with it.
+func (r *run) missing(holder *object, field, format string, args ...any) {
+	if r.settings.strict {
+		r.errorf(holder, field, format+": add the config to the input, correct the reference, or, if the config exists only in the cluster, turn strict off", args...)
+		return
+	}
+	r.infof(holder, field, format+"; left as is", args...)
 }
 
 // stale reports a reference that resolves to nothing although its name is one a config of the

@@ -271,6 +271,9 @@ spec:
 				}
 				wantResult(t, results, "warning: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io other without a namespace")
 			}},
+		{name: "strict: reference without namespace to a namespaced kind is an error", config: strict,
+			input:   docs(hub, cma("hello", "addondeploymentconfigs other")),
+			wantErr: "refers to addondeploymentconfigs.addon.open-cluster-management.io other without a namespace, but addondeploymentconfigs are namespaced: OCM reads a reference without namespace as cluster-scoped and will not find it; write the config's namespace in the reference"},
 		{name: "reference without namespace to a renamed config is stale",
 			input: docs(hub, cma("hello", "addondeploymentconfigs cfg")),
 			check: func(t *testing.T, o output, results []string) {
@@ -297,11 +300,17 @@ spec:
 		{name: "strict: a stale reference is an error", config: strict,
 			input:   docs(hub, cma("hello", "addondeploymentconfigs elsewhere/cfg")),
 			wantErr: "ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io elsewhere/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg (addondeploymentconfigs.addon.open-cluster-management.io) to NAME: a stale reference if it means that config: correct its group, resource or namespace; or, if the config exists only in the cluster, turn strict off"},
-		{name: "strict: a reference to a config only in the cluster is fine", config: strict,
+		{name: "a reference to a config only in the cluster is an info",
 			input: docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x", "gadgets.example.com g")),
 			check: func(t *testing.T, o output, results []string) {
 				wantResult(t, results, "info: ClusterManagementAddOn hello: spec.defaultConfigs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster); left as is")
 			}},
+		{name: "strict: a reference to a config not in the input is an error", config: strict,
+			input:   docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x")),
+			wantErr: "spec.defaultConfigs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster): add the config to the input"},
+		{name: "strict: a reference to a resource of no known kind is an error", config: strict,
+			input:   docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "gadgets.example.com g")),
+			wantErr: "spec.defaultConfigs[1] refers to gadgets.example.com g, a resource config-hash knows no kind of"},
 		{name: "reserved no-default name is not a reference",
 			input: docs(template("t", "a"), cma("hello", "addontemplates __reserved_no_default__")),
 			check: func(t *testing.T, o output, results []string) {
