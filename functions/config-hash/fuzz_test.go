@@ -7,9 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/spechash"
 )
 
 // FuzzConfigHash feeds arbitrary input (plain YAML or a ResourceList, well-formed or not) and an
@@ -65,6 +68,7 @@ func FuzzConfigHash(f *testing.F) {
 		wrapped := strings.Contains(out, "kind: ResourceList")
 		switch code {
 		case 0:
+			checkNames(t, out)
 			again, stderr2, code2 := execute(out, fc)
 			if code2 != 0 || withoutResults(t, again) != withoutResults(t, out) {
 				t.Fatalf("second run differs (exit %d, stderr %s):\ninput:\n%s\nfirst:\n%s\nsecond:\n%s", code2, stderr2, input, out, again)
@@ -83,6 +87,45 @@ func FuzzConfigHash(f *testing.F) {
 			t.Fatalf("exit code %d", code)
 		}
 	})
+}
+
+// checkNames asserts that every hashed object of a successful run is named for its own content:
+// its content-hash annotation is the hash of the content it carries, and its name is its base name
+// plus the suffix of that hash. A name that outlives its content is the one failure config-hash
+// exists to prevent.
+func checkNames(t *testing.T, out string) {
+	t.Helper()
+	items, err := (&kio.ByteReader{Reader: strings.NewReader(out), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatalf("output does not read back: %v\n%s", err, out)
+	}
+	for _, it := range items {
+		if !isObject(it) {
+			continue
+		}
+		ann := it.GetAnnotations()
+		stored, stamped := ann[AnnotationContentHash]
+		builtIn := configref.GroupOf(it.GetApiVersion()) == configref.AddonGroup && (it.GetKind() == "AddOnDeploymentConfig" || it.GetKind() == "AddOnTemplate")
+		// Only what config-hash hashes (the built-in kinds, or opted in) is named for its content;
+		// opted-out and local objects keep whatever annotations they carry.
+		if !stamped || ann[annotationLocalConfig] == "true" || ann[AnnotationHashSuffix] == "false" || !builtIn && ann[AnnotationHashSuffix] != "true" {
+			continue
+		}
+		got, err := contentHash(it)
+		if err != nil {
+			t.Fatalf("%s: %v", it.GetName(), err)
+		}
+		if got != stored {
+			t.Fatalf("%s carries content hash %s but its content hashes to %s:\n%s", it.GetName(), stored, got, out)
+		}
+		suffix, err := spechash.Suffix(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ann[AnnotationBaseName] + "-" + suffix; it.GetName() != want {
+			t.Fatalf("%s should be named %s for its content:\n%s", it.GetName(), want, out)
+		}
+	}
 }
 
 // withoutResults drops a ResourceList's results, which tell what a run did and so differ

@@ -149,6 +149,21 @@ func hashedName(t *testing.T, doc, base string) string {
 	return base + "-" + s
 }
 
+// suffixCollision returns two AddOnDeploymentConfigs hub/cfg whose contents differ only in a
+// LOG_LEVEL value and whose spec hashes share the name suffix.
+func suffixCollision(t *testing.T) (string, string) {
+	t.Helper()
+	with := func(level string) string {
+		return adc("hub", "cfg", "hello-agent") + "  customizedVariables:\n  - name: LOG_LEVEL\n    value: " + level + "\n"
+	}
+	a, b := with("v25747"), with("v1302689")
+	ha, hb := mustHash(t, a), mustHash(t, b)
+	if ha == hb || ha[:suffixLen] != hb[:suffixLen] {
+		t.Fatalf("not a suffix collision: %s and %s", ha, hb)
+	}
+	return a, b
+}
+
 func wantResult(t *testing.T, results []string, want string) {
 	t.Helper()
 	for _, r := range results {
@@ -300,6 +315,27 @@ spec:
 		{name: "strict: a stale reference is an error", config: strict,
 			input:   docs(hub, cma("hello", "addondeploymentconfigs elsewhere/cfg")),
 			wantErr: "ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io elsewhere/cfg, which is not in the input, but the input renames AddOnDeploymentConfig hub/cfg (addondeploymentconfigs.addon.open-cluster-management.io) to NAME: a stale reference if it means that config: correct its group, resource or namespace; or, if the config exists only in the cluster, turn strict off"},
+		// Two contents whose hashes share the 10 hex digits of the suffix (a9e7b22d05), found by a
+		// birthday search over LOG_LEVEL values in about a second (see suffixCollision).
+		{name: "suffix collision: an in-place edit that would keep the old version's name is refused",
+			input: func() string {
+				old, edited := suffixCollision(t)
+				return adc("hub", hashedName(t, old, "cfg"), "hello-agent", "annotations:", "  addonops.io/base-name: cfg",
+					"  addonops.io/content-hash: "+mustHash(t, old)) + strings.TrimPrefix(edited, adc("hub", "cfg", "hello-agent"))
+			}(),
+			wantErr: "the content changed (content hash "},
+		{name: "suffix collision: two versions in one input that would share a name are refused",
+			input: func() string {
+				a, b := suffixCollision(t)
+				// b as an earlier run named it, a as a new source of the same base name.
+				named := adc("hub", hashedName(t, b, "cfg"), "hello-agent", "annotations:", "  addonops.io/base-name: cfg",
+					"  addonops.io/content-hash: "+mustHash(t, b)) + strings.TrimPrefix(b, adc("hub", "cfg", "hello-agent"))
+				return docs(a, named)
+			}(),
+			wantErr: "although their contents differ (content hashes "},
+		{name: "a name that is not a DNS subdomain is refused",
+			input:   adc("hub", "Hello World", "agents"),
+			wantErr: `new name "Hello World-`},
 		{name: "a reference to a config only in the cluster is an info",
 			input: docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x", "gadgets.example.com g")),
 			check: func(t *testing.T, o output, results []string) {
