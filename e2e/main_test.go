@@ -14,8 +14,9 @@ import (
 var tools struct {
 	// Root is the repository root; kustomize builds run there.
 	Root string
-	// Bin holds freshly built config-hash and addon-template; it is first on $PATH, where the
-	// examples' kustomizations find the functions (as the READMEs tell users to arrange).
+	// Bin holds freshly built config-hash, addon-template and rollout-strategy; it is first on
+	// $PATH, where the examples' kustomizations find the functions (as the READMEs tell users to
+	// arrange).
 	Bin string
 	// Kustomize is the go.mod's kustomize (v5.8.2).
 	Kustomize string
@@ -41,7 +42,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(bin)
 	// Built from this tree, not taken from bin/: the suite tests the code under test.
-	if err := krmfntest.Build(root, bin+string(filepath.Separator), "./functions/config-hash", "./functions/addon-template"); err != nil {
+	if err := krmfntest.Build(root, bin+string(filepath.Separator), "./functions/config-hash", "./functions/addon-template", "./functions/rollout-strategy"); err != nil {
 		return 0, fmt.Errorf("building the functions: %w", err)
 	}
 	kustomize, err := krmfntest.KustomizePath(root)

@@ -11,7 +11,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-# The examples run the config-hash KRM function by name: kustomize finds it on PATH.
+# The examples run the rollout-strategy, addon-template and config-hash KRM functions by name:
+# kustomize finds them on PATH.
 export PATH="$root/bin:$PATH"
 
 # What the hub runs (internal/localhub): `make demo` builds it first; when this script runs on its
@@ -22,7 +23,7 @@ if [[ ! -x "$etcd" || ! -x "$apiserver" ]]; then
   echo "demo: hub binaries missing ($etcd, $apiserver); running make hub-binaries" >&2
   make --no-print-directory hub-binaries
 fi
-for bin in addonops-demo config-hash; do
+for bin in addonops-demo rollout-strategy addon-template config-hash; do
   if [[ ! -x "$root/bin/$bin" ]]; then
     echo "demo: bin/$bin missing; running make build" >&2
     make --no-print-directory build

@@ -44,12 +44,16 @@ type step struct {
 	Pause *pausePlan
 }
 
+// exampleFunctions are the KRM functions the examples' kustomizations run by name from PATH: the
+// two validating ones, then config-hash.
+var exampleFunctions = []string{"rollout-strategy", "addon-template", "config-hash"}
+
 // kustomizeArgs is how every example builds (kustomize-rollout-examples/README.md): without
 // --enable-exec kustomize silently skips config-hash.
 var kustomizeArgs = []string{"tool", "kustomize", "build", "--enable-alpha-plugins", "--enable-exec"}
 
 // buildStep runs `go tool kustomize build --enable-alpha-plugins --enable-exec dir` in the
-// repository (so go.mod's kustomize runs) with env (PATH must find config-hash), and parses the
+// repository (so go.mod's kustomize runs) with env (PATH must find the exampleFunctions), and parses the
 // output. The build runs in its own process group, killed whole when ctx ends: `go tool` starts
 // kustomize, which starts config-hash.
 func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unstructured.Unstructured, error) {
@@ -188,7 +192,7 @@ func setHealthSoak(objs []*unstructured.Unstructured, speed float64) []string {
 // name is "namespace/name", or "name" for a cluster-scoped object.
 func name(o *unstructured.Unstructured) string { return ssapply.Name(o) }
 
-// toolEnv is the environment for kustomize: ours with dirs first on PATH, where config-hash is.
+// toolEnv is the environment for kustomize: ours with dirs first on PATH, where the functions are.
 func toolEnv(dirs []string) []string {
 	path := strings.Join(append(append([]string{}, dirs...), os.Getenv("PATH")), string(os.PathListSeparator))
 	env := []string{"PATH=" + path}

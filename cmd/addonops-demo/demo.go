@@ -66,8 +66,8 @@ type Options struct {
 	// RepoRoot is the addonops repository, where `go tool kustomize` runs (default: found above the
 	// working directory or the demo binary).
 	RepoRoot string
-	// ToolDirs go first on kustomize's PATH: config-hash must be in one (default <repo>/bin and the
-	// demo binary's folder).
+	// ToolDirs go first on kustomize's PATH: the exampleFunctions must be in them (default
+	// <repo>/bin and the demo binary's folder).
 	ToolDirs []string
 	// Out receives the demo's output (default stdout). TTY redraws the live progress in place;
 	// Width is the terminal's width.
@@ -268,12 +268,16 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if _, err := lookPathIn(env, "go"); err != nil {
 		return nil, fmt.Errorf("the demo builds the examples with `go tool kustomize`: %w", err)
 	}
-	configHash, err := lookPathIn(env, "config-hash")
-	if err != nil {
-		return nil, fmt.Errorf("the examples run the config-hash KRM function by name: %w (looked first in %s; `make build` puts it in bin/)",
-			err, strings.Join(o.ToolDirs, ", "))
+	var found []string
+	for _, fn := range exampleFunctions {
+		path, err := lookPathIn(env, fn)
+		if err != nil {
+			return nil, fmt.Errorf("the examples run the %s KRM function by name: %w (looked first in %s; `make build` puts it in bin/)",
+				fn, err, strings.Join(o.ToolDirs, ", "))
+		}
+		found = append(found, fn+": "+path)
 	}
-	fmt.Fprintf(out, "\nRendering: go %s <step> (config-hash: %s)\n", strings.Join(kustomizeArgs, " "), configHash)
+	fmt.Fprintf(out, "\nRendering: go %s <step> (%s)\n", strings.Join(kustomizeArgs, " "), strings.Join(found, ", "))
 	var steps []step
 	for _, name := range o.Steps {
 		dir := filepath.Join(o.Examples, name)

@@ -15,11 +15,11 @@ import (
 )
 
 // The tests below run the demo's whole flow (Run) as `make demo` does, on a real hub: localhub's
-// kube-apiserver and etcd, the real controller, go.mod's kustomize with a freshly built
-// config-hash, server-side apply of the real examples. Each run starts and stops its own hub, so
+// kube-apiserver and etcd, the real controller, go.mod's kustomize with freshly built
+// functions, server-side apply of the real examples. Each run starts and stops its own hub, so
 // they also check that the demo leaves nothing running.
 
-// toolDir holds the config-hash built for the tests.
+// toolDir holds the functions the examples run, built for the tests.
 var toolDir string
 
 func TestMain(m *testing.M) {
@@ -35,10 +35,14 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		build := exec.Command("go", "build", "-o", filepath.Join(dir, "config-hash"), "./functions/config-hash")
+		args := []string{"build", "-o", dir + string(filepath.Separator)}
+		for _, fn := range exampleFunctions {
+			args = append(args, "./functions/"+fn)
+		}
+		build := exec.Command("go", args...)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building config-hash for the demo tests: %v\n%s", err, out)
+			fmt.Fprintf(os.Stderr, "building the functions for the demo tests: %v\n%s", err, out)
 			return 1
 		}
 		toolDir = dir

@@ -4,7 +4,7 @@
 // the addonops controller in-process, and a simulated work agent for N simulated clusters
 // (internal/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
 // applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn the way Argo CD or Flux would
-// (`go tool kustomize build --enable-alpha-plugins --enable-exec`, config-hash from bin/, then
+// (`go tool kustomize build --enable-alpha-plugins --enable-exec`, the KRM functions from bin/, then
 // server-side apply of every object) and shows each rollout live per placement: a progress bar,
 // clusters done / in progress / failed, and the canary's state. It ends with a summary table and
 // stops everything it started.

@@ -18,15 +18,21 @@ const (
 
 // settings is a validated functionConfig.
 type settings struct {
-	// external are canary placements applied from outside the input: they need not be in it.
+	// external are Placements applied from outside the input (canary or install placements): they
+	// need not be in it.
 	external map[canary.PlacementKey]bool
+	// strict makes an install placement whose Placement is not in the input (nor external) an
+	// error. kustomize shows no result of a function, only its stderr and exit code, so a build
+	// that must not pass with a misspelled placement needs an error, not a warning.
+	strict bool
 }
 
 // parseConfig reads the functionConfig: none (defaults), a RolloutStrategyFunction with
-// spec.externalPlacements (a list of "<namespace>/<name>"), or a ConfigMap whose data key
-// externalPlacements holds that list in YAML or comma-separated (what `kpt fn eval --
-// externalPlacements=ns/a,ns/b` makes). Unknown fields are errors: a misspelt option silently
-// ignored would change what the build accepts.
+// spec.externalPlacements (a list of "<namespace>/<name>") and spec.strict (a bool), or a
+// ConfigMap whose data key externalPlacements holds that list in YAML or comma-separated and whose
+// data key strict is "true" or "false" (what `kpt fn eval -- externalPlacements=ns/a,ns/b
+// strict=true` makes). Unknown fields are errors: a misspelt option silently ignored would change
+// what the build accepts.
 func parseConfig(fc *yaml.RNode) (settings, error) {
 	s := settings{external: map[canary.PlacementKey]bool{}}
 	if fc == nil || fc.IsNilOrEmpty() {
@@ -49,8 +55,16 @@ func parseConfig(fc *yaml.RNode) (settings, error) {
 		if spec.Value.YNode().Kind != yaml.MappingNode {
 			return s, fmt.Errorf("functionConfig spec: must be a mapping")
 		}
-		if err := knownFields(spec.Value, "functionConfig spec", "externalPlacements"); err != nil {
+		if err := knownFields(spec.Value, "functionConfig spec", "externalPlacements", "strict"); err != nil {
 			return s, err
+		}
+		if f := spec.Value.Field("strict"); f != nil && f.Value.YNode().Tag != yaml.NodeTagNull {
+			// A bool, not the string "true": the typed form is YAML, so a quoted value is a
+			// mistake worth naming rather than guessing.
+			if n := f.Value.YNode(); n.Kind != yaml.ScalarNode || n.Tag != yaml.NodeTagBool {
+				return s, fmt.Errorf("functionConfig spec.strict: %q is not a bool (true or false)", yaml.GetValue(f.Value))
+			}
+			s.strict = yaml.GetValue(f.Value) == "true"
 		}
 		path = "spec.externalPlacements"
 		if f := spec.Value.Field("externalPlacements"); f != nil {
@@ -64,8 +78,17 @@ func parseConfig(fc *yaml.RNode) (settings, error) {
 		if data == nil || data.Value.IsNilOrEmpty() {
 			return s, nil
 		}
-		if err := knownFields(data.Value, "functionConfig ConfigMap data", "externalPlacements"); err != nil {
+		if err := knownFields(data.Value, "functionConfig ConfigMap data", "externalPlacements", "strict"); err != nil {
 			return s, err
+		}
+		if f := data.Value.Field("strict"); f != nil {
+			// ConfigMap data are strings: `kpt fn eval -- strict=true` gives "true".
+			switch v := strings.TrimSpace(yaml.GetValue(f.Value)); v {
+			case "true", "false":
+				s.strict = v == "true"
+			default:
+				return s, fmt.Errorf("functionConfig data.strict: %q is not true or false", v)
+			}
 		}
 		path = "data.externalPlacements"
 		f := data.Value.Field("externalPlacements")

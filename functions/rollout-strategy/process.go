@@ -36,12 +36,58 @@ func process(req *krmfn.Request) error {
 			placements[canary.PlacementKey{Namespace: it.GetNamespace(), Name: it.GetName()}] = true
 		}
 	}
+	in := inputPlacements{all: placements, unused: maps.Clone(placements)}
+	for k := range usedPlacements(req.Items) {
+		delete(in.unused, k)
+	}
 	for _, it := range req.Items {
 		if group(it) == addonGroup && it.GetKind() == "ClusterManagementAddOn" {
-			processAddon(req, it, cfg, placements)
+			processAddon(req, it, cfg, in)
 		}
 	}
 	return nil
+}
+
+// inputPlacements are the Placement objects of the input.
+type inputPlacements struct {
+	all map[canary.PlacementKey]bool
+	// unused are those no ClusterManagementAddOn of the input names, as an install placement or a
+	// canary: where an install placement that is not in the input was most likely meant to point.
+	unused map[canary.PlacementKey]bool
+}
+
+// usedPlacements returns the placements the ClusterManagementAddOns of the input name, as install
+// placements or canaries (annotation or RollingUpdateWithCanary). It reads leniently and skips
+// what is malformed: processAddon reports that.
+func usedPlacements(items []*yaml.RNode) map[canary.PlacementKey]bool {
+	used := map[canary.PlacementKey]bool{}
+	add := func(n *yaml.RNode) {
+		if n != nil && n.YNode().Kind == yaml.MappingNode {
+			if k, probs := placementKey(n, ""); len(probs) == 0 {
+				used[k] = true
+			}
+		}
+	}
+	for _, it := range items {
+		if group(it) != addonGroup || it.GetKind() != "ClusterManagementAddOn" {
+			continue
+		}
+		if m, err := canary.Parse(it.GetAnnotations()); err == nil {
+			for _, c := range m {
+				used[c] = true
+			}
+		}
+		entries, _ := installPlacements(it)
+		for _, e := range entries {
+			ps := yaml.NewRNode(e)
+			add(ps)
+			if e.Kind == yaml.MappingNode {
+				c, _ := ps.Pipe(yaml.Lookup("rolloutStrategy", "rollingUpdateWithCanary", "placement"))
+				add(c)
+			}
+		}
+	}
+	return used
 }
 
 func group(obj *yaml.RNode) string {
@@ -55,7 +101,7 @@ func group(obj *yaml.RNode) string {
 // processAddon translates the rollout strategies of one ClusterManagementAddOn and checks them and
 // its canary annotation. The annotation is rewritten (merged, canonical form) only when a
 // RollingUpdateWithCanary was translated, so an add-on already in OCM's vocabulary keeps its bytes.
-func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements map[canary.PlacementKey]bool) {
+func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements inputPlacements) {
 	desc := "ClusterManagementAddOn " + cma.GetName()
 	report := func(p problem) {
 		req.Errorf(cma, p.field, "%s: %s: %s", desc, p.field, p.msg)
@@ -133,8 +179,14 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 		merged = map[canary.PlacementKey]canary.PlacementKey{}
 	}
 	maps.Copy(merged, added)
-	probs = append(probs, checkCanaries(merged, addedAt, install, placements, cfg)...)
+	probs = append(probs, checkCanaries(merged, addedAt, install, placements.all, cfg)...)
+	missing, warns := checkInstallPlacements(install, placements, cfg)
+	probs = append(probs, missing...)
 
+	// Warnings are reported alongside errors too, so that one failed build shows all there is to fix.
+	for _, w := range warns {
+		req.Warningf(cma, w.field, "%s: %s: %s", desc, w.field, w.msg)
+	}
 	for _, p := range probs {
 		if p.field == "" {
 			p.field = annotationField
@@ -177,7 +229,7 @@ func checkCanaries(canaries map[canary.PlacementKey]canary.PlacementKey, addedAt
 				gated))
 		}
 		if !placements[c] && !cfg.external[c] {
-			probs = append(probs, problemf(field, "canary placement %s is not in the input: add its Placement to the package, or list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere",
+			probs = append(probs, problemf(field, "canary placement %s is not in the input: add its Placement to the package, correct the name or namespace, or list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere",
 				c, c.String()))
 		}
 	}
@@ -190,6 +242,52 @@ func checkCanaries(canaries map[canary.PlacementKey]canary.PlacementKey, addedAt
 			strings.Join(names, ", ")))
 	}
 	return probs
+}
+
+// checkInstallPlacements checks that every install placement of one add-on names a Placement of the
+// input (or one listed in spec.externalPlacements). OCM installs an add-on through a placement
+// that does not exist on no cluster at all, and says so nowhere a build shows, so a missing one is
+//   - under strict, an error: every Placement lives in Git;
+//   - otherwise a warning when the input has a Placement that no add-on of it uses: the install
+//     placement most likely misspells that one. A package that keeps only its canary Placement in
+//     Git, its install placements on the hub, gets no warning;
+//   - otherwise nothing: the Placement lives on the hub.
+func checkInstallPlacements(install map[canary.PlacementKey]int, placements inputPlacements, cfg settings) (errs, warns []problem) {
+	keys := slices.SortedFunc(maps.Keys(install), func(a, b canary.PlacementKey) int { return install[a] - install[b] })
+	for _, key := range keys {
+		if placements.all[key] || cfg.external[key] {
+			continue
+		}
+		field := fmt.Sprintf("spec.installStrategy.placements[%d]", install[key])
+		switch {
+		case cfg.strict:
+			in := "the input has no Placement"
+			if len(placements.all) > 0 {
+				in = "the input's Placements: " + describe(placements.all)
+			}
+			errs = append(errs, problemf(field, "placement %s is not in the input (%s; strict: true): add its Placement to the package, correct the name or namespace, list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere, or, if the Placements live only on the hub, turn strict off",
+				key, in, key.String()))
+		case len(placements.unused) > 0:
+			warns = append(warns, problemf(field, "placement %s is not in the input, which has Placements no add-on uses (%s): a misspelled name or namespace? A placement that does not exist installs the add-on on no cluster; correct it, or list %q in the functionConfig's spec.externalPlacements if it is applied from elsewhere (strict: true makes this an error)",
+				key, describe(placements.unused), key.String()))
+		}
+	}
+	return errs, warns
+}
+
+// describe lists placements for a message, sorted, so that a misspelling shows next to the right
+// name; a long list is cut short.
+func describe(placements map[canary.PlacementKey]bool) string {
+	const shown = 5
+	var names []string
+	for _, k := range slices.SortedFunc(maps.Keys(placements), canary.Compare) {
+		if len(names) == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(placements)-shown))
+			break
+		}
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 // installPlacements returns the entries of spec.installStrategy.placements; absent or null

@@ -157,6 +157,11 @@ func TestParseConfig(t *testing.T) {
 		{"bad placement", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [b]\n", nil, `spec.externalPlacements[0]: "b" is not <namespace>/<placement>`},
 		{"not a list", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: a/b\n", nil, "spec.externalPlacements: must be a list"},
 		{"list of mappings", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  externalPlacements: [{name: a}]\n", nil, "spec.externalPlacements[0]: must be a string"},
+		{"strict", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  strict: true\n", nil, ""},
+		{"strict quoted", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  strict: \"true\"\n", nil, `functionConfig spec.strict: "true" is not a bool (true or false)`},
+		{"strict a list", "apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n  strict: [true]\n", nil, "functionConfig spec.strict: "},
+		{"ConfigMap strict", "apiVersion: v1\nkind: ConfigMap\ndata:\n  strict: \"true\"\n  externalPlacements: a/b\n", []string{"a/b"}, ""},
+		{"ConfigMap strict yes", "apiVersion: v1\nkind: ConfigMap\ndata:\n  strict: \"yes\"\n", nil, `functionConfig data.strict: "yes" is not true or false`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,6 +178,9 @@ func TestParseConfig(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := strings.Contains(tc.name, "strict"); s.strict != want {
+				t.Errorf("strict = %t, want %t", s.strict, want)
 			}
 			if len(s.external) != len(tc.external) {
 				t.Fatalf("external = %v, want %v", s.external, tc.external)
@@ -291,5 +299,92 @@ func TestInstallStrategyNotAMapping(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, want) {
 			t.Errorf("%q: exit %d, stderr %q; want %q", in, code, stderr, want)
 		}
+	}
+}
+
+// TestInstallPlacementPresence: under strict every install placement and canary names a Placement
+// of the input (or an external one); without strict a missing install placement is said only when
+// it probably misspells a Placement of the input, and a missing canary is an error either way.
+func TestInstallPlacementPresence(t *testing.T) {
+	const cma = `apiVersion: addon.open-cluster-management.io/v1alpha1
+kind: ClusterManagementAddOn
+metadata:
+  name: hello
+ANNOTATIONS
+spec:
+  installStrategy:
+    type: Placements
+    placements:
+    - {name: global, namespace: default}
+    - {name: canary, namespace: default}
+`
+	placement := func(ns, name string) string {
+		return "---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: " + name + ", namespace: " + ns + "}\n"
+	}
+	gated := "  annotations:\n    addonops.io/canary-placements: '{\"default/global\": \"default/canary\"}'"
+	config := func(spec string) *yaml.RNode {
+		return yaml.MustParse("apiVersion: addonops.io/v1alpha1\nkind: RolloutStrategyFunction\nspec:\n" + spec)
+	}
+	strict := config("  strict: true\n")
+	const missingGlobal = "spec.installStrategy.placements[0]: placement default/global is not in the input"
+	cases := []struct {
+		name       string
+		annotation string // "" for none
+		placements string
+		fc         *yaml.RNode
+		wantCode   int
+		wantStderr []string // each must appear; none means empty stderr
+	}{
+		{name: "no Placement in the input: they live on the hub", wantCode: 0},
+		{name: "every Placement in the input", placements: placement("default", "global") + placement("default", "canary"), wantCode: 0},
+		{name: "only the canary in the input, in use: no warning", annotation: gated, placements: placement("default", "canary"), wantCode: 0},
+		{name: "misspelled name warns, naming the unused Placement", placements: placement("default", "globl") + placement("default", "canary"), wantCode: 0,
+			wantStderr: []string{"warning: ClusterManagementAddOn hello: " + missingGlobal + ", which has Placements no add-on uses (default/globl): a misspelled name or namespace?",
+				`list "default/global" in the functionConfig's spec.externalPlacements if it is applied from elsewhere (strict: true makes this an error)`}},
+		{name: "wrong namespace warns", placements: placement("fleet", "global") + placement("default", "canary"), wantCode: 0,
+			wantStderr: []string{"warning: ClusterManagementAddOn hello: " + missingGlobal + ", which has Placements no add-on uses (fleet/global)"}},
+		{name: "external install placement: no warning", placements: placement("default", "globl") + placement("default", "canary"),
+			fc: config("  externalPlacements: [default/global]\n"), wantCode: 0},
+		{name: "strict, every Placement in the input", annotation: gated, placements: placement("default", "global") + placement("default", "canary"), fc: strict, wantCode: 0},
+		{name: "strict, misspelled install placement", placements: placement("default", "globl") + placement("default", "canary"), fc: strict, wantCode: 1,
+			wantStderr: []string{"ClusterManagementAddOn hello: " + missingGlobal + " (the input's Placements: default/canary, default/globl; strict: true): add its Placement to the package, correct the name or namespace, " +
+				`list "default/global" in the functionConfig's spec.externalPlacements if it is applied from elsewhere, or, if the Placements live only on the hub, turn strict off`}},
+		{name: "strict, no Placement in the input", fc: strict, wantCode: 1,
+			wantStderr: []string{missingGlobal + " (the input has no Placement; strict: true)", "spec.installStrategy.placements[1]: placement default/canary is not in the input"}},
+		{name: "strict, external install placements", fc: config("  strict: true\n  externalPlacements: [default/global, default/canary]\n"), wantCode: 0},
+		{name: "strict as a ConfigMap", placements: placement("default", "canary"), fc: yaml.MustParse("apiVersion: v1\nkind: ConfigMap\ndata:\n  strict: \"true\"\n"), wantCode: 1,
+			wantStderr: []string{missingGlobal + " (the input's Placements: default/canary; strict: true)"}},
+		{name: "strict, canary of the annotation misspelled", annotation: strings.Replace(gated, `"default/canary"}`, `"default/canry"}`, 1),
+			placements: placement("default", "global") + placement("default", "canary"), fc: strict, wantCode: 1,
+			wantStderr: []string{"metadata.annotations[addonops.io/canary-placements]: canary placement default/canry is not in the input: add its Placement to the package, correct the name or namespace"}},
+		{name: "canary of the annotation misspelled, without strict", annotation: strings.Replace(gated, `"default/canary"}`, `"default/canry"}`, 1),
+			placements: placement("default", "global") + placement("default", "canary"), wantCode: 1,
+			wantStderr: []string{"canary placement default/canry is not in the input"}},
+		{name: "strict, annotation gating a misspelled placement", annotation: strings.Replace(gated, `"default/global"`, `"default/globl"`, 1),
+			placements: placement("default", "global") + placement("default", "canary"), fc: strict, wantCode: 1,
+			wantStderr: []string{"gates placement default/globl, which is not an install placement of this add-on"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := strings.Replace(cma, "ANNOTATIONS\n", tc.annotation+"\n", 1)
+			if tc.annotation == "" {
+				doc = strings.Replace(cma, "ANNOTATIONS\n", "", 1)
+			}
+			out, stderr, code := run(t, doc+tc.placements, tc.fc)
+			if code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tc.wantCode, stderr)
+			}
+			if (code == 0) != (out != "") {
+				t.Errorf("exit %d with output %q", code, out)
+			}
+			if len(tc.wantStderr) == 0 && stderr != "" {
+				t.Errorf("stderr %q, want none", stderr)
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+		})
 	}
 }
