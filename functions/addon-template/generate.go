@@ -116,8 +116,12 @@ func generate(req *krmfn.Request, s *settings) error {
 	if err != nil {
 		return err
 	}
-	// Check what was built before anyone deploys it: the generated template must decode and pass
-	// the checks that need no AddOnDeploymentConfig.
+	// Check what was built before anyone deploys it: the generated template must pass its CRD
+	// schema (the functionConfig's registration and manifestConfigs go into it as written), decode,
+	// and pass the checks that need no AddOnDeploymentConfig.
+	if _, valid := checkSchema(req, tmpl); !valid {
+		return nil
+	}
 	j, err := tmpl.MarshalJSON()
 	if err != nil {
 		return err

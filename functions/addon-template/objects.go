@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -54,16 +55,20 @@ func orchestratorAnnotation(key string) bool {
 	return strings.HasPrefix(key, "internal.config.kubernetes.io/")
 }
 
-// template is an AddOnTemplate of the input.
+// template is an AddOnTemplate of the input, decoded as the hub stores it (CRD defaults applied).
 type template struct {
 	node *yaml.RNode
 	obj  *addonv1alpha1.AddOnTemplate
 }
 
-// deploymentConfig is an AddOnDeploymentConfig of the input, with CRD defaults applied.
+// deploymentConfig is an AddOnDeploymentConfig of the input, decoded as the hub stores it (CRD
+// defaults applied: agentInstallNamespace left out is open-cluster-management-agent-addon).
 type deploymentConfig struct {
 	node *yaml.RNode
 	obj  *addonv1alpha1.AddOnDeploymentConfig
+	// valid tells whether it passed its CRD schema (reported otherwise): validate renders only
+	// with valid ones.
+	valid bool
 }
 
 func (d deploymentConfig) ref() ObjectRef {
@@ -90,8 +95,11 @@ func cleanJSON(n *yaml.RNode) ([]byte, error) {
 	return c.MarshalJSON()
 }
 
-// decodeInputs decodes the AddOnTemplates and AddOnDeploymentConfigs of the input (previews of
-// earlier runs aside), recording an error result for each that does not decode.
+// decodeInputs checks the AddOnTemplates and AddOnDeploymentConfigs of the input (previews of
+// earlier runs aside) against their CRD schemas and decodes them as the hub would store them,
+// reporting an error result for each schema violation and for each object that does not decode.
+// An object that fails its schema is still returned when it decodes (an ADC marked invalid), so
+// that validate can report what else is wrong with it; one that does not decode is left out.
 func decodeInputs(req *krmfn.Request) ([]template, []deploymentConfig) {
 	var tpls []template
 	var adcs []deploymentConfig
@@ -99,32 +107,35 @@ func decodeInputs(req *krmfn.Request) ([]template, []deploymentConfig) {
 		if isPreviewObject(it) {
 			continue
 		}
-		switch {
-		case isKind(it, addOnTemplateKind):
-			if !checkPlaceholders(req, it, "") {
-				continue
-			}
-			j, err := cleanJSON(it)
-			if err == nil {
+		isTemplate, isADC := isKind(it, addOnTemplateKind), isKind(it, addOnDeploymentConfigKind)
+		if !isTemplate && !isADC {
+			continue
+		}
+		if !checkPlaceholders(req, it, "") {
+			continue
+		}
+		m, valid := checkSchema(req, it)
+		if m == nil {
+			continue
+		}
+		j, err := json.Marshal(m)
+		if err == nil {
+			if isTemplate {
 				var t *addonv1alpha1.AddOnTemplate
 				if t, err = render.DecodeAddOnTemplate(j); err == nil {
 					tpls = append(tpls, template{node: it, obj: t})
 					continue
 				}
-			}
-			req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
-		case isKind(it, addOnDeploymentConfigKind):
-			if !checkPlaceholders(req, it, "") {
-				continue
-			}
-			j, err := cleanJSON(it)
-			if err == nil {
+			} else {
 				var adc *addonv1alpha1.AddOnDeploymentConfig
 				if adc, err = render.DecodeAddOnDeploymentConfig(j); err == nil {
-					adcs = append(adcs, deploymentConfig{node: it, obj: adc})
+					adcs = append(adcs, deploymentConfig{node: it, obj: adc, valid: valid})
 					continue
 				}
 			}
+		}
+		if valid {
+			// What fails its schema does not decode for the same reason: said once is enough.
 			req.Errorf(it, "", "%s: %v", krmfn.Describe(it), err)
 		}
 	}

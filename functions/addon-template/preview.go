@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -81,7 +80,7 @@ func preview(req *krmfn.Request, s *settings) error {
 			reportRenderError(req, t, "", err)
 			continue
 		}
-		tplHash, err := specHashOf(t.node, false)
+		tplHash, err := specHashOf(t.node)
 		if err != nil {
 			return err
 		}
@@ -215,26 +214,13 @@ func chooseADCs(adcs []deploymentConfig, refs []ObjectRef, cluster string) ([]de
 	return out, nil
 }
 
-// specHashOf is OCM's spec hash of an input config as the API server would hold it: without
-// orchestrator annotations, with the ADC's CRD default applied.
-func specHashOf(n *yaml.RNode, adc bool) (string, error) {
-	j, err := cleanJSON(n)
+// specHashOf is OCM's spec hash of an input config as the hub's API server would hold it: without
+// orchestrator annotations, with every default of its CRD applied (an ADC's agentInstallNamespace,
+// a template's manifestConfigs defaults...).
+func specHashOf(n *yaml.RNode) (string, error) {
+	m, _, err := stored(n)
 	if err != nil {
 		return "", err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(j, &m); err != nil {
-		return "", err
-	}
-	if adc {
-		spec, _ := m["spec"].(map[string]any)
-		if spec == nil {
-			spec = map[string]any{}
-			m["spec"] = spec
-		}
-		if _, set := spec["agentInstallNamespace"]; !set {
-			spec["agentInstallNamespace"] = render.DefaultAgentInstallNamespace
-		}
 	}
 	return spechash.Of(m)
 }
@@ -243,7 +229,7 @@ func specHashOf(n *yaml.RNode, adc bool) (string, error) {
 func manifestWorks(t template, tplHash, cluster string, adcs []deploymentConfig, objects []*unstructured.Unstructured) ([]map[string]any, error) {
 	refs := []addonwork.ConfigReference{}
 	for _, a := range adcs {
-		h, err := specHashOf(a.node, true)
+		h, err := specHashOf(a.node)
 		if err != nil {
 			return nil, err
 		}

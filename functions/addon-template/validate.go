@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -17,9 +16,18 @@ import (
 	"github.com/addonops/addonops/internal/render"
 )
 
-// validate checks every AddOnTemplate and AddOnDeploymentConfig of the input; it changes nothing.
+// validate checks every OCM object of the input against its CRD schema (what the hub's API server
+// would reject), then every AddOnTemplate and AddOnDeploymentConfig for what the schema cannot
+// tell; it changes nothing.
 func validate(req *krmfn.Request) {
 	tpls, adcs := decodeInputs(req)
+	for _, it := range req.Items {
+		// Templates and ADCs were checked by decodeInputs; the other OCM kinds of the CRDs
+		// (ClusterManagementAddOn, ManagedClusterAddOn, Placement...) here.
+		if !isPreviewObject(it) && isOCM(it) && !isKind(it, addOnTemplateKind) && !isKind(it, addOnDeploymentConfigKind) {
+			checkSchema(req, it)
+		}
+	}
 	for _, a := range adcs {
 		checkADC(req, a)
 	}
@@ -27,9 +35,6 @@ func validate(req *krmfn.Request) {
 		checkTemplate(req, t, adcs, true)
 	}
 }
-
-// signerNamePattern is the AddOnTemplate CRD's pattern for customSigner.signerName.
-var signerNamePattern = regexp.MustCompile(`^([a-z0-9][a-z0-9-]*[a-z0-9]\.)+[a-z]+\/[a-z0-9-\.]+$`)
 
 const kubeAPIServerClientSigner = "kubernetes.io/kube-apiserver-client"
 
@@ -195,13 +200,9 @@ func checkRegistration(req *krmfn.Request, t template) {
 				bad(".customSigner", "type CustomSigner needs customSigner with signerName and signingCA")
 				continue
 			}
-			switch {
-			case len(cs.SignerName) < 5 || len(cs.SignerName) > 571:
-				bad(".customSigner.signerName", "%q must be 5 to 571 characters long", cs.SignerName)
-			case cs.SignerName == kubeAPIServerClientSigner:
+			// Its length and pattern are the CRD schema's.
+			if cs.SignerName == kubeAPIServerClientSigner {
 				bad(".customSigner.signerName", "%s is the signer of type KubeClient; use type KubeClient", kubeAPIServerClientSigner)
-			case !signerNamePattern.MatchString(cs.SignerName):
-				bad(".customSigner.signerName", "%q does not match %s (e.g. example.com/my-signer)", cs.SignerName, signerNamePattern)
 			}
 			if first, dup := signers[cs.SignerName]; dup {
 				bad(".customSigner.signerName", "%q is already used by spec.registration[%d]", cs.SignerName, first)
@@ -210,11 +211,8 @@ func checkRegistration(req *krmfn.Request, t template) {
 			if cs.SigningCA.Name == "" {
 				bad(".customSigner.signingCA.name", "the signing CA Secret's name is required: OCM signs the agent's CSRs with it")
 			}
-		case "":
-			bad(".type", "type is required: KubeClient or CustomSigner")
-		default:
-			bad(".type", "%q is not KubeClient or CustomSigner", reg.Type)
 		}
+		// A missing or unknown type is the CRD schema's to report.
 	}
 }
 
@@ -247,28 +245,18 @@ func checkHubPermission(bad func(field, format string, args ...any), at string, 
 		case sn.RoleRef.APIGroup != rbacv1.GroupName:
 			bad(at+".singleNamespace.roleRef.apiGroup", "must be %s, got %q", rbacv1.GroupName, sn.RoleRef.APIGroup)
 		}
-	case "":
-		bad(at+".type", "type is required: CurrentCluster or SingleNamespace")
-	default:
-		bad(at+".type", "%q is not CurrentCluster or SingleNamespace", p.Type)
 	}
+	// A missing or unknown type is the CRD schema's to report.
 }
 
-// checkADC: customized variable names are identifiers, unique, and not OCM's private names.
+// checkADC: customized variables are not OCM's private names. That names are identifiers and
+// unique is the CRD schema's to report (pattern, list-map keys).
 func checkADC(req *krmfn.Request, a deploymentConfig) {
-	seen := map[string]int{}
 	for i, v := range a.obj.Spec.CustomizedVariables {
-		at := fmt.Sprintf("spec.customizedVariables[%d].name", i)
-		switch {
-		case !render.IsIdentifier(v.Name):
-			req.Errorf(a.node, at, "%s: %s %q is not a variable name: names are C identifiers ([A-Za-z_][A-Za-z0-9_]*)", krmfn.Describe(a.node), at, v.Name)
-		case strings.HasPrefix(v.Name, "__") && isReserved(v.Name):
+		if strings.HasPrefix(v.Name, "__") && isReserved(v.Name) {
+			at := fmt.Sprintf("spec.customizedVariables[%d].name", i)
 			req.Errorf(a.node, at, "%s: %s %q is reserved by OCM for internal values", krmfn.Describe(a.node), at, v.Name)
 		}
-		if first, dup := seen[v.Name]; dup {
-			req.Errorf(a.node, at, "%s: %s %q is already defined by spec.customizedVariables[%d]", krmfn.Describe(a.node), at, v.Name, first)
-		}
-		seen[v.Name] = i
 	}
 }
 
@@ -330,7 +318,9 @@ func checkVariablesDefined(req *krmfn.Request, t template, adcs []deploymentConf
 // trialRender renders the template with each AddOnDeploymentConfig of the input (or none) for an
 // example cluster, to find what only rendering shows: workloads that do not decode after
 // substitution, volume clashes, bindings without subjects. A variable another ADC defines is
-// given a placeholder, and reported as a warning: clusters using this ADC would fail.
+// given a placeholder, and reported as a warning: clusters using this ADC would fail. An ADC that
+// fails its CRD schema is never rendered with: the hub would not hold it, and its error is
+// reported already.
 func trialRender(req *krmfn.Request, t template, r *render.Renderer, adcs []deploymentConfig, indexes []int, uses map[int][]render.VariableUse) {
 	type trial struct {
 		label string
@@ -340,7 +330,9 @@ func trialRender(req *krmfn.Request, t template, r *render.Renderer, adcs []depl
 	if len(adcs) > 0 {
 		trials = nil
 		for _, a := range adcs {
-			trials = append(trials, trial{label: "with " + krmfn.Describe(a.node), adc: a.obj})
+			if a.valid {
+				trials = append(trials, trial{label: "with " + krmfn.Describe(a.node), adc: a.obj})
+			}
 		}
 	}
 	reported := map[string]bool{}

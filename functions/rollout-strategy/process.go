@@ -6,9 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 )
 
@@ -41,8 +44,18 @@ func process(req *krmfn.Request) error {
 		delete(in.unused, k)
 	}
 	for _, it := range req.Items {
-		if group(it) == addonGroup && it.GetKind() == "ClusterManagementAddOn" {
+		switch {
+		case group(it) == addonGroup && it.GetKind() == "ClusterManagementAddOn":
+			before := len(req.Results)
 			processAddon(req, it, cfg, in)
+			// The add-on as it goes out must be what the hub's API server accepts. Checked only
+			// when its strategies and canaries are fine: a strategy still in the design's
+			// vocabulary, or one already reported, would only be reported again.
+			if !hasErrorSince(req, before) {
+				checkSchema(req, it)
+			}
+		case group(it) == clusterGroup && it.GetKind() == "Placement":
+			checkSchema(req, it)
 		}
 	}
 	return nil
@@ -88,6 +101,41 @@ func usedPlacements(items []*yaml.RNode) map[canary.PlacementKey]bool {
 		}
 	}
 	return used
+}
+
+// checkSchema checks an object against its CRD schema in OCM's API (internal/crdschema), as the
+// hub's API server would on create, reporting each field error on it. An apiVersion its CRD does
+// not serve is an error.
+func checkSchema(req *krmfn.Request, obj *yaml.RNode) {
+	desc := krmfn.Describe(obj)
+	if err := crdschema.OCM().CheckVersion(obj.GetApiVersion(), obj.GetKind()); err != nil {
+		req.Errorf(obj, "apiVersion", "%s: %v", desc, err)
+		return
+	}
+	k, ok := crdschema.OCM().Lookup(obj.GetApiVersion(), obj.GetKind())
+	if !ok {
+		return
+	}
+	j, err := obj.MarshalJSON()
+	if err != nil {
+		req.Errorf(obj, "", "%s: %v", desc, err)
+		return
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(j, &m); err != nil {
+		req.Errorf(obj, "", "%s: %v", desc, err)
+		return
+	}
+	req.FieldErrors(obj, "", k.Validate(m))
+}
+
+func hasErrorSince(req *krmfn.Request, n int) bool {
+	for _, r := range req.Results[n:] {
+		if r.Severity == framework.Error {
+			return true
+		}
+	}
+	return false
 }
 
 func group(obj *yaml.RNode) string {

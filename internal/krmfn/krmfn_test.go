@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -296,4 +297,28 @@ func FuzzResourceList(f *testing.F) {
 			t.Fatalf("exit %d", code)
 		}
 	})
+}
+
+func TestFieldErrors(t *testing.T) {
+	obj, err := yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ns}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Reporter
+	r.FieldErrors(obj, "p: ", field.ErrorList{
+		field.Invalid(field.NewPath("spec", "x"), "A", "must be lower case"),
+		field.Invalid(nil, nil, "some validation rules were not checked"),
+	})
+	if len(r.Results) != 2 {
+		t.Fatalf("%d results", len(r.Results))
+	}
+	if got, want := r.Results[0].Message, `p: ConfigMap ns/c: spec.x: Invalid value: "A": must be lower case`; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if r.Results[0].Field == nil || r.Results[0].Field.Path != "spec.x" {
+		t.Errorf("field %+v", r.Results[0].Field)
+	}
+	if got, want := r.Results[1].Message, "p: ConfigMap ns/c: some validation rules were not checked"; got != want || r.Results[1].Field != nil {
+		t.Errorf("message %q (field %+v), want %q and no field", got, r.Results[1].Field, want)
+	}
 }
