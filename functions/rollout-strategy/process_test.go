@@ -322,7 +322,7 @@ spec:
     - {name: canary, namespace: default}
 `
 	placement := func(ns, name string) string {
-		return "---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: " + name + ", namespace: " + ns + "}\n"
+		return "---\napiVersion: cluster.open-cluster-management.io/v1beta1\nkind: Placement\nmetadata: {name: " + name + ", namespace: " + ns + "}\nspec: {}\n"
 	}
 	gated := "  annotations:\n    addonops.io/canary-placements: '{\"default/global\": \"default/canary\"}'"
 	config := func(spec string) *yaml.RNode {
