@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -61,11 +61,18 @@ type object struct {
 	base, hash string
 	final      string // the name in the output
 	// Worked out while scanning, when the object's YAML is at hand, and reported in their phase.
-	hashVal  string
-	hashErr  error
-	quoted   []yaml11Boolean
-	sites    []siteRef
-	sitesErr error
+	hashVal string
+	hashErr error
+	// pending is the JSON of a candidate whose kind OCM's CRDs do not define, hashed by settle;
+	// schemaErrs are what its schema check found.
+	pending    map[string]any
+	schemaErrs field.ErrorList
+	// sameContent is the config of the same kind and content whose check this one shares: only
+	// its metadata errors are its own.
+	sameContent *object
+	quoted     []yaml11Boolean
+	sites      []siteRef
+	sitesErr   error
 }
 
 // siteRef is a config reference found while scanning: configref.Site without its YAML.
@@ -131,8 +138,13 @@ type run struct {
 	rewrites  map[int][]rewrite
 	nRewrites int
 	byIndex   []*object // by item index; nil for items that are not objects config-hash keeps
-	// kindErrs are what learning kinds from CustomResourceDefinitions found while scanning.
-	kindErrs []kindErr
+	// kindErrs are what learning kinds from CustomResourceDefinitions found while scanning;
+	// schemaWarnings what taking their schemas did.
+	kindErrs, schemaWarnings []kindErr
+	// checks run the schema checks; inputSchemas are OCM's and the input's CRDs.
+	checks       *checks
+	inputSchemas *crdschema.Schemas
+	checked      map[contentKey]*object
 }
 
 type kindErr struct {
@@ -175,12 +187,19 @@ func process(st *krmfn.Stream) (krmfn.Transform, error) {
 	}
 	r := &run{s: st, settings: s, kinds: configref.NewKinds(), grKinds: map[configref.GroupResource]*configref.Kind{},
 		current: map[refKey]*object{}, aliases: map[refKey][]*object{}, byName: map[refKey][]*object{},
-		renamed: map[string][]*object{}, rewrites: map[int][]rewrite{}, byIndex: make([]*object, len(st.Items))}
-	if err := r.scan(); err != nil {
+		renamed: map[string][]*object{}, rewrites: map[int][]rewrite{}, byIndex: make([]*object, len(st.Items)),
+		checks: startChecks(), inputSchemas: crdschema.OCM(), checked: map[contentKey]*object{}}
+	err = r.scan()
+	r.checks.wait()
+	if err != nil {
 		return nil, err
 	}
 	// Each phase reports every problem it finds, and nothing is changed unless all phases pass.
 	if r.learnKinds(); st.HasErrors() {
+		return nil, nil
+	}
+	r.settle()
+	if r.reportSchemaErrors(); st.HasErrors() {
 		return nil, nil
 	}
 	if r.collect(); st.HasErrors() {
@@ -215,8 +234,15 @@ func (r *run) scan() error {
 		if configref.GroupOf(n.GetApiVersion()) == "apiextensions.k8s.io" && n.GetKind() == "CustomResourceDefinition" {
 			if m, err := n.Map(); err != nil {
 				r.kindErrs = append(r.kindErrs, kindErr{krmfn.RefOf(n), fmt.Sprintf("%s: %v", krmfn.Describe(n), err)})
-			} else if err := r.kinds.AddCRD(m); err != nil {
-				r.kindErrs = append(r.kindErrs, kindErr{krmfn.RefOf(n), err.Error()})
+			} else {
+				if err := r.kinds.AddCRD(m); err != nil {
+					r.kindErrs = append(r.kindErrs, kindErr{krmfn.RefOf(n), err.Error()})
+				}
+				if with, err := r.inputSchemas.WithCRD(m); err != nil {
+					r.schemaWarnings = append(r.schemaWarnings, kindErr{krmfn.RefOf(n), fmt.Sprintf("%s: its schema cannot be used to default and check objects of its kind, which are hashed as written: %v", krmfn.Describe(n), err)})
+				} else {
+					r.inputSchemas = with
+				}
 			}
 		}
 		if n.GetKind() == "" {
@@ -234,9 +260,12 @@ func (r *run) scan() error {
 				o.ann[a] = v
 			}
 		}
-		if r.candidate(o) {
-			o.quoted = quoteYAML11Booleans(n)
-			o.hashVal, o.hashErr = contentHash(n)
+		if o.ann[annotationLocalConfig] != "true" {
+			candidate := r.candidate(o)
+			if candidate {
+				o.quoted = quoteYAML11Booleans(n)
+			}
+			r.examine(o, n, candidate)
 		}
 		if configref.HoldsReferences(o.ref.APIVersion, o.kind) {
 			sites, err := configref.Sites(n)
@@ -280,6 +309,9 @@ func kindName(k yaml.Kind) string {
 func (r *run) learnKinds() {
 	for _, e := range r.kindErrs {
 		r.s.Report(framework.Error, e.ref, "", "%s", e.msg)
+	}
+	for _, e := range r.schemaWarnings {
+		r.s.Report(framework.Warning, e.ref, "", "%s", e.msg)
 	}
 	for i, k := range r.settings.resources {
 		if err := r.kinds.Add(k, r.settings.resourceSources[i]); err != nil {
@@ -523,27 +555,6 @@ func isYAML11Boolean(n *yaml.Node) bool {
 		return true
 	}
 	return false
-}
-
-// contentHash is OCM's spec hash of the object: every top-level field but apiVersion, kind,
-// metadata and status. The YAML is read the way kubectl and Argo CD read it before sending JSON to
-// the API server (sigs.k8s.io/yaml, numbers as int64 or float64 like unstructured objects), so the
-// hash is that of what the API server receives: comments, key order, quoting and indentation never
-// change it, and neither does writing 2024-01-01 with or without quotes.
-func contentHash(node *yaml.RNode) (string, error) {
-	text, err := node.String()
-	if err != nil {
-		return "", fmt.Errorf("encoding as YAML: %w", err)
-	}
-	js, err := sigsyaml.YAMLToJSON([]byte(text))
-	if err != nil {
-		return "", fmt.Errorf("content cannot be read as JSON (Kubernetes objects must be JSON-compatible): %w", err)
-	}
-	var obj map[string]any
-	if err := utiljson.Unmarshal(js, &obj); err != nil {
-		return "", fmt.Errorf("content cannot be read as a JSON object: %w", err)
-	}
-	return spechash.Of(obj)
 }
 
 // checkCollisions makes sure no two objects end up with the same identity.

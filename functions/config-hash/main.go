@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 	"github.com/addonops/addonops/internal/version"
 )
@@ -19,6 +21,11 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--version" {
 		fmt.Println(version.String("config-hash"))
 		return
+	}
+	// The schemas of the configs every run meets, built before the input is read: the memory
+	// limit ExecuteStream sets counts them as the process's own, not the input's.
+	for _, kind := range []string{"AddOnDeploymentConfig", "AddOnTemplate"} {
+		crdschema.OCM().Lookup(configref.AddonGroup+"/v1alpha1", kind)
 	}
 	krmfn.MainStream("config-hash", usage, process)
 }

@@ -249,6 +249,27 @@ spec:
   names: {kind: Widget, plural: widgets}
   versions: [{name: v1, served: true, storage: true}]
 `
+	widgetCRD := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              color: {type: string, default: blue}
+`
 	widget := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: hub}\nspec: {size: 1}\n"
 	strict := "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nmetadata: {name: x}\nspec: {strict: true}\n"
 	cases := []struct {
@@ -333,17 +354,22 @@ spec:
 				return docs(a, named)
 			}(),
 			wantErr: "although their contents differ (content hashes "},
+		// An OCM kind's schema refuses the name as the API server would; a kind without schema
+		// (here an opted-in ConfigMap) is caught by config-hash's own check of the name it makes.
 		{name: "a name that is not a DNS subdomain is refused",
 			input:   adc("hub", "Hello World", "agents"),
-			wantErr: `new name "Hello World-`},
+			wantErr: `AddOnDeploymentConfig hub/Hello World: metadata.name: Invalid value: "Hello World": a lowercase RFC 1123 subdomain`},
+		{name: "a new name that is not a DNS subdomain is refused",
+			input:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Hello World/../x\n  namespace: hub\n  annotations: {addonops.io/hash-suffix: 'true'}\ndata: {k: v}\n",
+			wantErr: `new name "Hello World/../x-`},
 		{name: "a reference to a config only in the cluster is an info",
-			input: docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x", "gadgets.example.com g")),
+			input: docs(hub, cma("hello", "addondeploymentconfigs other/x", "gadgets.example.com g")),
 			check: func(t *testing.T, o output, results []string) {
-				wantResult(t, results, "info: ClusterManagementAddOn hello: spec.defaultConfigs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster); left as is")
+				wantResult(t, results, "info: ClusterManagementAddOn hello: spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster); left as is")
 			}},
 		{name: "strict: a reference to a config not in the input is an error", config: strict,
-			input:   docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "addondeploymentconfigs other/x")),
-			wantErr: "spec.defaultConfigs[1] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster): add the config to the input"},
+			input:   docs(hub, cma("hello", "addondeploymentconfigs other/x")),
+			wantErr: "spec.defaultConfigs[0] refers to addondeploymentconfigs.addon.open-cluster-management.io other/x, which is not in the input (it may exist only in the cluster): add the config to the input"},
 		{name: "strict: a reference to a resource of no known kind is an error", config: strict,
 			input:   docs(hub, cma("hello", "addondeploymentconfigs hub/cfg", "gadgets.example.com g")),
 			wantErr: "spec.defaultConfigs[1] refers to gadgets.example.com g, a resource config-hash knows no kind of"},
@@ -395,6 +421,28 @@ spec:
 					t.Fatalf("refs %v, want %s", got, name)
 				}
 			}},
+		{name: "a CRD in the input gives its defaults to the hash and checks its objects",
+			config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {kinds: [{group: example.com, kind: Widget}]}\n",
+			input:  docs(widgetCRD, widget, mca("c1", "a", "widgets.example.com hub/w")),
+			check: func(t *testing.T, o output, results []string) {
+				// As the hub stores it: spec.color defaulted.
+				name := hashedName(t, strings.Replace(widget, "spec: {size: 1}", "spec: {size: 1, color: blue}", 1), "w")
+				if got := o.refs("ManagedClusterAddOn", "c1", "a"); !slices.Equal(got, []string{"widgets hub/" + name}) {
+					t.Fatalf("refs %v, want %s (hashed with the CRD's default)", got, name)
+				}
+			}},
+		{name: "an object its input CRD's schema refuses",
+			config:  "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {kinds: [{group: example.com, kind: Widget}]}\n",
+			input:   docs(widgetCRD, strings.Replace(widget, "size: 1", "size: big", 1)),
+			wantErr: `Widget hub/w: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string" (the hub's API server would refuse it)`},
+		{name: "a Secret is hashed as the API server stores it",
+			input: "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: hub, annotations: {addonops.io/hash-suffix: 'true'}}\nstringData: {token: abc}\ndata: {other: eA==}\n",
+			check: func(t *testing.T, o output, results []string) {
+				want := hashedName(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: hub}\ntype: Opaque\ndata: {other: eA==, token: YWJj}\n", "s")
+				if got := o.get("Secret", "hub", "s").GetName(); got != want {
+					t.Fatalf("Secret named %s, want %s (type defaulted, stringData merged into data)", got, want)
+				}
+			}},
 		{name: "plural from the functionConfig",
 			config: "apiVersion: addonops.io/v1alpha1\nkind: ConfigHash\nspec: {kinds: [{group: example.com, kind: Widget}], resources: [{group: example.com, kind: Widget, resource: widgets, scope: Namespaced}]}\n",
 			input:  docs(widget, mca("c1", "a", "widgets.example.com hub/w")),
@@ -420,8 +468,8 @@ spec:
 		{name: "duplicate across API versions", input: docs(hub, strings.Replace(hub, "v1alpha1", "v1beta1", 1)),
 			wantErr: "AddOnDeploymentConfig hub/cfg is in the input twice"},
 		{name: "cluster-scoped duplicate with stamped namespaces",
-			input:   docs(template("t", "a", "namespace: x"), template("t", "b", "namespace: y")),
-			wantErr: "AddOnTemplate y/t is in the input twice"},
+			input:   docs(template("t", "a", "namespace: x1"), template("t", "b", "namespace: x2")),
+			wantErr: "AddOnTemplate x2/t is in the input twice"},
 		{name: "local config is skipped",
 			input: docs("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: {name: p, annotations: {config.kubernetes.io/local-config: 'true'}}\n",
 				"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata: {name: p, annotations: {config.kubernetes.io/local-config: 'true'}}\n", hub),
@@ -438,11 +486,14 @@ spec:
 			input:   docs(hub, adc("hub", "NAME", "other", "annotations: {addonops.io/hash-suffix: 'false'}")),
 			wantErr: "AddOnDeploymentConfig hub/cfg would be renamed"},
 		{name: "re-run keeps a hashed object and its references",
-			input: docs("HASHED", cma("a", "addondeploymentconfigs hub/NAME", "addondeploymentconfigs hub/cfg")),
+			input: docs("HASHED", cma("a", "addondeploymentconfigs hub/NAME"), mca("cluster1", "a", "addondeploymentconfigs hub/cfg")),
 			check: func(t *testing.T, o output, results []string) {
-				want := []string{"addondeploymentconfigs hub/" + hubName(t), "addondeploymentconfigs hub/" + hubName(t)}
+				want := []string{"addondeploymentconfigs hub/" + hubName(t)}
 				if got := o.refs("ClusterManagementAddOn", "", "a"); !slices.Equal(got, want) {
-					t.Fatalf("refs %v, want %v", got, want)
+					t.Fatalf("CMA refs %v, want %v", got, want)
+				}
+				if got := o.refs("ManagedClusterAddOn", "cluster1", "a"); !slices.Equal(got, want) {
+					t.Fatalf("MCA refs %v, want %v", got, want)
 				}
 				wantResult(t, results, "info: 1 config(s) hashed, 0 renamed, 1 reference(s) rewritten")
 			}},

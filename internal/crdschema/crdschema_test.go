@@ -191,7 +191,29 @@ func TestValidate(t *testing.T) {
 					t.Errorf("error %d:\n got %s\nwant it to contain %s", i, got[i], tc.want[i])
 				}
 			}
+			checkValidateMetadata(t, tc.doc)
 		})
+	}
+}
+
+// checkValidateMetadata asserts ValidateMetadata's contract on doc: exactly the errors Validate
+// reports at apiVersion, kind and metadata.
+func checkValidateMetadata(t *testing.T, doc string) {
+	t.Helper()
+	obj := decode(t, doc)
+	k := lookup(t, obj)
+	k.Default(obj)
+	var want, got []string
+	for _, e := range k.Validate(obj) {
+		if f := e.Field; f == "apiVersion" || f == "kind" || f == "metadata" || strings.HasPrefix(f, "metadata.") {
+			want = append(want, e.Error())
+		}
+	}
+	for _, e := range k.ValidateMetadata(obj) {
+		got = append(got, e.Error())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ValidateMetadata differs from Validate's metadata errors (-Validate +ValidateMetadata):\n%s", diff)
 	}
 }
 

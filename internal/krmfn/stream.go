@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -392,6 +393,12 @@ func splitResourceList(data []byte) (*input, bool) {
 
 // ExecuteStream is Execute for a StreamFunc.
 func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Writer) int {
+	var held int64
+	if in.LimitMemory {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		held = int64(ms.HeapAlloc)
+	}
 	src, err := readStream(in)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
@@ -401,7 +408,10 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		// The input stays in memory and every pass makes a tree per item, garbage at once: let the
 		// collector free it before the heap grows past a few times the input (Go's default lets
 		// the heap double its live size first).
-		debug.SetMemoryLimit(int64(src.size)*memoryPerInputByteX2/2 + memoryBase)
+		// What the process held before it read (package data, a function's schemas loaded in
+		// main) is not the input's doing: with the headroom so small, counting it against the
+		// input would leave the collector running all the time.
+		debug.SetMemoryLimit(held + int64(src.size)*memoryPerInputByteX2/2 + memoryBase)
 	}
 	s, transform := src.run(fn)
 	if s.HasErrors() && !src.splitFailed {
