@@ -70,9 +70,9 @@ type object struct {
 	// sameContent is the config of the same kind and content whose check this one shares: only
 	// its metadata errors are its own.
 	sameContent *object
-	quoted     []yaml11Boolean
-	sites      []siteRef
-	sitesErr   error
+	quoted      []yaml11Boolean
+	sites       []siteRef
+	sitesErr    error
 }
 
 // siteRef is a config reference found while scanning: configref.Site without its YAML.
