@@ -185,7 +185,10 @@ type settings struct {
 // are errors: a misspelt option that is silently ignored changes what gets deployed.
 func parseConfig(fc *yaml.RNode) (*settings, error) {
 	if fc == nil || fc.IsNilOrEmpty() {
-		return nil, fmt.Errorf("no functionConfig: give an %s %s (or a ConfigMap) with spec.mode generate, validate or preview", ConfigAPIVersion, ConfigKind)
+		// Said only when none came: --config together with a ResourceList, which used to drop the
+		// file and land here, is refused by krmfn before.
+		return nil, fmt.Errorf("no functionConfig: give an %s %s (or a ConfigMap) with spec.mode generate, validate or preview "+
+			"(standalone: --config FILE; kpt fn eval: --fn-config FILE, or -- mode=validate)", ConfigAPIVersion, ConfigKind)
 	}
 	var specJSON []byte
 	apiVersion, kind := fc.GetApiVersion(), fc.GetKind()

@@ -50,8 +50,12 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	var clusters, adcs multiFlag
 	fs.Var(&clusters, "cluster", "managed cluster `NAME` to render for (repeatable, required)")
 	fs.Var(&adcs, "deployment-config", "AddOnDeploymentConfig `NAMESPACE/NAME` from the input to render with (repeatable, in status order)")
-	output := fs.String("output", OutputManifests, "what to print: Manifests or ManifestWork")
-	registries := fs.String("image-registries", "", "the ManagedCluster's open-cluster-management.io/image-registries annotation `JSON`")
+	// Single-valued flags are given once: with the flag package's last-wins, a second --output in a
+	// script would silently change what is printed.
+	output := krmfn.OnceString{Value: OutputManifests}
+	var registries krmfn.OnceString
+	fs.Var(&output, "output", "`WHAT` to print: Manifests or ManifestWork")
+	fs.Var(&registries, "image-registries", "the ManagedCluster's open-cluster-management.io/image-registries annotation `JSON`")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "%s\n\nUsage of render:\n", usage)
 		fs.PrintDefaults()
@@ -70,12 +74,12 @@ func renderCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "%s render: give the FILEs holding the AddOnTemplate (and AddOnDeploymentConfigs); \"-\" reads stdin\n", name)
 		return 2
 	}
-	spec := map[string]any{"mode": ModePreview, "output": *output}
+	spec := map[string]any{"mode": ModePreview, "output": output.Value}
 	var cl []any
 	for _, c := range clusters {
 		entry := map[string]any{"name": c}
-		if *registries != "" {
-			entry["imageRegistries"] = *registries
+		if registries.Value != "" {
+			entry["imageRegistries"] = registries.Value
 		}
 		cl = append(cl, entry)
 	}

@@ -13,6 +13,29 @@
 //     first document), a ResourceList that is not the only document, has no items, or whose items
 //     are not a list of objects, and a --config file that is not exactly one object.
 //
+// The reader is strict, and the same on both paths (Execute, ExecuteStream): each of these is
+// input that breaks the contract too, with a message that says where it is (FILE or stdin, the
+// document or ResourceList item, the lines) and how to fix it:
+//   - A key given twice in one mapping, at any depth: in any document, in a ResourceList (items:
+//     or functionConfig: twice included), its functionConfig, or a --config file. YAML tools
+//     disagree on which of the two counts. Merge keys (<<: *anchor) are not expanded, and a key a
+//     mapping both merges in and writes is legal YAML: only a key written twice counts.
+//   - Two objects with the same API group, kind, namespace (as written: krmfn does not know which
+//     kinds are cluster-scoped) and name, which the API server takes for one. Local config
+//     (config.kubernetes.io/local-config: "true": Kptfiles, function configs) and objects without
+//     kind or name do not count.
+//   - A List (kind: List, what kubectl get -o yaml writes, or a kind ending in List with items),
+//     wherever it is, alone on stdin too: its items would pass through unseen. It is refused with
+//     the commands that expand it (kustomize build; yq).
+//   - A ResourceList with items: null (items: [] is an empty one).
+//   - A metadata.name or metadata.namespace that is not a string, a label or annotation value
+//     that is not one (an unquoted true or 5, or nothing at all): the API server rejects them. A
+//     timestamp (2024-01-01) counts as the string it is written as, as kubectl sends it.
+//   - A document end marker (...) followed by another document without a --- line: kyaml would
+//     read the first document only.
+//   - --config given twice (a usage error, exit 2, as for any bad flag), or together with a
+//     ResourceList on stdin, which carries its own functionConfig.
+//
 // A function works on a Request (every object as a YAML tree; Execute, Main) or, when inputs may be
 // tens of megabytes, on a Stream (objects parsed one at a time; ExecuteStream, MainStream), which
 // keeps memory at a few times the input's size and writes the same bytes.
@@ -23,7 +46,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -131,7 +153,8 @@ type Input struct {
 	Stdin io.Reader
 	// Files are read as plain YAML streams, in order ("-" is stdin).
 	Files []string
-	// FunctionConfig is used in plain mode (a ResourceList brings its own).
+	// FunctionConfig is used in plain mode. A ResourceList brings its own: one given here too is
+	// an error, rather than silently dropped.
 	FunctionConfig *yaml.RNode
 	// LimitMemory lets ExecuteStream cap the process's Go memory at a few times the input's size
 	// (debug.SetMemoryLimit), which only a function binary should do: MainStream sets it.
@@ -143,14 +166,21 @@ type Input struct {
 // It returns the exit code.
 func Execute(name string, in Input, fn ProcessFunc, stdout, stderr io.Writer) int {
 	rw, req, err := read(in)
-	if err != nil {
+	var refused refusal
+	switch {
+	case errors.As(err, &refused):
+		// Well-formed input with objects the reader refuses: reported like the function's own
+		// errors, which the function does not get to add to.
+		req.Report(framework.Error, refused.ref, "", "%v", refused.error)
+	case err != nil:
 		// Input that is not what the contract accepts gets no answer on stdout at all: a caller
 		// that sent something malformed cannot be trusted to read a ResourceList back.
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
-	}
-	if err := fn(req); err != nil {
-		req.Errorf(nil, "", "%v", err)
+	default:
+		if err := fn(req); err != nil {
+			req.Errorf(nil, "", "%v", err)
+		}
 	}
 	plain := rw.NoWrap
 	for _, res := range req.Results {
@@ -203,92 +233,51 @@ func format(res *framework.Result) string {
 	return b.String()
 }
 
+// read reads the input with readStream, the reader of both paths, and parses every item.
 func read(in Input) (*kio.ByteReadWriter, *Request, error) {
-	if len(in.Files) == 0 {
-		data, err := io.ReadAll(in.Stdin)
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading stdin: %w", err)
-		}
-		if err := checkText(data, "stdin"); err != nil {
+	src, err := readStream(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := src.nodes()
+	if src.splitFailed {
+		// As in ExecuteStream: an item that does not parse on its own needs the input parsed whole.
+		if src, err = wholeInput(src.data, in.FunctionConfig); err != nil {
 			return nil, nil, err
 		}
-		// kyaml unwraps whatever a ResourceList's items holds, a scalar as no items at all, and
-		// panics later on items that are not objects: unwrap here, checking the shape.
-		docs, err := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading input: %w", err)
-		}
-		rw := &kio.ByteReadWriter{KeepReaderAnnotations: true, PreserveSeqIndent: true}
-		req := &Request{}
-		switch {
-		case len(docs) == 0:
-			return nil, nil, fmt.Errorf("no input: stdin holds no YAML document; pipe a ResourceList (as kustomize and kpt send) or YAML objects into it, or name FILEs")
-		case len(docs) == 1 && isObject(docs[0]) && (docs[0].GetKind() == kio.ResourceListKind ||
-			docs[0].GetKind() == "List" && (docs[0].Field("items") != nil || docs[0].Field("functionConfig") != nil)):
-			list := docs[0]
-			rw.WrappingKind, rw.WrappingAPIVersion = list.GetKind(), list.GetApiVersion()
-			if req.Items, err = unwrap(list); err != nil {
-				return nil, nil, err
-			}
-			if fc := list.Field("functionConfig"); fc != nil {
-				// Written back as given: a ResourceList answer carries its functionConfig.
-				rw.FunctionConfig = fc.Value
-				if !yaml.IsMissingOrNull(fc.Value) {
-					req.FunctionConfig = fc.Value
-				}
-			}
-		default:
-			for i, doc := range docs {
-				if isObject(doc) && doc.GetKind() == kio.ResourceListKind {
-					return nil, nil, fmt.Errorf("document %d on stdin is a ResourceList, which must be the only document of the input (there are %d)", i+1, len(docs))
-				}
-			}
-			req.Items = docs
-		}
-		if rw.WrappingKind != kio.ResourceListKind {
-			// Plain YAML on stdin (a List is unwrapped): answer with plain YAML, without the
-			// reader's bookkeeping.
-			rw.NoWrap = true
-			rw.KeepReaderAnnotations = false
-			req.FunctionConfig = in.FunctionConfig
-		}
-		return rw, req, nil
+		items = src.nodes()
 	}
-	rw := &kio.ByteReadWriter{NoWrap: true, PreserveSeqIndent: true}
-	req := &Request{FunctionConfig: in.FunctionConfig}
-	for _, path := range in.Files {
-		var data []byte
-		var err error
-		if path == "-" {
-			data, err = io.ReadAll(in.Stdin)
-		} else {
-			data, err = os.ReadFile(path)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-		}
-		if err := checkText(data, path); err != nil {
-			return nil, nil, err
-		}
-		items, err := (&kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
-		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-		}
-		for i, it := range items {
-			if it.GetKind() == kio.ResourceListKind {
-				return nil, nil, fmt.Errorf("reading %s: document %d is a ResourceList: pipe it into stdin instead of naming it as a FILE", path, i+1)
-			}
-			// Remember where an object came from so messages can say so; removed on output.
-			if err := it.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, path)); err != nil {
-				return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-			if err := it.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, fmt.Sprint(i))); err != nil {
-				return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-		}
-		req.Items = append(req.Items, items...)
+	rw := &kio.ByteReadWriter{PreserveSeqIndent: true}
+	if src.wrapped {
+		// Answered with a ResourceList that keeps the reader's bookkeeping and carries the
+		// functionConfig as given.
+		rw.WrappingKind, rw.WrappingAPIVersion = src.kind, src.apiVersion
+		rw.KeepReaderAnnotations = true
+		rw.FunctionConfig = src.fcOut
+	} else {
+		// Plain YAML: answered with plain YAML, without the reader's bookkeeping.
+		rw.NoWrap = true
 	}
-	return rw, req, nil
+	// What verify finds is a refusal, which Execute reports with the request's writer.
+	return rw, &Request{Items: items, FunctionConfig: src.functionConfig}, src.verify()
+}
+
+// nodes parses every item (which checks it), stopping at an item that does not parse on its own.
+func (src *input) nodes() []*yaml.RNode {
+	items := make([]*yaml.RNode, 0, len(src.items))
+	for _, it := range src.items {
+		n, err := it.Node()
+		if src.splitFailed {
+			return nil
+		}
+		if err != nil && it.err == nil {
+			// Not a check's finding, which verify reports: an item kyaml's reader cannot take
+			// after all.
+			it.err = fmt.Errorf("reading %s: %w", it.place(), err)
+		}
+		items = append(items, n)
+	}
+	return items
 }
 
 // checkText rejects input that is not UTF-8 text. kyaml splits documents on "\n---" in the raw
@@ -306,7 +295,7 @@ func checkText(data []byte, where string) error {
 	return nil
 }
 
-// unwrap returns the items of a ResourceList or List, which must be a list of objects.
+// unwrap returns the items of a ResourceList, which must be a list of objects.
 func unwrap(list *yaml.RNode) ([]*yaml.RNode, error) {
 	kind := list.GetKind()
 	f := list.Field("items")
@@ -314,7 +303,9 @@ func unwrap(list *yaml.RNode) ([]*yaml.RNode, error) {
 		return nil, fmt.Errorf("the %s on stdin has no items field: write items: [] for an empty one", kind)
 	}
 	if yaml.IsMissingOrNull(f.Value) {
-		return nil, nil
+		// Written by hand, not by kustomize or kpt: items: with nothing after it, perhaps where
+		// the items were meant to follow.
+		return nil, fmt.Errorf("the %s on stdin has items: null: write items: [] for an empty one", kind)
 	}
 	if f.Value.YNode().Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("the %s on stdin has items: %s, but items must be a list of objects", kind, describeNode(f.Value))

@@ -171,14 +171,18 @@ func TestMalformedInputs(t *testing.T) {
 		{"items is a mapping", rlHeader + "items: {a: b}\n", "has items: a mapping, but items must be a list of objects"},
 		{"no items", rlHeader + "functionConfig: {kind: X}\n", "the ResourceList on stdin has no items field"},
 		{"ResourceList among other documents", rlHeader + "items: []\n---\n" + twoObjects, "document 1 on stdin is a ResourceList, which must be the only document of the input (there are 3)"},
-		{"List items hold a list", "apiVersion: v1\nkind: List\nitems: [[x]]\n", "the List on stdin has items[0]: a list"},
+		{"items is null", rlHeader + "items:\nfunctionConfig: {kind: X}\n", "the ResourceList on stdin has items: null: write items: [] for an empty one"},
+		{"items is ~", rlHeader + "items: ~\n", "the ResourceList on stdin has items: null"},
 		{"UTF-16 with byte order mark", utf16(twoObjects, true), "stdin is UTF-16"},
 		{"UTF-16 without byte order mark", utf16(twoObjects, false), "stdin holds NUL bytes"},
 		{"not UTF-8", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff}\n", "stdin is not valid UTF-8"},
 		{"empty stdin", "", "no input: stdin holds no YAML document"},
 		{"only separators and comments", "# nothing\n---\n\n---\n", "no input: stdin holds no YAML document"},
 		{"malformed YAML", "a: [b\n", "reading input"},
-		{"plain document is a list", "- a\n- b\n", "reading input"},
+		{"plain document is a list", "- a\n- b\n", "stdin, document 1 is a list, but every document must be an object"},
+		{"plain document is a scalar", "kind: X\n---\nhello\n", `stdin, document 2 is the string "hello", but every document must be an object`},
+		// The line counts from the top of stdin, not of the document, which kyaml parses alone.
+		{"malformed YAML in a later document", "kind: X\n---\nx: 1\n  a: b\n", "reading input: MalformedYAMLError: yaml: line 4: mapping values are not allowed"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,7 +231,7 @@ func TestMalformedFiles(t *testing.T) {
 // An empty ResourceList is valid input (kpt sends one for an empty package), and the answer
 // carries the functionConfig it was given.
 func TestEmptyResourceList(t *testing.T) {
-	for _, in := range []string{rlHeader + "items: []\n", rlHeader + "items:\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"} {
+	for _, in := range []string{rlHeader + "items: []\n", rlHeader + "items: []\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n"} {
 		var out, errw bytes.Buffer
 		if code := Run("t", "test", nil, strings.NewReader(in), &out, &errw, rename); code != 0 {
 			t.Fatalf("exit %d: %s", code, errw.String())

@@ -3,6 +3,7 @@ package krmfn
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -33,14 +35,51 @@ type Item struct {
 	// annotate: set the reader's index annotations (plain stdin, as kyaml's reader does) or the
 	// path and index annotations (files mode).
 	annotate, files bool
-	// split is the input a seq item was split from, told when the item does not parse alone;
-	// parsed tells that it did once.
-	split  *input
-	parsed bool
+	// split is the input a seq item was split from, told when the item does not parse alone.
+	split *input
+	// The strict reader's checks run on an item's first parse (checked); err is what they found.
+	// What they keep is small, since a stream keeps every item while the garbage collector works
+	// against a memory limit: where the item is (pos: its document's number, or its index among a
+	// ResourceList's items; line: the lines before its text), a hash of its identity for the
+	// duplicate check (when unique), whether a document is a ResourceList.
+	pos, line    int
+	checked      bool
+	unique       bool
+	resourceList bool
+	idHash       uint64
+	err          error
+}
+
+// place says where the item is.
+func (it *Item) place() place {
+	switch {
+	case it.seq || it.node != nil:
+		return place{source: "stdin", item: it.pos, line: it.line}
+	case it.files:
+		return place{source: sourceName(it.path), doc: it.pos, item: -1, line: it.line}
+	}
+	return place{source: "stdin", doc: it.pos, item: -1, line: it.line}
+}
+
+// check runs the strict checks on the item's first parse, n the item's top node.
+func (it *Item) check(n *yaml.Node, p place) {
+	if it.checked {
+		return
+	}
+	it.checked = true
+	info, err := checkObject(n, p)
+	if err != nil {
+		it.err = objectError{err, info.ref()}
+		return
+	}
+	it.unique, it.idHash = info.unique, info.id.hash()
 }
 
 // Node parses the item. Every call returns a new tree, which the caller may change freely.
 func (it *Item) Node() (*yaml.RNode, error) {
+	if it.err != nil {
+		return nil, it.err
+	}
 	if it.node != nil {
 		return it.node.Copy(), nil
 	}
@@ -57,8 +96,11 @@ func (it *Item) Node() (*yaml.RNode, error) {
 			it.split.splitFailed = true
 			return nil, fmt.Errorf("a ResourceList item does not parse on its own: %w", err)
 		}
-		it.parsed = true
-		return yaml.NewRNode(doc.Content[0].Content[0]), nil
+		obj := doc.Content[0].Content[0]
+		if it.check(obj, it.place()); it.err != nil {
+			return nil, it.err
+		}
+		return yaml.NewRNode(obj), nil
 	}
 	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(it.text), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
 	if err != nil {
@@ -119,7 +161,8 @@ type input struct {
 	splitFailed bool
 }
 
-// readStream reads the input the way read does, but keeps it as bytes.
+// readStream reads the input, keeping it as bytes. It is the one reader of both paths: read
+// parses what it returns whole, ExecuteStream item by item.
 func readStream(in Input) (*input, error) {
 	if len(in.Files) > 0 {
 		res := &input{functionConfig: in.FunctionConfig}
@@ -138,16 +181,12 @@ func readStream(in Input) (*input, error) {
 				return nil, err
 			}
 			data = withoutCR(data)
-			items, err := documents(data, fmt.Sprintf("reading %s", path))
+			items, err := documents(data, sourceName(path), fmt.Sprintf("reading %s", path))
 			if err != nil {
 				return nil, err
 			}
 			for i, it := range items {
-				n, err := it.Node()
-				if err != nil {
-					return nil, fmt.Errorf("reading %s: %w", path, err)
-				}
-				if n.GetKind() == kio.ResourceListKind {
+				if it.resourceList {
 					return nil, fmt.Errorf("reading %s: document %d is a ResourceList: pipe it into stdin instead of naming it as a FILE", path, i+1)
 				}
 				it.annotate, it.files, it.path, it.index = true, true, path, i
@@ -165,7 +204,13 @@ func readStream(in Input) (*input, error) {
 		return nil, err
 	}
 	data = withoutCR(data)
-	return stdinInput(data, in.FunctionConfig, true)
+	res, err := stdinInput(data, in.FunctionConfig, true)
+	if err == nil && res.wrapped && in.FunctionConfig != nil {
+		// kustomize and kpt put the functionConfig into the ResourceList; a second one from the
+		// command line would be ignored, which is worse than refusing.
+		return nil, fmt.Errorf("the ResourceList on stdin carries its own functionConfig (kustomize and kpt put it there), so --config would be ignored: drop --config, or give plain YAML instead of a ResourceList")
+	}
+	return res, err
 }
 
 // stdinInput makes the input of what stdin held, split into items without parsing it whole if
@@ -186,27 +231,22 @@ func stdinInput(data []byte, plainConfig *yaml.RNode, split bool) (*input, error
 
 // wholeInput makes the input of what stdin held, each document parsed whole.
 func wholeInput(data []byte, plainConfig *yaml.RNode) (*input, error) {
-	items, err := documents(data, "reading input")
+	items, err := documents(data, "stdin", "reading input")
 	if err != nil {
 		return nil, err
 	}
 	if len(items) == 0 {
 		return nil, fmt.Errorf("no input: stdin holds no YAML document; pipe a ResourceList (as kustomize and kpt send) or YAML objects into it, or name FILEs")
 	}
-	first, err := items[0].Node()
-	if err != nil {
-		return nil, fmt.Errorf("reading input: %w", err)
-	}
-	if len(items) == 1 && isObject(first) && (first.GetKind() == kio.ResourceListKind ||
-		first.GetKind() == "List" && (first.Field("items") != nil || first.Field("functionConfig") != nil)) {
-		return wholeList(first, plainConfig)
-	}
-	for i, it := range items {
-		n, err := it.Node()
+	if len(items) == 1 && items[0].resourceList {
+		list, err := items[0].Node()
 		if err != nil {
 			return nil, fmt.Errorf("reading input: %w", err)
 		}
-		if isObject(n) && n.GetKind() == kio.ResourceListKind {
+		return wholeList(list, items[0].line)
+	}
+	for i, it := range items {
+		if it.resourceList {
 			return nil, fmt.Errorf("document %d on stdin is a ResourceList, which must be the only document of the input (there are %d)", i+1, len(items))
 		}
 		it.annotate, it.index = true, i
@@ -214,20 +254,28 @@ func wholeInput(data []byte, plainConfig *yaml.RNode) (*input, error) {
 	return &input{items: items, functionConfig: plainConfig}, nil
 }
 
-// wholeList unwraps a ResourceList or List parsed whole.
-func wholeList(list *yaml.RNode, plainConfig *yaml.RNode) (*input, error) {
+// wholeList unwraps a ResourceList parsed whole, whose text starts after line lines of stdin.
+func wholeList(list *yaml.RNode, line int) (*input, error) {
+	p := place{source: "stdin", item: -1, list: true, line: line}
+	var items *yaml.Node
+	if f := list.Field("items"); f != nil {
+		items = f.Value.YNode()
+	}
+	// The list's own keys and everything but the items, which are checked one by one.
+	if err := checkTree(list.YNode(), items, p); err != nil {
+		return nil, err
+	}
 	nodes, err := unwrap(list)
 	if err != nil {
 		return nil, err
 	}
-	res := &input{apiVersion: list.GetApiVersion(), kind: list.GetKind(), wrapped: list.GetKind() == kio.ResourceListKind}
-	for _, n := range nodes {
-		res.items = append(res.items, &Item{node: n})
+	res := &input{apiVersion: list.GetApiVersion(), kind: list.GetKind(), wrapped: true}
+	for i, n := range nodes {
+		it := &Item{node: n, pos: i, line: line}
+		it.check(n.YNode(), it.place())
+		res.items = append(res.items, it)
 	}
-	if !res.wrapped {
-		// A List is plain YAML: answered unwrapped, configured like any plain input.
-		res.functionConfig = plainConfig
-	} else if fc := list.Field("functionConfig"); fc != nil {
+	if fc := list.Field("functionConfig"); fc != nil {
 		res.fcOut = fc.Value
 		if !yaml.IsMissingOrNull(fc.Value) {
 			res.functionConfig = fc.Value
@@ -260,34 +308,52 @@ func readAll(r io.Reader) ([]byte, error) {
 
 var documentSeparator = regexp.MustCompile(`\n---.*\n`)
 
-// documents splits a YAML stream into its non-empty documents exactly as kyaml's reader does (a
-// separator is a line starting with ---, followed by nothing or a comment), parsing each once to
-// check it and to drop empty ones.
-func documents(data []byte, what string) ([]*Item, error) {
-	var texts [][]byte
-	if len(data) > 0 {
-		prev := 0
-		for _, loc := range documentSeparator.FindAllIndex(data, -1) {
-			if rest := bytes.TrimSpace(data[loc[0]+4 : loc[1]]); len(rest) > 0 && rest[0] != '#' {
-				return nil, fmt.Errorf("%s: invalid document separator: %s", what, bytes.TrimSpace(data[loc[0]:loc[1]]))
-			}
-			// kyaml gives every document but the last its line end back.
-			texts = append(texts, data[prev:loc[0]+1])
-			prev = loc[1]
-		}
-		texts = append(texts, data[prev:])
+// documents splits a YAML stream from source into its non-empty documents exactly as kyaml's
+// reader does, parsing each once: to drop empty ones, to fail as kyaml's reader would, and to run
+// the strict checks (a ResourceList is checked by wholeList, if it is the only document).
+func documents(data []byte, source, what string) ([]*Item, error) {
+	secs, err := sections(data, what)
+	if err != nil {
+		return nil, err
 	}
 	var items []*Item
-	for _, text := range texts {
-		docs, err := (&kio.ByteReader{Reader: bytes.NewReader(text), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
+	for _, sec := range secs {
+		p := place{source: source, doc: len(items) + 1, item: -1, line: sec.line}
+		docs, err := (&kio.ByteReader{Reader: bytes.NewReader(sec.text), PreserveSeqIndent: true, DisableUnwrapping: true}).Read()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+			if why := explain(sec.text, p); why != nil {
+				return nil, why
+			}
+			return nil, fmt.Errorf("%s: %w", what, absoluteLines(err, sec.line))
 		}
-		if len(docs) == 1 {
-			items = append(items, &Item{text: text})
+		if err := checkOneDocument(sec.text, p); err != nil {
+			return nil, err
 		}
+		if len(docs) != 1 {
+			continue
+		}
+		it := &Item{text: sec.text, pos: p.doc, line: p.line}
+		if it.resourceList = isObject(docs[0]) && docs[0].GetKind() == kio.ResourceListKind; !it.resourceList {
+			it.check(docs[0].YNode(), p)
+		}
+		items = append(items, it)
 	}
 	return items, nil
+}
+
+// explain tells, when it can, why kyaml's reader failed on a document that parses as YAML: it
+// sets its annotations on every document, and says no more than "wrong node kind" when the
+// document or its metadata is not a mapping.
+func explain(text []byte, p place) error {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(text)).Decode(&doc); err != nil || len(doc.Content) != 1 {
+		return nil
+	}
+	if n := doc.Content[0]; n.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s is %s, but every document must be an object (a YAML mapping with apiVersion, kind and metadata)", p, describeYNode(n))
+	}
+	_, err := checkObject(doc.Content[0], p)
+	return err
 }
 
 var (
@@ -302,28 +368,31 @@ var (
 // an item boundary (each part must then parse on its own, which an unterminated quote or bracket
 // does not).
 func splitResourceList(data []byte) (*input, bool) {
-	if documentSeparator.Match(data) || bytes.HasPrefix(data, []byte("---")) {
+	// A document end marker (...) may hide a second document, which whole parsing reports.
+	if documentSeparator.Match(data) || bytes.HasPrefix(data, []byte("---")) ||
+		bytes.HasPrefix(data, []byte("...")) || bytes.Contains(data, []byte("\n...")) {
 		return nil, false
 	}
-	// lines calls fn with each line (its \n included) and its offset, until fn returns false.
-	lines := func(from int, fn func(off int, l []byte) bool) {
-		for off := from; off < len(data); {
+	// lines calls fn with each line (its \n included), its offset and the number of lines before
+	// it, until fn returns false.
+	lines := func(from, line int, fn func(off, line int, l []byte) bool) {
+		for off := from; off < len(data); line++ {
 			end := len(data)
 			if j := bytes.IndexByte(data[off:], '\n'); j >= 0 {
 				end = off + j + 1
 			}
-			if !fn(off, data[off:end]) {
+			if !fn(off, line, data[off:end]) {
 				return
 			}
 			off = end
 		}
 	}
-	first, firstEnd, count := -1, -1, 0
-	lines(0, func(off int, l []byte) bool {
+	first, firstEnd, firstLine, count := -1, -1, 0, 0
+	lines(0, 0, func(off, line int, l []byte) bool {
 		if itemsLine.Match(l) {
 			count++
 			if first < 0 {
-				first, firstEnd = off, off+len(l)
+				first, firstEnd, firstLine = off, off+len(l), line
 			}
 		}
 		return true
@@ -332,10 +401,10 @@ func splitResourceList(data []byte) (*input, bool) {
 		return nil, false
 	}
 	indent := -1
-	var chunks [][2]int // [from, to) in data
+	var chunks [][3]int // [from, to) in data, and the lines before from
 	lastComment, ok := false, true
 	tailStart := len(data)
-	lines(firstEnd, func(off int, l []byte) bool {
+	lines(firstEnd, firstLine+1, func(off, line int, l []byte) bool {
 		trimmed := bytes.TrimLeft(bytes.TrimRight(l, "\n"), " ")
 		if len(trimmed) == 0 {
 			return true
@@ -350,7 +419,7 @@ func splitResourceList(data []byte) (*input, bool) {
 			if len(chunks) > 0 {
 				chunks[len(chunks)-1][1] = off
 			}
-			chunks = append(chunks, [2]int{off, -1})
+			chunks = append(chunks, [3]int{off, -1, line})
 			return true
 		}
 		if indent < 0 || col <= indent {
@@ -363,15 +432,19 @@ func splitResourceList(data []byte) (*input, bool) {
 		lastComment = trimmed[0] == '#'
 		return true
 	})
-	if !ok || lastComment {
+	if !ok || lastComment || len(chunks) == 0 {
+		// No items: items is null, which whole parsing refuses.
 		return nil, false
 	}
-	if len(chunks) > 0 {
-		chunks[len(chunks)-1][1] = tailStart
-	}
+	chunks[len(chunks)-1][1] = tailStart
 	skeleton := append(append([]byte(nil), data[:first]...), data[tailStart:]...)
 	docs, err := (&kio.ByteReader{Reader: bytes.NewReader(skeleton), OmitReaderAnnotations: true, DisableUnwrapping: true}).Read()
 	if err != nil || len(docs) != 1 || !isObject(docs[0]) || docs[0].GetKind() != kio.ResourceListKind || docs[0].Field("items") != nil {
+		return nil, false
+	}
+	// A key twice in the list's own keys or its functionConfig: whole parsing says where, in lines
+	// of stdin, which the skeleton's are not.
+	if checkTree(docs[0].YNode(), nil, place{}) != nil {
 		return nil, false
 	}
 	list := docs[0]
@@ -385,8 +458,8 @@ func splitResourceList(data []byte) (*input, bool) {
 	// The items are parsed when the function asks for them; one that does not parse on its own
 	// makes ExecuteStream parse the input whole and start over.
 	res.data = data
-	for _, c := range chunks {
-		res.items = append(res.items, &Item{text: data[c[0]:c[1]:c[1]], seq: true, split: res})
+	for i, c := range chunks {
+		res.items = append(res.items, &Item{text: data[c[0]:c[1]:c[1]], seq: true, split: res, pos: i, line: c[2]})
 	}
 	return res, true
 }
@@ -414,18 +487,10 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		debug.SetMemoryLimit(held + int64(src.size)*memoryPerInputByteX2/2 + memoryBase)
 	}
 	s, transform := src.run(fn)
-	if s.HasErrors() && !src.splitFailed {
-		// The function may have stopped before it parsed every item, and the dry run did not
-		// happen: an item that does not parse alone must still be found, as reading the input
-		// whole finds it.
-		for _, it := range src.items {
-			if it.split != nil && !it.parsed {
-				if _, err := it.Node(); err != nil {
-					break
-				}
-			}
-		}
-	}
+	// The strict checks run on each item's first parse, so whatever the function left unparsed
+	// (it may stop at its first error, and then the dry run does not happen) is parsed now: every
+	// item is checked, and an item that does not parse alone is found, as reading whole finds it.
+	src.checkAll()
 	if src.splitFailed {
 		// An item did not parse on its own: the input was split wrongly, or it is malformed.
 		// Parsed whole it is right, or says what is wrong; the function starts over.
@@ -433,7 +498,15 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 			fmt.Fprintf(stderr, "%s: %v\n", name, err)
 			return 1
 		}
-		s, transform = src.run(fn)
+		if err := src.verify(); err != nil {
+			s = src.refuse(err)
+		} else {
+			s, transform = src.run(fn)
+		}
+	} else if err := src.verify(); err != nil {
+		// Objects the reader refuses get the answer Execute gives them, whatever the function
+		// said about them.
+		s = src.refuse(err)
 	}
 	plain := !src.wrapped
 	for _, res := range s.Results {
@@ -461,6 +534,55 @@ func ExecuteStream(name string, in Input, fn StreamFunc, stdout, stderr io.Write
 		return 1
 	}
 	return 0
+}
+
+// checkAll parses every item not parsed yet, which checks it, until one does not parse on its own.
+func (src *input) checkAll() {
+	for _, it := range src.items {
+		if !it.checked {
+			_, _ = it.Node()
+			if src.splitFailed {
+				return
+			}
+		}
+	}
+}
+
+// refusal is what verify finds: objects of well-formed input that the strict checks refuse. It is
+// reported like a function's error (in a ResourceList answer's results too, naming the object),
+// not as malformed input, which gets no answer.
+type refusal struct {
+	error
+	ref Ref
+}
+
+// objectError is what the checks found wrong with an item, and the item.
+type objectError struct {
+	error
+	ref Ref
+}
+
+// verify reports what the strict checks found: the first item that failed them, in input order,
+// or an object that is in the input twice. Every item must have been checked.
+func (src *input) verify() error {
+	for _, it := range src.items {
+		var bad objectError
+		if errors.As(it.err, &bad) {
+			return refusal{bad.error, bad.ref}
+		}
+		if it.err != nil {
+			return refusal{it.err, Ref{}}
+		}
+	}
+	return duplicateObjects(src.items)
+}
+
+// refuse makes the results of a refusal (see verify).
+func (src *input) refuse(err error) *Stream {
+	s := &Stream{Items: src.items, FunctionConfig: src.functionConfig}
+	r := err.(refusal)
+	s.Report(framework.Error, r.ref, "", "%v", r.error)
+	return s
 }
 
 // run runs fn, then a first pass that transforms and encodes every item without keeping the

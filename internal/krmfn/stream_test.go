@@ -46,7 +46,7 @@ var streamInputs = []string{
 	strings.Replace(resourceList, "name: a\n", "name: bad\n", 1),
 	rlHeader + "items: []\n",
 	rlHeader + "items:\n",
-	rlHeader + "items:\nfunctionConfig: null\n",
+	rlHeader + "items: []\nfunctionConfig: null\n",
 	rlHeader + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    annotations: {}\n  data:\n    k: |+\n      keep\n\n- # head comment\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b} # line\n  data:\n    # inside\n    k: \"multi\n      line\"\n    l: >-\n      folded\n      text\n\n    m: [1,\n      2]\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: c}\nfunctionConfig:\n  # fc comment\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}\nresults:\n- message: old\n",
 	rlHeader + "items:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a\n    list:\n      - x\n      - y\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: b}\n",
 	rlHeader + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  # foot of a\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n",
@@ -56,6 +56,8 @@ var streamInputs = []string{
 	`{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}]}`,
 	"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\nlist:\n  - wide\n---\n# doc comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations:\n    config.kubernetes.io/index: '7'\nlist:\n- compact\n",
 	"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
+	rlHeader + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {k: 1, k: 2}\n",
+	rlHeader + "items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n",
 	"apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\napiVersion: v1\r\nkind: ConfigMap\r\nmetadata: {name: b}\r\n",
 }
 
