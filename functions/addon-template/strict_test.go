@@ -7,8 +7,6 @@ import (
 	"testing"
 )
 
-const validateConfig = "apiVersion: addonops.io/v1alpha1\nkind: AddOnTemplateFunction\nmetadata: {name: v}\nspec: {mode: validate}\n"
-
 // template is a valid AddOnTemplate named t1 whose agent ConfigMap is named cm.
 func template1(cm string) string {
 	return "apiVersion: addon.open-cluster-management.io/v1alpha1\nkind: AddOnTemplate\nmetadata: {name: t1}\nspec:\n  addonName: a\n" +

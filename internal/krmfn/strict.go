@@ -286,7 +286,7 @@ func infoOf(n *yaml.Node) objectInfo {
 	if g, _, ok := strings.Cut(info.apiVersion, "/"); ok {
 		info.id.group = g
 	}
-	if md := field(n, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+	if md := mappingValue(n, "metadata"); md != nil && md.Kind == yaml.MappingNode {
 		info.id.namespace, info.id.name = scalarField(md, "namespace"), scalarField(md, "name")
 	}
 	return info
@@ -318,7 +318,7 @@ func checkObject(n *yaml.Node, p place) (objectInfo, error) {
 	}
 	var md *yaml.Node
 	if n.Kind == yaml.MappingNode {
-		md = field(n, "metadata")
+		md = mappingValue(n, "metadata")
 	}
 	if err := checkTree(n, nil, p); err != nil {
 		return info, err
@@ -327,7 +327,7 @@ func checkObject(n *yaml.Node, p place) (objectInfo, error) {
 		return info, nil // not an object: what reads it says what is wrong, if anything
 	}
 	kind := info.id.kind
-	if kind == "List" || strings.HasSuffix(kind, "List") && field(n, "items") != nil {
+	if kind == "List" || strings.HasSuffix(kind, "List") && mappingValue(n, "items") != nil {
 		return info, fmt.Errorf("%s is a %s, a list of objects (what kubectl get -o yaml writes), whose items this function would not see: "+
 			"expand it into its objects first: list its file under resources: in a kustomization and run kustomize build, which expands Lists, "+
 			"or run yq '.items[] | split_doc' FILE (mikefarah's yq; python-yq: yq -y '.items[]' FILE)", p, kind)
@@ -339,13 +339,13 @@ func checkObject(n *yaml.Node, p place) (objectInfo, error) {
 		return info, fmt.Errorf("%s: metadata is %s, but it must be a mapping (name, namespace, labels, annotations)", p, describeYNode(md))
 	}
 	for _, f := range []string{"name", "namespace"} {
-		if v := field(md, f); v != nil && !isString(v) && v.ShortTag() != yaml.NodeTagNull {
+		if v := mappingValue(md, f); v != nil && !isString(v) && v.ShortTag() != yaml.NodeTagNull {
 			return info, fmt.Errorf("%s: metadata.%s is %s, but a %s is a string: %s", p, f, describeYNode(v), f, fixString(v))
 		}
 	}
 	local := false
 	for _, f := range []struct{ field, what string }{{"labels", "label"}, {"annotations", "annotation"}} {
-		m := field(md, f.field)
+		m := mappingValue(md, f.field)
 		if m == nil || m.ShortTag() == yaml.NodeTagNull {
 			continue
 		}
@@ -370,8 +370,8 @@ func checkObject(n *yaml.Node, p place) (objectInfo, error) {
 
 const annotationLocalConfig = "config.kubernetes.io/local-config"
 
-// field returns the value of a mapping's key, nil if it has none.
-func field(m *yaml.Node, key string) *yaml.Node {
+// mappingValue returns the value of a mapping's key, nil if it has none.
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Kind == yaml.ScalarNode && m.Content[i].Value == key {
 			return m.Content[i+1]
@@ -382,7 +382,7 @@ func field(m *yaml.Node, key string) *yaml.Node {
 
 // scalarField returns a scalar field's text, "" when it is missing, null or not a scalar.
 func scalarField(m *yaml.Node, key string) string {
-	if v := field(m, key); v != nil && v.Kind == yaml.ScalarNode && v.ShortTag() != yaml.NodeTagNull {
+	if v := mappingValue(m, key); v != nil && v.Kind == yaml.ScalarNode && v.ShortTag() != yaml.NodeTagNull {
 		return v.Value
 	}
 	return ""
@@ -532,11 +532,11 @@ func where(it *Item, origin string) string {
 
 // origin reads the file kpt says a ResourceList item came from.
 func origin(n *yaml.Node) string {
-	md := field(n, "metadata")
+	md := mappingValue(n, "metadata")
 	if md == nil || md.Kind != yaml.MappingNode {
 		return ""
 	}
-	ann := field(md, "annotations")
+	ann := mappingValue(md, "annotations")
 	if ann == nil || ann.Kind != yaml.MappingNode {
 		return ""
 	}
