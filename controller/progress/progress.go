@@ -65,11 +65,20 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 	return recheck, nil
 }
 
-// Watch: an MCA's progress follows its own changes and its works'.
+// Watch: an MCA's progress follows its own changes, its works' and its CMA's spec and
+// annotations: a CMA that becomes managed (addon.open-cluster-management.io/lifecycle, an add-on
+// taken over from OCM's addon-manager) gets its MCAs' Progressing in this controller's words at
+// once, not at their next event, and a changed health soak or health check applies at once too.
+// The controller's own status writes on the CMA enqueue nothing (addonview.CMAChanged).
 func (c *Reconciler) Watch(q hubcache.Queue) error {
 	mca := func(obj any) {
 		m := obj.(*addonv1alpha1.ManagedClusterAddOn)
 		q.Add(m.Namespace + "/" + m.Name)
+	}
+	cma := func(obj any) {
+		for _, key := range c.Hub.MCAsOfCMA(obj) {
+			q.Add(key)
+		}
 	}
 	work := func(obj any) {
 		w, ok := hubcache.Tombstone[*workv1.ManifestWork](obj)
@@ -83,6 +92,11 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	}
 	return addonview.Register(
 		addonview.Registration{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
+		addonview.Registration{Informer: c.Hub.CMAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: cma, UpdateFunc: func(old, cur any) {
+			if addonview.CMAChanged(old, cur) {
+				cma(cur)
+			}
+		}}},
 		addonview.Registration{Informer: c.Hub.WorkInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: work, UpdateFunc: func(_, cur any) { work(cur) }, DeleteFunc: work}},
 	)
 }
