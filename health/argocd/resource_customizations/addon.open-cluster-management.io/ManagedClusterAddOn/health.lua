@@ -11,7 +11,7 @@
 --     controller has not seen the change yet -> Progressing;
 --   * Progressing reason InstallFailed, UpgradeFailed or RollbackFailed (or OCM's Failed,
 --     ConfigurationUnsupported) -> Degraded;
---   * Progressing=True (Installing, Upgrading, RollingBack) -> Progressing;
+--   * Progressing=True (Installing, Upgrading, RollingBack, OCM's Progressing) -> Progressing;
 --   * Configured=False: the cluster waits for its turn in the rollout -> Progressing;
 --   * Progressing is not False with a success reason (InstallSucceed, UpgradeSucceed,
 --     RollbackSucceeded, OCM's Completed), e.g. still missing or OCM's WaitingForManifestApplied -> Progressing;
