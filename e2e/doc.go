@@ -35,5 +35,14 @@
 // writes health; the controller paces an install and a Progressive (maxConcurrency 1) template
 // upgrade.
 //
+// TestMigration, on the same kind of hub, runs the top README's recipe for moving an add-on
+// between OCM's addon-manager and addonops: hello-template installed and rolled out by OCM's
+// addon-manager (no lifecycle annotation), moved to addonops and back with the README's kubectl
+// lines, then again as the README says to do it in Git. A guard watches every ManagedClusterAddOn,
+// ManifestWork and agent Deployment: none may be deleted, recreated or given a new spec, no work
+// may stop being Applied and Available, no agent stop being ready, no MCA stop being Available.
+// The status must be OCM's vocabulary before, addonops' after and OCM's again after moving back,
+// and the Argo CD and Flux health checks of health/ must judge every state it passes through right.
+//
 // The tests live in _test.go files; `make test` runs them (`make ocm-binaries` first).
 package e2e
