@@ -77,6 +77,32 @@ func TestProgressivePerGroup(t *testing.T) {
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 }
 
+// ProgressivePerGroup with a mandatory decision group named at index 1: that group goes first, whole,
+// then the other groups in index order, one group at a time (sdk-go).
+func TestProgressivePerGroupMandatoryDecisionGroups(t *testing.T) {
+	t.Parallel()
+	e, all := upgradeEnv(t, 300*time.Millisecond,
+		clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup, ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{
+			MandatoryDecisionGroups: clusterv1alpha1.MandatoryDecisionGroups{MandatoryDecisionGroups: []clusterv1alpha1.MandatoryDecisionGroup{{GroupName: "canary"}}}}},
+		[][]string{{"g1", "g2"}, {"k1", "k2", "k3"}, {"h1", "h2"}}, "", "canary", "")
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	canary, g, h := e.clusters("k1", "k2", "k3"), e.clusters("g1", "g2"), e.clusters("h1", "h2")
+	if first, last := e.rec.firstDesireIndex("cfg-b", append(slices.Clone(g), h...)), e.rec.lastApplyIndex("cfg-b", canary); first < last {
+		t.Fatalf("another group started (event %d) before the mandatory group finished (event %d)", first, last)
+	}
+	if first, last := e.rec.firstDesireIndex("cfg-b", h), e.rec.lastApplyIndex("cfg-b", g); first < last {
+		t.Fatalf("group 2 started (event %d) before group 0 finished (event %d)", first, last)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", canary); n != 3 {
+		t.Fatalf("mandatory group: %d in flight at most, want the whole group (3)", n)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", g); n != 2 {
+		t.Fatalf("group 0: %d in flight at most, want the whole group (2)", n)
+	}
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "7/7 upgrade completed")
+}
+
 // maxFailures counts real failures (Applied=False), not only timeouts.
 func TestMaxFailuresCountsRealFailures(t *testing.T) {
 	t.Parallel()
