@@ -135,9 +135,12 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // deployer's ManifestApplied=False (a render error, a rejected work) once it has been False for
 // DeployerGrace during this attempt. An add-on that stays unhealthy is failed by the rollout
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
-// nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
-// OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
-// configs nor Configured=True has not started (it waits for its first turn) and is left as it is.
+// nothing else changes. A failed change whose works and health recover succeeds with a new
+// transition time, although Progressing stays False (setProgressing): minSuccessTime counts from
+// the recovery, not from the failure. Once applied, an MCA stays succeeded until it is given new
+// configs, as in OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA
+// that has neither configs nor Configured=True has not started (it waits for its first turn) and is
+// left as it is.
 func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
@@ -148,7 +151,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	kind := kindOf(refs, st.Conditions)
 	cur := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 	if addonstatus.Applied(mca) {
-		SetCondition(&st.Conditions, done(kind, cur), now, false)
+		setProgressing(&st.Conditions, done(kind, cur), now)
 		return st, 0
 	}
 	var attempt time.Time
@@ -215,7 +218,7 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	if !ready {
 		resetSoak(&st.Conditions, addonstatus.ReasonWorksNotReady, addonstatus.MessageWorksNotReady, now)
 	}
-	SetCondition(&st.Conditions, cond, now, false)
+	setProgressing(&st.Conditions, cond, now)
 	return st, recheck
 }
 
@@ -289,7 +292,7 @@ func FailUnhealthy(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.Manif
 	}
 	kind, _ := addonstatus.KindOfReason(cur.Reason)
 	st := *mca.Status.DeepCopy()
-	SetCondition(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now, false)
+	setProgressing(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now)
 	return st, true, 0
 }
 

@@ -28,6 +28,20 @@
 // (DefaultUnhealthyDeadline, 5m, when the strategy has none). Failures and timeouts count toward
 // maxFailures and are named, with their causes, in the install progression's message.
 //
+// # maxFailures
+//
+// sdk-go's RolloutHandler picks every batch, so maxFailures means what it means in OCM: the rollout
+// stops (MaxFailureBreach) only when failed and timed-out clusters exceed it; a percentage is of the
+// placement's clusters (of each decision group under ProgressivePerGroup) rounded up, a number
+// larger than the clusters counts as 0, mandatory decision groups tolerate none, and All never
+// breaches. A failed cluster keeps its place in the batch until it recovers or its progressDeadline
+// passes, and then counts as timed out. Two things differ from OCM on purpose: a failure counts at
+// once (OCM never reports one, so there only timeouts count), and within maxFailures the
+// progression reports the failed reason once nothing will move by itself — every other cluster
+// finished, or the clusters left wait behind failed clusters that keep their places for ever
+// (progressDeadline None) — where OCM reports progressing for ever (rollResult.stopped). Such a
+// rollout is not complete: the placement's last applied configs stay, as in OCM.
+//
 // # Rollback wins
 //
 // A change of a placement's desired configs to a version the add-on already ran successfully is a
