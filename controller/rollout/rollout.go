@@ -106,7 +106,9 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		MCAs:       mcas,
 		Works:      func(ns string) []*workv1.ManifestWork { return c.AddonWorks(ns, name) },
 		Configs:    c.Hub.Configs.Lookup,
-		History:    hist, HistoryLimit: c.opts.HistoryLimit,
+		// lastObservedGeneration, as addon-framework's addonconfig controller writes it.
+		Generations: c.Hub.Configs.Generation,
+		History:     hist, HistoryLimit: c.opts.HistoryLimit,
 		Raw: raw,
 	})
 

@@ -72,6 +72,11 @@
 // placement whose own configs cannot be read waits with the same reasons; among several problems a
 // refused permission decides the reason (a person must grant it whatever else is missing), and
 // the message lists them all.
+//
+// # Status details
+//
+// Every MCA's status.configReferences[].lastObservedGeneration follows its configs' generation
+// (Input.Generations, mcastatus.WithObservedGenerations).
 package rolloutplan
 
 import (
@@ -118,6 +123,10 @@ type Input struct {
 	Works func(namespace string) []*workv1.ManifestWork
 	// Configs resolves config references to spec hashes.
 	Configs ConfigLookup
+	// Generations looks up the metadata.generation of configs for the MCAs'
+	// status.configReferences[].lastObservedGeneration (mcastatus.WithObservedGenerations); nil
+	// leaves it as it is.
+	Generations mcastatus.GenerationLookup
 	// History is the add-on's version history (package history); nil when none was recorded yet.
 	// A version it lists as completed is a rollback target.
 	History *history.Record
@@ -288,6 +297,7 @@ func (d *decider) decide() Plan {
 }
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
+	d.observeGenerations()
 	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events}
 	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
 		p.History = d.history
@@ -306,5 +316,34 @@ func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 func (d *decider) noteRecheck(after *time.Duration) {
 	if after != nil && *after > 0 && (d.recheck == 0 || *after < d.recheck) {
 		d.recheck = *after
+	}
+}
+
+// observeGenerations writes, into every MCA's status as this decision leaves it, the generation of
+// each supported config it references (mcastatus.WithObservedGenerations): in the same write as new
+// desired configs, and on its own for a config edited in place, as addon-framework's addonconfig
+// controller does for every MCA of the add-on, whatever its rollout turn. MCAs that do not decode
+// are never written.
+func (d *decider) observeGenerations() {
+	if d.in.Generations == nil {
+		return
+	}
+	for ns, m := range d.mcas {
+		if d.undecodable(m) != "" {
+			continue
+		}
+		st, updated := d.updates[ns]
+		if !updated {
+			st = m.Status
+		}
+		refs, changed := mcastatus.WithObservedGenerations(st.ConfigReferences, d.supported.Has, d.in.Generations)
+		if !changed {
+			continue
+		}
+		if !updated {
+			st = *m.Status.DeepCopy()
+		}
+		st.ConfigReferences = refs
+		d.updates[ns] = st
 	}
 }

@@ -1,0 +1,90 @@
+package controller
+
+// MCA status as OCM's own tests expect it (issue 18).
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/internal/spechash"
+)
+
+// generations renders a cluster's configReferences as "name@generation" joined by ",".
+func (e *env) generations(short string) string {
+	m := e.rec.mca(e.cluster(short))
+	if m == nil {
+		return "(no MCA)"
+	}
+	var out []string
+	for _, r := range m.Status.ConfigReferences {
+		out = append(out, fmt.Sprintf("%s@%d", r.Name, r.LastObservedGeneration))
+	}
+	return strings.Join(out, ",")
+}
+
+func (e *env) waitGenerations(timeout time.Duration, want map[string]string) {
+	e.t.Helper()
+	e.waitFor(timeout, fmt.Sprintf("lastObservedGeneration %v", want), func() bool {
+		for short, w := range want {
+			if e.generations(short) != w {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// adcHash is the spec hash of ADC name as the API server returns it now.
+func (e *env) adcHash(name string) string {
+	e.t.Helper()
+	u, err := e.c.Dynamic.Resource(addonv1alpha1.SchemeGroupVersion.WithResource("addondeploymentconfigs")).Namespace(e.name).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	h, err := spechash.Of(u.Object)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+// status.configReferences[].lastObservedGeneration is the config's metadata.generation, as OCM's
+// "Should update config spec successfully" expects: 1 once created, 2 after an edit in place (with
+// the new spec hash), and the new object's 1 after a rename (config-hash).
+func TestLastObservedGenerationIntegration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{agentDelay: 100 * time.Millisecond})
+	e.ensureClusters("c1", "c2")
+	e.adc("cfg-a", "v1")
+	e.placement("p", [][]string{{"c1", "c2"}})
+	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: allStrategy})
+	e.startController(Options{})
+	e.waitInstalled(30*time.Second, "cfg-a", "c1", "c2")
+	e.waitGenerations(10*time.Second, map[string]string{"c1": "cfg-a@1", "c2": "cfg-a@1"})
+
+	// Edited in place: generation 2, and the new spec hash once the clusters upgrade.
+	e.adc("cfg-a", "v2")
+	want := e.adcHash("cfg-a")
+	e.waitFor(30*time.Second, "the edit rolled out", func() bool {
+		for _, c := range []string{"c1", "c2"} {
+			m := e.rec.mca(e.cluster(c))
+			if state(m) != "cfg-a/cfg-a/True/UpgradeSucceed" || m.Status.ConfigReferences[0].DesiredConfig.SpecHash != want {
+				return false
+			}
+		}
+		return true
+	})
+	e.waitGenerations(10*time.Second, map[string]string{"c1": "cfg-a@2", "c2": "cfg-a@2"})
+
+	// Renamed, as config-hash renames a new version: a new object at generation 1.
+	e.adc("cfg-b", "v3")
+	e.setConfig("p", "cfg-b")
+	e.waitStates(30*time.Second, map[string]string{"c1": "cfg-b/cfg-b/True/UpgradeSucceed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed"})
+	e.waitGenerations(10*time.Second, map[string]string{"c1": "cfg-b@1", "c2": "cfg-b@1"})
+	e.quiet(time.Second)
+}
