@@ -1,16 +1,21 @@
 package controller
 
-// MCA status as OCM's own tests expect it (issue 18).
+// MCA status as OCM's own tests expect it (issue 18): lastObservedGeneration and unsupported MCA
+// configs.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -86,5 +91,58 @@ func TestLastObservedGenerationIntegration(t *testing.T) {
 	e.setConfig("p", "cfg-b")
 	e.waitStates(30*time.Second, map[string]string{"c1": "cfg-b/cfg-b/True/UpgradeSucceed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed"})
 	e.waitGenerations(10*time.Second, map[string]string{"c1": "cfg-b@1", "c2": "cfg-b@1"})
+	e.quiet(time.Second)
+}
+
+// OCM's "Should not update unsupported config spec hash" on the real API server: an MCA with a
+// config of a type the add-on does not support keeps the CMA's default configured and lists the
+// unsupported reference with an empty spec hash, with Configured and Progressing False,
+// ConfigurationUnsupported.
+func TestUnsupportedMCAConfigIntegration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noAgent: true})
+	e.ensureClusters("c1")
+	e.adc("cfg-default", "v1")
+	e.cma(nil)
+	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
+		cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual}
+		cma.Spec.SupportedConfigs[0].DefaultConfig = &addonv1alpha1.ConfigReferent{Namespace: e.name, Name: "cfg-default"}
+	})
+	widgets := addonv1alpha1.ConfigReferent{Namespace: e.cluster("c1"), Name: "addon-config-test"}
+	_, err := e.c.Addon.AddonV1alpha1().ManagedClusterAddOns(e.cluster("c1")).Create(e.ctx, &addonv1alpha1.ManagedClusterAddOn{
+		ObjectMeta: metav1.ObjectMeta{Name: e.name, Namespace: e.cluster("c1")},
+		Spec: addonv1alpha1.ManagedClusterAddOnSpec{Configs: []addonv1alpha1.AddOnConfig{{
+			ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.iotest", Resource: "addondeploymentconfigstest"},
+			ConfigReferent:      widgets,
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = e.c.Addon.AddonV1alpha1().ManagedClusterAddOns(e.cluster("c1")).Delete(context.Background(), e.name, metav1.DeleteOptions{})
+	})
+	e.startController(Options{})
+
+	def := addonv1alpha1.ConfigReferent{Namespace: e.name, Name: "cfg-default"}
+	want := []addonv1alpha1.ConfigReference{
+		{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"},
+			ConfigReferent: def, LastObservedGeneration: 1,
+			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: def, SpecHash: e.adcHash("cfg-default")}},
+		{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.iotest", Resource: "addondeploymentconfigstest"},
+			ConfigReferent: widgets, LastObservedGeneration: 0,
+			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: widgets, SpecHash: ""}},
+	}
+	const ocmMessage = "Configuration with gvr addon.open-cluster-management.iotest/addondeploymentconfigstest is not supported for this addon"
+	e.waitFor(20*time.Second, "OCM's configReferences and conditions", func() bool {
+		m := e.rec.mca(e.cluster("c1"))
+		if m == nil || !equality.Semantic.DeepEqual(m.Status.ConfigReferences, want) {
+			return false
+		}
+		conf := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionConfigured)
+		prog := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing)
+		return conf != nil && conf.Status == metav1.ConditionFalse && conf.Reason == addonstatus.ReasonConfigurationUnsupported && strings.HasPrefix(conf.Message, ocmMessage) &&
+			prog != nil && prog.Status == metav1.ConditionFalse && prog.Reason == addonstatus.ReasonConfigurationUnsupported && prog.Message == ocmMessage
+	})
 	e.quiet(time.Second)
 }

@@ -137,12 +137,18 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
 // nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
 // OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
-// configs nor Configured=True has not started (it waits for its first turn) and is left as it is.
+// configs nor Configured=True has not started (it waits for its first turn) and is left as it is,
+// and so is one held with Configured=False, ConfigurationUnsupported (BlockedWith).
 func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
 	configured := meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionConfigured)
 	if len(refs) == 0 && !configured {
+		return st, 0
+	}
+	if c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); c != nil && c.Status == metav1.ConditionFalse && c.Reason == addonstatus.ReasonConfigurationUnsupported {
+		// Told to run configs of a type the add-on does not support: its Progressing condition is
+		// the rollout's (BlockedWith, OCM's ConfigurationUnsupported), and nothing is deployed.
 		return st, 0
 	}
 	kind := kindOf(refs, st.Conditions)

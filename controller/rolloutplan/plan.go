@@ -66,7 +66,9 @@
 // spec changed, MCAs that followed the defaults) take the CMA's defaults and their own configs at
 // once, as OCM's defaults node does. Under Manual the install progressions are kept,
 // with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
-// Configured=False, reason ConfigurationUnsupported; one that cannot be read gets Configured=False,
+// Configured=False, reason ConfigurationUnsupported, and OCM's Progressing=False with the same
+// reason, while the MCA is told to run the rest as OCM does (the unsupported reference listed with
+// an empty spec hash, see unsupportedTarget); one that cannot be read gets Configured=False,
 // reason ConfigurationNotFound, naming it (ConfigurationForbidden when the controller may not read
 // its kind: RBAC); the placement names such clusters and never completes while they remain. A
 // placement whose own configs cannot be read waits with the same reasons; among several problems a
