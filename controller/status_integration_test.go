@@ -1,7 +1,7 @@
 package controller
 
-// MCA status as OCM's own tests expect it (issue 18): lastObservedGeneration and unsupported MCA
-// configs.
+// MCA status as OCM's own tests expect it (issue 18): lastObservedGeneration, unsupported MCA
+// configs, and a rollout nobody deploys.
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -145,4 +147,59 @@ func TestUnsupportedMCAConfigIntegration(t *testing.T) {
 			prog != nil && prog.Status == metav1.ConditionFalse && prog.Reason == addonstatus.ReasonConfigurationUnsupported && prog.Message == ocmMessage
 	})
 	e.quiet(time.Second)
+}
+
+// deployerEvents lists the WaitingForDeployer events on the test's CMA with their counts.
+func (e *env) deployerEvents() []corev1.Event {
+	list, err := e.c.Kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{FieldSelector: fields.AndSelectors(
+		fields.OneTermEqualSelector("involvedObject.kind", "ClusterManagementAddOn"),
+		fields.OneTermEqualSelector("involvedObject.name", e.name),
+		fields.OneTermEqualSelector("reason", addonstatus.ReasonWaitingForDeployer)).String()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// Nothing deploys the add-on: after --deployer-wait the MCA's Progressing message and the
+// placement's progression say so and a Warning event on the CMA asks for an add-on manager; once a
+// deployer reports ManifestApplied, the messages go back to normal and the install completes.
+func TestDeployerMissingIntegration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noAgent: true})
+	e.ensureClusters("c1", "c2")
+	e.adc("cfg-a", "v1")
+	e.placement("p", [][]string{{"c1", "c2"}})
+	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: allStrategy})
+	e.startController(Options{DeployerWait: 2 * time.Second})
+
+	e.waitStates(10*time.Second, map[string]string{"c1": "cfg-a/-/True/Installing", "c2": "cfg-a/-/True/Installing"})
+	for _, c := range []string{"c1", "c2"} {
+		e.waitFor(10*time.Second, c+" says it waits for a deployer", func() bool {
+			p := meta.FindStatusCondition(e.rec.mca(e.cluster(c)).Status.Conditions, addonstatus.ConditionProgressing)
+			return p != nil && p.Message == "installing... "+addonstatus.MessageWaitingForDeployer
+		})
+	}
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstalling,
+		fmt.Sprintf("2 waiting for the add-on's deployer (no ManifestApplied): %s, %s; is an add-on manager deploying this add-on?", e.cluster("c1"), e.cluster("c2")))
+	e.waitCMAEvent(10*time.Second, "Warning "+addonstatus.ReasonWaitingForDeployer, "have no ManifestApplied from any deployer: "+e.cluster("c1")+", "+e.cluster("c2"))
+
+	// A deployer (and work agent) starts: the wait ends, the install completes, the messages are
+	// the usual ones again, and the episode got exactly one event.
+	e.startAgent(0)
+	e.waitInstalled(30*time.Second, "cfg-a", "c1", "c2")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonInstallSucceed, "2/2 install completed with no errors.")
+	for _, c := range []string{"c1", "c2"} {
+		if addonstatus.WaitingForDeployer(e.rec.mca(e.cluster(c))) {
+			t.Errorf("%s still waits for a deployer", c)
+		}
+	}
+	if evs := e.deployerEvents(); len(evs) != 1 || evs[0].Count > 1 {
+		t.Errorf("WaitingForDeployer events: %d (first count %d), want one", len(evs), func() int32 {
+			if len(evs) > 0 {
+				return evs[0].Count
+			}
+			return 0
+		}())
+	}
 }

@@ -135,7 +135,10 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // deployer's ManifestApplied=False (a render error, a rejected work) once it has been False for
 // DeployerGrace during this attempt. An add-on that stays unhealthy is failed by the rollout
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
-// nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
+// nothing else changes. An MCA on which no deployer reported ManifestApplied at all for
+// gate.DeployerWait says so in its Progressing message (WaitingForDeployer: is an add-on manager
+// deploying the add-on?), which goes back to the usual one as soon as a deployer reports; the change
+// stays busy, and an unhealthy deadline or progressDeadline still applies. Once applied, an MCA stays succeeded until it is given new configs, as in
 // OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
 // configs nor Configured=True has not started (it waits for its first turn) and is left as it is,
 // and so is one held with Configured=False, ConfigurationUnsupported (BlockedWith).
@@ -177,11 +180,14 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	// failure itself moved Progressing's transition time, which is no new attempt.
 	failedBefore := cur != nil && cur.Reason == kind.FailedReason()
 	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time, failedBefore)
+	noDeployer, deployerRecheck := WaitingForDeployer(mca, gate.DeployerWait, now)
 	var cond metav1.Condition
 	ready := false
 	switch {
 	case deployFailed:
 		cond = failure(kind, deployDetail)
+	case noDeployer:
+		cond = waitingForDeployer(kind)
 	case len(works) == 0 || len(stale) > 0:
 		cond = busy(kind)
 	case len(failed) > 0:
@@ -220,6 +226,11 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	}
 	if !ready {
 		resetSoak(&st.Conditions, addonstatus.ReasonWorksNotReady, addonstatus.MessageWorksNotReady, now)
+	}
+	if addonstatus.IsBusyReason(cond.Reason) {
+		// Still on its way without any word from a deployer: look again when the wait for one is
+		// over, so the message says so then.
+		recheck = minRecheck(recheck, deployerRecheck)
 	}
 	SetCondition(&st.Conditions, cond, now, false)
 	return st, recheck

@@ -78,7 +78,9 @@
 // # Status details
 //
 // Every MCA's status.configReferences[].lastObservedGeneration follows its configs' generation
-// (Input.Generations, mcastatus.WithObservedGenerations).
+// (Input.Generations, mcastatus.WithObservedGenerations). Clusters told to run their configs on
+// which no deployer reported ManifestApplied for Input.DeployerWait are named in their placement's
+// progression message and in Plan.DeployerWaits, for one Warning event (DeployerWaitEvent).
 package rolloutplan
 
 import (
@@ -137,6 +139,10 @@ type Input struct {
 	HistoryLimit int
 	// Raw, when set, tells what the objects say beyond their Go types (raw.go).
 	Raw Raw
+	// DeployerWait is how long an MCA told to run its configs may go without any ManifestApplied
+	// before it counts as waiting for a deployer (mcastatus.WaitingForDeployer); 0 means
+	// mcastatus.DefaultDeployerWait.
+	DeployerWait time.Duration
 }
 
 // Update is a new status for one MCA.
@@ -160,6 +166,9 @@ type Plan struct {
 	Events []Event
 	// History is the add-on's version history after this decision; nil when it did not change.
 	History *history.Record
+	// DeployerWaits are the clusters whose MCA waits for a deployer (mcastatus.WaitingForDeployer),
+	// sorted: the reconciler raises DeployerWaitEvent when they appear.
+	DeployerWaits []string
 }
 
 // Event is a Kubernetes event on the CMA.
@@ -175,6 +184,7 @@ func Decide(in Input) Plan {
 		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
 		health: mcastatus.GateOf(in.CMA), supported: sets.New[configref.GroupResource](),
 		requests: operations.Parse(in.CMA.Annotations)}
+	d.health.DeployerWait = in.DeployerWait
 	for _, sc := range in.CMA.Spec.SupportedConfigs {
 		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
 	}
@@ -202,6 +212,8 @@ type decider struct {
 	requests operations.Requests
 	// history is the version history as this decision leaves it.
 	history *history.Record
+	// waiting are the clusters waiting for a deployer (deployerWaits).
+	waiting []string
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
@@ -248,6 +260,7 @@ func (d *decider) decide() Plan {
 				Message: "the install strategy is Manual: this placement is no longer rolled out; each ManagedClusterAddOn keeps the configs it runs until its own spec changes"}, d.in.Now, false)
 			status.InstallProgressions = append(status.InstallProgressions, ip)
 		}
+		d.waiting = d.deployerWaits(nil)
 		return d.plan(status)
 	}
 
@@ -290,6 +303,7 @@ func (d *decider) decide() Plan {
 	}
 
 	d.recordHistory(states)
+	d.waiting = d.deployerWaits(states)
 	for _, p := range states {
 		ip := d.progression(p)
 		d.progressionEvents(p, oldProgression(cma, p.key), &ip)
@@ -300,7 +314,7 @@ func (d *decider) decide() Plan {
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 	d.observeGenerations()
-	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events}
+	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting}
 	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
 		p.History = d.history
 	}
