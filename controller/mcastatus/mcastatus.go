@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -283,6 +284,19 @@ func Blocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string, now
 	st := *mca.Status.DeepCopy()
 	setConfigured(&st, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
 	return st
+}
+
+// BlockedWith returns the status of an MCA that cannot be configured but is told to run desired
+// all the same (an MCA config of a type the add-on does not support: OCM keeps configuring the
+// rest, see rolloutplan's unsupportedTarget): desired configs written (WithDesired),
+// Configured=False with reason and message, and the given Progressing condition. changed is false
+// when the MCA's status already is that.
+func BlockedWith(mca *addonv1alpha1.ManagedClusterAddOn, desired []Config, reason, message string, progressing metav1.Condition, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, bool) {
+	st := *mca.Status.DeepCopy()
+	st.ConfigReferences = WithDesired(st.ConfigReferences, desired)
+	setConfigured(&st, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
+	SetCondition(&st.Conditions, progressing, now, false)
+	return st, !equality.Semantic.DeepEqual(st, mca.Status)
 }
 
 // IsBlocked reports whether Blocked(mca, reason, message) would change nothing.

@@ -137,15 +137,24 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
 // nothing else changes. A failed change whose works and health recover succeeds with a new
 // transition time, although Progressing stays False (setProgressing): minSuccessTime counts from
-// the recovery, not from the failure. Once applied, an MCA stays succeeded until it is given new
-// configs, as in OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA
-// that has neither configs nor Configured=True has not started (it waits for its first turn) and is
-// left as it is.
+// the recovery, not from the failure. An MCA on which no deployer reported ManifestApplied at all
+// for gate.DeployerWait says so in its Progressing message (WaitingForDeployer: is an add-on
+// manager deploying the add-on?), which goes back to the usual one as soon as a deployer reports;
+// the change stays busy, and an unhealthy deadline or progressDeadline still applies. Once applied,
+// an MCA stays succeeded until it is given new configs, as in OCM, so a flapping work never moves
+// a cluster back and forth in a rollout. An MCA that has neither configs nor Configured=True has
+// not started (it waits for its first turn) and is left as it is, and so is one held with
+// Configured=False, ConfigurationUnsupported (BlockedWith).
 func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
 	configured := meta.IsStatusConditionTrue(st.Conditions, addonstatus.ConditionConfigured)
 	if len(refs) == 0 && !configured {
+		return st, 0
+	}
+	if c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); c != nil && c.Status == metav1.ConditionFalse && c.Reason == addonstatus.ReasonConfigurationUnsupported {
+		// Told to run configs of a type the add-on does not support: its Progressing condition is
+		// the rollout's (BlockedWith, OCM's ConfigurationUnsupported), and nothing is deployed.
 		return st, 0
 	}
 	kind := kindOf(refs, st.Conditions)
@@ -174,11 +183,14 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	// failure itself moved Progressing's transition time, which is no new attempt.
 	failedBefore := cur != nil && cur.Reason == kind.FailedReason()
 	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time, failedBefore)
+	noDeployer, deployerRecheck := WaitingForDeployer(mca, gate.DeployerWait, now)
 	var cond metav1.Condition
 	ready := false
 	switch {
 	case deployFailed:
 		cond = failure(kind, deployDetail)
+	case noDeployer:
+		cond = waitingForDeployer(kind)
 	case len(works) == 0 || len(stale) > 0:
 		cond = busy(kind)
 	case len(failed) > 0:
@@ -217,6 +229,11 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	}
 	if !ready {
 		resetSoak(&st.Conditions, addonstatus.ReasonWorksNotReady, addonstatus.MessageWorksNotReady, now)
+	}
+	if addonstatus.IsBusyReason(cond.Reason) {
+		// Still on its way without any word from a deployer: look again when the wait for one is
+		// over, so the message says so then.
+		recheck = minRecheck(recheck, deployerRecheck)
 	}
 	setProgressing(&st.Conditions, cond, now)
 	return st, recheck
