@@ -47,6 +47,7 @@ import (
 	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/hubcache"
 	installer "github.com/addonops/addonops/controller/install"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/progress"
 	"github.com/addonops/addonops/controller/rollout"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
@@ -92,6 +93,11 @@ type Options struct {
 	HistoryNamespace string
 	// HistoryLimit is how many versions per placement the history keeps. Default history.DefaultLimit.
 	HistoryLimit int
+	// DeployerWait is how long a cluster told to run its configs may go without any
+	// ManifestApplied (no add-on manager deploys the add-on) before its MCA's Progressing
+	// message, its placement's progression and a Warning event on the CMA say so
+	// (--deployer-wait). Default mcastatus.DefaultDeployerWait, 2m.
+	DeployerWait time.Duration
 }
 
 // ConfigGCOptions configure the garbage collection of superseded config versions.
@@ -131,6 +137,9 @@ func (o *Options) Complete() error {
 	}
 	if o.HistoryLimit <= 0 {
 		o.HistoryLimit = history.DefaultLimit
+	}
+	if o.DeployerWait <= 0 {
+		o.DeployerWait = mcastatus.DefaultDeployerWait
 	}
 	if o.WriteParallelism <= 0 {
 		o.WriteParallelism = 16
@@ -182,8 +191,8 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		view: addonview.New(hub, recorder, opts.Coalesce, opts.WriteParallelism)}
 
 	installs := installer.New(c.view)
-	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit})
-	tracker := progress.New(c.view)
+	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait})
+	tracker := progress.New(c.view, opts.DeployerWait)
 	hub.OnUndecodable(c.undecodableEvent)
 	hub.Configs.OnChange(roller.EnqueueAll)
 	hub.Configs.OnAccess(roller.ConfigAccess)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/simagent"
@@ -74,6 +75,32 @@ func TestProgressivePerGroup(t *testing.T) {
 		t.Fatalf("group 0: %d in flight at most, want the whole group (2)", n)
 	}
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+}
+
+// ProgressivePerGroup with a mandatory decision group named at index 1: that group goes first, whole,
+// then the other groups in index order, one group at a time (sdk-go).
+func TestProgressivePerGroupMandatoryDecisionGroups(t *testing.T) {
+	t.Parallel()
+	e, all := upgradeEnv(t, 300*time.Millisecond,
+		clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup, ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{
+			MandatoryDecisionGroups: clusterv1alpha1.MandatoryDecisionGroups{MandatoryDecisionGroups: []clusterv1alpha1.MandatoryDecisionGroup{{GroupName: "canary"}}}}},
+		[][]string{{"g1", "g2"}, {"k1", "k2", "k3"}, {"h1", "h2"}}, "", "canary", "")
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	canary, g, h := e.clusters("k1", "k2", "k3"), e.clusters("g1", "g2"), e.clusters("h1", "h2")
+	if first, last := e.rec.firstDesireIndex("cfg-b", append(slices.Clone(g), h...)), e.rec.lastApplyIndex("cfg-b", canary); first < last {
+		t.Fatalf("another group started (event %d) before the mandatory group finished (event %d)", first, last)
+	}
+	if first, last := e.rec.firstDesireIndex("cfg-b", h), e.rec.lastApplyIndex("cfg-b", g); first < last {
+		t.Fatalf("group 2 started (event %d) before group 0 finished (event %d)", first, last)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", canary); n != 3 {
+		t.Fatalf("mandatory group: %d in flight at most, want the whole group (3)", n)
+	}
+	if n := e.rec.maxInFlightAmong("cfg-b", g); n != 2 {
+		t.Fatalf("group 0: %d in flight at most, want the whole group (2)", n)
+	}
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "7/7 upgrade completed")
 }
 
 // maxFailures counts real failures (Applied=False), not only timeouts.
@@ -139,6 +166,63 @@ func TestMinSuccessTime(t *testing.T) {
 		t.Fatalf("c2 started %v after c1 succeeded; minSuccessTime is 3s", gap)
 	}
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+}
+
+// A cluster that failed and then recovers holds the next batch for minSuccessTime from its recovery:
+// its Progressing condition goes from UpgradeFailed to UpgradeSucceed with status False throughout,
+// and a transition time kept from the failure made the next cluster start at once. With
+// maxFailures 1 the failure is tolerated, but without a progressDeadline c1 keeps the only place
+// in the batch: the rollout waits, stopped, until c1 recovers.
+func TestMinSuccessTimeAfterRecovery(t *testing.T) {
+	t.Parallel()
+	const minSuccess = 5 * time.Second
+	e, all := upgradeEnv(t, 100*time.Millisecond,
+		progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(1), MinSuccessTime: metav1.Duration{Duration: minSuccess}}),
+		[][]string{{"c1", "c2"}})
+	e.outcome("c1", "cfg-b", simagent.Fail)
+	e.setConfig("p", "cfg-b")
+	e.waitCluster(60*time.Second, "c1", "cfg-b/cfg-a/True/UpgradeFailed")
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeFailed, "the failed clusters keep their places in the batch")
+	failedAt := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, addonstatus.ConditionProgressing).LastTransitionTime
+	// Longer than minSuccessTime after the failure, c1's work and agent recover.
+	time.Sleep(minSuccess + 2*time.Second)
+	e.outcome("c1", "cfg-b", simagent.Succeed)
+	e.setWorkReady("c1")
+	e.setAvailable("c1", metav1.ConditionTrue)
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+
+	recovered, _ := e.rec.firstApplied(e.cluster("c1"), "cfg-b")
+	started, _ := e.rec.firstDesired(e.cluster("c2"), "cfg-b")
+	// Transition times have whole seconds, so the soak can end up to 1s early.
+	if gap := started.Sub(recovered); gap < minSuccess-time.Second {
+		t.Fatalf("c2 started %v after c1 recovered; minSuccessTime is %v", gap.Round(time.Millisecond), minSuccess)
+	}
+	c := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, addonstatus.ConditionProgressing)
+	if !c.LastTransitionTime.After(failedAt.Time) || c.LastTransitionTime.Time.Before(recovered.Add(-time.Second)) {
+		t.Fatalf("c1 Progressing %s since %v; it failed at %v and recovered at %v", c.Reason, c.LastTransitionTime, failedAt, recovered)
+	}
+	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+}
+
+// setWorkReady reports the add-on's deploy work in cluster short Applied and Available at its
+// generation, as the work agent does once a failed apply succeeds on a retry of its own.
+func (e *env) setWorkReady(short string) {
+	e.t.Helper()
+	api := e.c.Work.WorkV1().ManifestWorks(e.cluster(short))
+	for range 10 {
+		w, err := api.Get(e.ctx, "addon-"+e.name+"-deploy-0", metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, typ := range []string{workv1.WorkApplied, workv1.WorkAvailable} {
+			meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "SetByTest",
+				Message: "recovered (set by the test)", ObservedGeneration: w.Generation})
+		}
+		if _, err = api.UpdateStatus(e.ctx, w, metav1.UpdateOptions{}); err == nil {
+			return
+		}
+	}
+	e.t.Fatal("writing the work's status kept conflicting")
 }
 
 // Seed story 4: rollback. The new version fails on the first cluster and the rollout stops; the

@@ -35,6 +35,7 @@ import (
 
 	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/controller/deploytemplates"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/registration"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/internal/history"
@@ -87,6 +88,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	leaderNamespace := fs.String("leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file)")
 	historyNamespace := fs.String("history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else the pod's namespace)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
+	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
 	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client and addonops_rollout_* metrics); "0" disables it`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	logFormat := fs.String("log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
@@ -111,6 +113,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if opts.ConfigGC.Keep < 0 {
 		return fmt.Errorf("--config-gc-keep=%d: want 0 or more unused versions to keep", opts.ConfigGC.Keep)
+	}
+	if opts.DeployerWait <= 0 {
+		return fmt.Errorf("--deployer-wait=%s: want a positive duration", opts.DeployerWait)
 	}
 	if err := opts.Complete(); err != nil {
 		return err

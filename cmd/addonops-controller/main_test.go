@@ -26,6 +26,15 @@ func TestBadLogFormat(t *testing.T) {
 	}
 }
 
+func TestBadDeployerWait(t *testing.T) {
+	for _, v := range []string{"0s", "-1m"} {
+		err := run(context.Background(), []string{"--deployer-wait=" + v}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--deployer-wait="+strings.TrimSuffix(v, "m")) || !strings.Contains(err.Error(), "want a positive duration") {
+			t.Errorf("--deployer-wait=%s: got %v", v, err)
+		}
+	}
+}
+
 func TestLeaderElectionNamespace(t *testing.T) {
 	dir := t.TempDir()
 	nsFile := filepath.Join(dir, "namespace")

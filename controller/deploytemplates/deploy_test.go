@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/agentdeploy"
 	"github.com/addonops/addonops/internal/localhub"
@@ -67,6 +68,20 @@ func TestHelloTemplateGolden(t *testing.T) {
 	}
 	if len(w.OwnerReferences) != 1 || w.OwnerReferences[0].UID != mca.UID {
 		t.Errorf("owner %v, want the MCA %s", w.OwnerReferences, mca.UID)
+	}
+	// As OCM's template manager writes them: the template agent's config types, and the
+	// generation of each config the MCA is told to run (both just created).
+	wantSupported := []addonv1alpha1.ConfigGroupResource{
+		{Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs"},
+		{Group: "addon.open-cluster-management.io", Resource: "addontemplates"},
+	}
+	e.waitFor(10*time.Second, "status.supportedConfigs", func() string {
+		return cmp.Diff(wantSupported, e.getMCA("cluster1").Status.SupportedConfigs)
+	})
+	for _, r := range mca.Status.ConfigReferences {
+		if r.LastObservedGeneration != 1 {
+			t.Errorf("%s %s/%s: lastObservedGeneration %d, want 1", r.Resource, r.Namespace, r.Name, r.LastObservedGeneration)
+		}
 	}
 
 	// Nothing changes: no write (resync included, every minute here; informer events from our

@@ -293,38 +293,57 @@ func (s *Configs) addLocked(gr configref.GroupResource, gvr schema.GroupVersionR
 // Lookup returns the spec hash of the config ref points at, or an error that says why there is
 // none. Call Ensure first.
 func (s *Configs) Lookup(ref configref.Ref) (string, error) {
-	s.mu.Lock()
-	inf, ok := s.informers[ref.GroupResource]
-	s.mu.Unlock()
-	if !ok {
-		return "", fmt.Errorf("config %s: resource %s is not served by the API server (is its CustomResourceDefinition installed?)", ref, ref.GroupResource)
-	}
-	if ferr := inf.forbiddenErr(); ferr != nil {
-		return "", fmt.Errorf("config %s: %w", ref, ferr)
-	}
-	key := ref.Name
-	if inf.namespaced {
-		if ref.Namespace == "" {
-			return "", fmt.Errorf("config %s: %s is namespaced; set the reference's namespace", ref, ref.GroupResource)
-		}
-		key = ref.Namespace + "/" + ref.Name
-	}
-	obj, exists, err := inf.informer.GetIndexer().GetByKey(key)
+	u, err := s.get(ref)
 	if err != nil {
-		return "", fmt.Errorf("config %s: %w", ref, err)
-	}
-	if !exists {
-		return "", fmt.Errorf("config %s not found", ref)
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return "", fmt.Errorf("config %s: unexpected object %T in the cache", ref, obj)
+		return "", err
 	}
 	h, err := s.HashOf(u)
 	if err != nil {
 		return "", fmt.Errorf("config %s: %w", ref, err)
 	}
 	return h, nil
+}
+
+// Generation returns the metadata.generation of the cached config ref points at; ok is false when
+// it is not in the cache (not found, its kind not watched, served or readable).
+func (s *Configs) Generation(ref configref.Ref) (int64, bool) {
+	u, err := s.get(ref)
+	if err != nil {
+		return 0, false
+	}
+	return u.GetGeneration(), true
+}
+
+// get returns the cached config ref points at, or an error that says why there is none.
+func (s *Configs) get(ref configref.Ref) (*unstructured.Unstructured, error) {
+	s.mu.Lock()
+	inf, ok := s.informers[ref.GroupResource]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("config %s: resource %s is not served by the API server (is its CustomResourceDefinition installed?)", ref, ref.GroupResource)
+	}
+	if ferr := inf.forbiddenErr(); ferr != nil {
+		return nil, fmt.Errorf("config %s: %w", ref, ferr)
+	}
+	key := ref.Name
+	if inf.namespaced {
+		if ref.Namespace == "" {
+			return nil, fmt.Errorf("config %s: %s is namespaced; set the reference's namespace", ref, ref.GroupResource)
+		}
+		key = ref.Namespace + "/" + ref.Name
+	}
+	obj, exists, err := inf.informer.GetIndexer().GetByKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", ref, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("config %s not found", ref)
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("config %s: unexpected object %T in the cache", ref, obj)
+	}
+	return u, nil
 }
 
 // HashOf is the spec hash of a cached config, computed once per resourceVersion: templates can be

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -220,6 +221,20 @@ func SetCondition(conds *[]metav1.Condition, cond metav1.Condition, now metav1.T
 	return changed
 }
 
+// setProgressing sets an MCA's Progressing condition like SetCondition, and moves its
+// lastTransitionTime also when the change's outcome flips between failed and succeeded: both have
+// status False (UpgradeFailed → UpgradeSucceed when a failed cluster recovers), and a time kept
+// from the failure would say the cluster succeeded when it failed. Seed 001: the transition time
+// "record[s] the finish time"; minSuccessTime counts from it (RolloutStatus). Any other reason
+// change with the same status (OCM's Completed taken over as a success reason) keeps the time, as
+// meta.SetStatusCondition does.
+func setProgressing(conds *[]metav1.Condition, cond metav1.Condition, now metav1.Time) bool {
+	cur := meta.FindStatusCondition(*conds, addonstatus.ConditionProgressing)
+	outcomeChanged := cur != nil && (addonstatus.IsFailedReason(cur.Reason) && addonstatus.IsDoneReason(cond.Reason) ||
+		addonstatus.IsDoneReason(cur.Reason) && addonstatus.IsFailedReason(cond.Reason))
+	return SetCondition(conds, cond, now, outcomeChanged)
+}
+
 // Configured returns the Configured condition for an MCA that runs its turn's configs (true) or
 // waits for its turn (false).
 func Configured(configured bool) metav1.Condition {
@@ -271,6 +286,19 @@ func Blocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string, now
 	return st
 }
 
+// BlockedWith returns the status of an MCA that cannot be configured but is told to run desired
+// all the same (an MCA config of a type the add-on does not support: OCM keeps configuring the
+// rest, see rolloutplan's unsupportedTarget): desired configs written (WithDesired),
+// Configured=False with reason and message, and the given Progressing condition. changed is false
+// when the MCA's status already is that.
+func BlockedWith(mca *addonv1alpha1.ManagedClusterAddOn, desired []Config, reason, message string, progressing metav1.Condition, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, bool) {
+	st := *mca.Status.DeepCopy()
+	st.ConfigReferences = WithDesired(st.ConfigReferences, desired)
+	setConfigured(&st, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message}, nil, now)
+	SetCondition(&st.Conditions, progressing, now, false)
+	return st, !equality.Semantic.DeepEqual(st, mca.Status)
+}
+
 // IsBlocked reports whether Blocked(mca, reason, message) would change nothing.
 func IsBlocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string) bool {
 	return hasConfigured(mca, metav1.Condition{Type: addonstatus.ConditionConfigured, Status: metav1.ConditionFalse, Reason: reason, Message: message})
@@ -287,9 +315,11 @@ func Now(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second
 //     and not running them);
 //   - Succeeded: it applied its desired configs and was healthy for its health soak (Applied); the
 //     soak time (minSuccessTime) counts from when that health soak began (the HealthSoak
-//     condition's last transition), or else from the Progressing condition's last transition, so
+//     condition's last transition, once Soaked), or else from the Progressing condition's last
+//     transition (when it succeeded: setProgressing moves it from a failure to a success too), so
 //     a placement whose minSuccessTime is longer than the health soak holds its next batch until
-//     minSuccessTime after the cluster was first seen healthy with its works ready;
+//     minSuccessTime after the cluster was first seen healthy with its works ready — after it
+//     recovered, for a cluster that failed first;
 //   - Failed: a failed reason (InstallFailed, UpgradeFailed, RollbackFailed); Progressing: anything
 //     else. Both time out progressDeadline after the Progressing condition's last transition, which
 //     is reset whenever the MCA gets new desired configs.
@@ -316,9 +346,12 @@ func RolloutStatus(cluster string, mca *addonv1alpha1.ManagedClusterAddOn, targe
 		if cond != nil && addonstatus.IsDoneReason(cond.Reason) {
 			st.LastTransitionTime = cond.LastTransitionTime.DeepCopy()
 			// minSuccessTime counts from the start of the health soak, not from its end: the two
-			// overlap, so a batch waits for the longer of them, not for their sum.
+			// overlap, so a batch waits for the longer of them, not for their sum. A Soaked
+			// condition is always this success's soak (a new attempt resets it), which began no
+			// earlier than the recovery of a cluster that failed first, also where Progressing's
+			// transition time still says when it failed (written before setProgressing).
 			if hs := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionHealthSoak); hs != nil &&
-				hs.Status == metav1.ConditionTrue && hs.Reason == addonstatus.ReasonSoaked && hs.LastTransitionTime.Before(&cond.LastTransitionTime) {
+				hs.Status == metav1.ConditionTrue && hs.Reason == addonstatus.ReasonSoaked {
 				st.LastTransitionTime = hs.LastTransitionTime.DeepCopy()
 			}
 		}

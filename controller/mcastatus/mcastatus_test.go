@@ -264,8 +264,18 @@ func TestProgress(t *testing.T) {
 		wantSoak    string // reason of the HealthSoak condition; "" = not checked
 	}{
 		{name: "not started: no configs, not configured", m: mca(nil)},
+		// No deployer reported anything yet: looked at again when DefaultDeployerWait (2m after t0) is over.
 		{name: "install, no work yet", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
-			wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
+			wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling, wantRecheck: time.Minute},
+		{name: "install, no deployer for the whole wait: the message asks for one", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
+			now: metav1.NewTime(t0.Add(DefaultDeployerWait)), wantReason: addonstatus.ReasonInstalling, wantStatus: "True",
+			wantMsg: "installing... " + addonstatus.MessageWaitingForDeployer},
+		{name: "upgrade, no deployer for the whole wait", m: mca(refsB, configured, upgrading),
+			now: metav1.NewTime(t0.Add(time.Hour)), wantReason: addonstatus.ReasonUpgrading, wantStatus: "True",
+			wantMsg: "upgrading... " + addonstatus.MessageWaitingForDeployer},
+		{name: "a deployer reported (ManifestApplied=True): the usual message again", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured,
+			cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonInstalling, t0), deployed),
+			now: metav1.NewTime(t0.Add(time.Hour)), wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		{name: "install, stale work", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, deployed, healthy),
 			works: readyB, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
 		// Works ready and health True at the first look: the soak starts now; not done yet.
@@ -276,7 +286,8 @@ func TestProgress(t *testing.T) {
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, now: metav1.NewTime(t1.Add(DefaultHealthSoak + time.Second)),
 			wantReason: addonstatus.ReasonInstallSucceed, wantStatus: "False", wantApplied: true, wantMsg: addonstatus.MessageInstallSucceed, wantSoak: addonstatus.ReasonSoaked},
 		{name: "install, ready but the deployer has not reported ManifestApplied", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing, healthy),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, health: true, wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling,
+			wantRecheck: time.Minute},
 		{name: "upgrade, ready: the health soak starts", m: mca(refsB, configured, upgrading, deployed, healthy),
 			works: readyB, health: true, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: "upgrading... the add-on's ManifestWorks report the desired configs and the add-on is healthy",
 			wantRecheck: DefaultHealthSoak + time.Second, wantSoak: addonstatus.ReasonSoaking},
@@ -334,12 +345,13 @@ func TestProgress(t *testing.T) {
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annA, ok2...)}, now: metav1.NewTime(t0.Add(DeployerGrace)),
 			wantReason: addonstatus.ReasonUpgradeFailed, wantStatus: "False", wantMsg: "render: bad template"},
 		{name: "failure of an older generation is not a failure", m: mca(refsB, configured, upgrading),
-			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
+			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 1))}, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading,
+			wantRecheck: time.Minute},
 		{name: "ready at an older generation is not ready", m: mca(refsB, configured, upgrading, deployed, healthy),
 			works: []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, ok2...)}, wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
 		{name: "stale work outranks failed work", m: mca(refsB, configured, upgrading),
 			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2)), work("addon-hello-deploy-1", 2, annA, ok2...)},
-			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
+			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading, wantRecheck: time.Minute},
 		{name: "every work must be ready", m: mca(refsB, configured, upgrading, deployed, healthy),
 			works:      []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, ok2...), work("addon-hello-deploy-1", 2, annB)},
 			wantReason: addonstatus.ReasonUpgrading, wantStatus: "True", wantMsg: addonstatus.MessageUpgrading},
@@ -514,6 +526,12 @@ func TestRolloutStatus(t *testing.T) {
 		{"rolled back", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackSucceeded, t1)), rollout.Succeeded, &t1},
 		{"succeeded after a health soak: minSuccessTime counts from its start", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1),
 			cond(addonstatus.ConditionHealthSoak, "True", addonstatus.ReasonSoaked, t0)), rollout.Succeeded, &t0},
+		// A cluster that failed (UpgradeFailed at t0) and recovered: its soak began at t1, after the
+		// failure. minSuccessTime counts from there, also for a status written before Progress
+		// moved the transition time on the way from the failure to the success (Progressing's
+		// transition time then still says t0).
+		{"succeeded after a failure: minSuccessTime counts from the recovery", mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0),
+			cond(addonstatus.ConditionHealthSoak, "True", addonstatus.ReasonSoaked, t1)), rollout.Succeeded, &t1},
 		{"progressing, foreign reason: no clock", mca([]addonv1alpha1.ConfigReference{ref(&b1, &a1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t1)), rollout.Progressing, nil},
 	}
 	for _, tc := range cases {
@@ -616,4 +634,78 @@ func TestPushHoldKeep(t *testing.T) {
 			t.Fatal("keep changed the desired configs")
 		}
 	})
+}
+
+// Progressing's lastTransitionTime is when the change reached its outcome (seed 001: it "record[s]
+// the finish time"): a failed change whose cluster recovers gets a new one when it succeeds,
+// although the status stays False (UpgradeFailed → UpgradeSucceed), so minSuccessTime and anything
+// else that reads it count from the success, not from the failure.
+func TestProgressTransitionOnRecovery(t *testing.T) {
+	annB := `{"addondeploymentconfigs.addon.open-cluster-management.io/default/cfg-b":"bbbb"}`
+	readyB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "True", 2), wcond(workv1.WorkAvailable, "True", 2))}
+	failedB := []*workv1.ManifestWork{work("addon-hello-deploy-0", 2, annB, wcond(workv1.WorkApplied, "False", 2))}
+	configured := cond(addonstatus.ConditionConfigured, "True", addonstatus.ReasonConfigured, t0)
+	deployed := cond(addonstatus.ConditionManifestApplied, "True", "AddonManifestApplied", t0)
+	healthy := cond(addonstatus.ConditionAvailable, "True", "ProbeAvailable", t1)
+	refsB := []addonv1alpha1.ConfigReference{ref(&b1, &a1)}
+	t2 := metav1.NewTime(t1.Add(time.Hour))
+	cases := []struct {
+		name       string
+		m          *addonv1alpha1.ManagedClusterAddOn
+		works      []*workv1.ManifestWork
+		gate       Gate
+		looks      []metav1.Time // Progress runs at each, on the previous one's result
+		wantReason string
+		wantLTT    metav1.Time
+	}{
+		{name: "upgrade failed, works recover: succeeded now",
+			m:     mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonUpgradeSucceed, wantLTT: t2},
+		{name: "install failed, works recover: succeeded now",
+			m:     mca([]addonv1alpha1.ConfigReference{ref(&b1, nil)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonInstallFailed, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonInstallSucceed, wantLTT: t2},
+		{name: "rollback failed, works recover: succeeded now",
+			m:     mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonRollbackFailed, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonRollbackSucceeded, wantLTT: t2},
+		// With a health soak the failure stands until the soak is over: the success is at its end.
+		{name: "upgrade failed, works recover, health soak: succeeded at the soak's end",
+			m:     mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, healthy),
+			works: readyB, gate: Gate{Checked: true, Soak: DefaultHealthSoak},
+			looks:      []metav1.Time{t2, metav1.NewTime(t2.Add(DefaultHealthSoak + time.Second))},
+			wantReason: addonstatus.ReasonUpgradeSucceed, wantLTT: metav1.NewTime(t2.Add(DefaultHealthSoak + time.Second))},
+		{name: "upgrade failed, works still failed: the failure keeps its time",
+			m:     mca(refsB, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeFailed, t0), deployed, healthy),
+			works: failedB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonUpgradeFailed, wantLTT: t0},
+		// Controls: a status flip moves the time anyway; a success stays a success with its time;
+		// OCM's Completed taken over as our success reason is no new outcome.
+		{name: "upgrading, works ready: succeeded now (status flip)",
+			m:     mca(refsB, configured, cond(addonstatus.ConditionProgressing, "True", addonstatus.ReasonUpgrading, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonUpgradeSucceed, wantLTT: t2},
+		{name: "succeeded stays succeeded with its time",
+			m:     mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonstatus.ReasonUpgradeSucceed, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonUpgradeSucceed, wantLTT: t0},
+		{name: "OCM's Completed becomes our success reason with its time",
+			m:     mca([]addonv1alpha1.ConfigReference{ref(&b1, &b1)}, configured, cond(addonstatus.ConditionProgressing, "False", addonv1alpha1.ProgressingReasonCompleted, t0), deployed, healthy),
+			works: readyB, looks: []metav1.Time{t2}, wantReason: addonstatus.ReasonUpgradeSucceed, wantLTT: t0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.m.DeepCopy()
+			for _, now := range tc.looks {
+				st, _ := Progress(m, tc.works, tc.gate, now)
+				m = m.DeepCopy()
+				m.Status = st
+			}
+			c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing)
+			if c.Reason != tc.wantReason || !c.LastTransitionTime.Equal(&tc.wantLTT) {
+				t.Fatalf("Progressing %s since %v, want %s since %v", c.Reason, c.LastTransitionTime, tc.wantReason, tc.wantLTT)
+			}
+			// The rollout reads that time for minSuccessTime (or the health soak's start, which is
+			// no earlier than the recovery either, see RolloutStatus).
+			recovered := addonstatus.IsFailedReason(meta.FindStatusCondition(tc.m.Status.Conditions, addonstatus.ConditionProgressing).Reason) && addonstatus.IsDoneReason(c.Reason)
+			if got := RolloutStatus("c1", m, []Config{b1}); recovered && (got.Status != rollout.Succeeded || got.LastTransitionTime.Before(&t2)) {
+				t.Fatalf("rollout status %v since %v: counts from before the recovery at %v", got.Status, got.LastTransitionTime, t2)
+			}
+		})
+	}
 }

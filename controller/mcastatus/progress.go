@@ -135,9 +135,16 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 // deployer's ManifestApplied=False (a render error, a rejected work) once it has been False for
 // DeployerGrace during this attempt. An add-on that stays unhealthy is failed by the rollout
 // (FailUnhealthy), which knows the placement's progress deadline; Progress keeps that verdict while
-// nothing else changes. Once applied, an MCA stays succeeded until it is given new configs, as in
-// OCM, so a flapping work never moves a cluster back and forth in a rollout. An MCA that has neither
-// configs nor Configured=True has not started (it waits for its first turn) and is left as it is.
+// nothing else changes. A failed change whose works and health recover succeeds with a new
+// transition time, although Progressing stays False (setProgressing): minSuccessTime counts from
+// the recovery, not from the failure. An MCA on which no deployer reported ManifestApplied at all
+// for gate.DeployerWait says so in its Progressing message (WaitingForDeployer: is an add-on
+// manager deploying the add-on?), which goes back to the usual one as soon as a deployer reports;
+// the change stays busy, and an unhealthy deadline or progressDeadline still applies. Once applied,
+// an MCA stays succeeded until it is given new configs, as in OCM, so a flapping work never moves
+// a cluster back and forth in a rollout. An MCA that has neither configs nor Configured=True has
+// not started (it waits for its first turn) and is left as it is, and so is one held with
+// Configured=False, ConfigurationUnsupported (BlockedWith).
 func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
 	st := *mca.Status.DeepCopy()
 	refs := st.ConfigReferences
@@ -145,10 +152,15 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	if len(refs) == 0 && !configured {
 		return st, 0
 	}
+	if c := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionConfigured); c != nil && c.Status == metav1.ConditionFalse && c.Reason == addonstatus.ReasonConfigurationUnsupported {
+		// Told to run configs of a type the add-on does not support: its Progressing condition is
+		// the rollout's (BlockedWith, OCM's ConfigurationUnsupported), and nothing is deployed.
+		return st, 0
+	}
 	kind := kindOf(refs, st.Conditions)
 	cur := meta.FindStatusCondition(st.Conditions, addonstatus.ConditionProgressing)
 	if addonstatus.Applied(mca) {
-		SetCondition(&st.Conditions, done(kind, cur), now, false)
+		setProgressing(&st.Conditions, done(kind, cur), now)
 		return st, 0
 	}
 	var attempt time.Time
@@ -171,11 +183,14 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	// failure itself moved Progressing's transition time, which is no new attempt.
 	failedBefore := cur != nil && cur.Reason == kind.FailedReason()
 	deployFailed, deployDetail, recheck := deployerVerdict(st.Conditions, attempt, now.Time, failedBefore)
+	noDeployer, deployerRecheck := WaitingForDeployer(mca, gate.DeployerWait, now)
 	var cond metav1.Condition
 	ready := false
 	switch {
 	case deployFailed:
 		cond = failure(kind, deployDetail)
+	case noDeployer:
+		cond = waitingForDeployer(kind)
 	case len(works) == 0 || len(stale) > 0:
 		cond = busy(kind)
 	case len(failed) > 0:
@@ -215,7 +230,12 @@ func Progress(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWo
 	if !ready {
 		resetSoak(&st.Conditions, addonstatus.ReasonWorksNotReady, addonstatus.MessageWorksNotReady, now)
 	}
-	SetCondition(&st.Conditions, cond, now, false)
+	if addonstatus.IsBusyReason(cond.Reason) {
+		// Still on its way without any word from a deployer: look again when the wait for one is
+		// over, so the message says so then.
+		recheck = minRecheck(recheck, deployerRecheck)
+	}
+	setProgressing(&st.Conditions, cond, now)
 	return st, recheck
 }
 
@@ -289,7 +309,7 @@ func FailUnhealthy(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.Manif
 	}
 	kind, _ := addonstatus.KindOfReason(cur.Reason)
 	st := *mca.Status.DeepCopy()
-	SetCondition(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now, false)
+	setProgressing(&st.Conditions, failure(kind, fmt.Sprintf("the add-on has not been healthy for %s: %s", deadline, why)), now)
 	return st, true, 0
 }
 

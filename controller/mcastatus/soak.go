@@ -34,6 +34,10 @@ type Gate struct {
 	// Problem, when set, says why the CMA's HealthSoakAnnotation was not used (Soak is then
 	// DefaultHealthSoak); it is shown in the Progressing message of every soaking cluster.
 	Problem string
+	// DeployerWait is how long a cluster told to run its configs may go without any
+	// ManifestApplied before its status says no deployer seems to deploy the add-on
+	// (WaitingForDeployer); 0 means DefaultDeployerWait. The controller's --deployer-wait.
+	DeployerWait time.Duration
 }
 
 // GateOf reads an add-on's gate from its CMA: HealthChecked and HealthSoakAnnotation.

@@ -20,10 +20,18 @@ import (
 )
 
 // Reconciler is the progress reconciler.
-type Reconciler struct{ *addonview.View }
+type Reconciler struct {
+	*addonview.View
+	// deployerWait is mcastatus.Gate.DeployerWait.
+	deployerWait time.Duration
+}
 
-// New returns the progress reconciler on v.
-func New(v *addonview.View) *Reconciler { return &Reconciler{View: v} }
+// New returns the progress reconciler on v; deployerWait is how long an MCA told to run its
+// configs may go without any ManifestApplied before its message asks for a deployer
+// (mcastatus.WaitingForDeployer; 0: mcastatus.DefaultDeployerWait).
+func New(v *addonview.View, deployerWait time.Duration) *Reconciler {
+	return &Reconciler{View: v, deployerWait: deployerWait}
+}
 
 // Sync tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
 // lastAppliedConfig and the Progressing condition (mcastatus.Progress). It writes only when they
@@ -51,7 +59,9 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 			return 0, nil // its state is unknown: the MCA's progress stays where it is
 		}
 	}
-	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, works), mcastatus.GateOf(cma), mcastatus.Now(time.Now()))
+	gate := mcastatus.GateOf(cma)
+	gate.DeployerWait = c.deployerWait
+	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, works), gate, mcastatus.Now(time.Now()))
 	if equality.Semantic.DeepEqual(mca.Status, st) {
 		return recheck, nil
 	}

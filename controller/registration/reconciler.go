@@ -12,6 +12,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -165,6 +166,19 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	}
 	if err != nil {
 		return 0, err
+	}
+	// status.supportedConfigs first, for every MCA of a template add-on, whatever its rollout
+	// turn: addon-framework's registration controller writes it before anything else.
+	cma, err := r.hub.CMAs.Get(addon)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return 0, fmt.Errorf("reading ClusterManagementAddOn %s: %w", addon, err)
+	}
+	if supported, ok := SupportedConfigs(cma); ok && !equality.Semantic.DeepEqual(mca.Status.SupportedConfigs, supported) {
+		if mca, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+			m.Status.SupportedConfigs = slices.Clone(supported)
+		}); err != nil || mca == nil {
+			return 0, err
+		}
 	}
 	desired := r.hub.DesiredOf(mca)
 	if desired.Template == nil || !desired.Current() {

@@ -34,6 +34,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/render"
 )
 
@@ -261,6 +262,40 @@ func bindingEqual(cur, want *rbacv1.RoleBinding) bool {
 	}
 	return equality.Semantic.DeepEqual(cur.Subjects, want.Subjects) &&
 		equality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences)
+}
+
+// templateConfigTypes are the config types of every template add-on, in the order written: the
+// SupportedConfigGVRs of OCM's template agent (addon-framework's BuiltInAddOnConfigGVRs:
+// AddOnDeploymentConfigs and AddOnTemplates). OCM writes them in Go map order, which changes from
+// one sync to the next; sorted, a status write never only reorders them.
+var templateConfigTypes = []addonv1alpha1.ConfigGroupResource{
+	{Group: configref.AddOnDeploymentConfigs.Group, Resource: configref.AddOnDeploymentConfigs.Resource},
+	{Group: configref.AddOnTemplates.Group, Resource: configref.AddOnTemplates.Resource},
+}
+
+// IsTemplateAddon reports whether cma is a template add-on, by OCM's rule (addontemplate
+// controller, SupportAddOnTemplate): one of its spec.supportedConfigs is of type AddOnTemplates,
+// with or without a default.
+func IsTemplateAddon(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	for _, sc := range cma.Spec.SupportedConfigs {
+		if sc.Group == configref.AddOnTemplates.Group && sc.Resource == configref.AddOnTemplates.Resource {
+			return true
+		}
+	}
+	return false
+}
+
+// SupportedConfigs is the status.supportedConfigs of an MCA of cma, and whether addonops, as the
+// add-on's manager, writes it: for a template add-on (IsTemplateAddon), the config types its agent
+// is rendered from, whatever the CMA lists (OCM's per-template addon-framework manager writes them
+// from its registration controller for every MCA of the add-on, before registering it). Tools and
+// OCM's addonprogressing controller read them to tell which spec.configs the add-on can use. For
+// other add-ons addonops deploys nothing, so it is no manager of theirs and writes nothing.
+func SupportedConfigs(cma *addonv1alpha1.ClusterManagementAddOn) ([]addonv1alpha1.ConfigGroupResource, bool) {
+	if cma == nil || !IsTemplateAddon(cma) {
+		return nil, false
+	}
+	return slices.Clone(templateConfigTypes), true
 }
 
 // Status is what the registration reconciler writes into an MCA status.

@@ -40,6 +40,9 @@ type Options struct {
 	HistoryNamespace string
 	// HistoryLimit is how many versions per placement a history keeps.
 	HistoryLimit int
+	// DeployerWait is rolloutplan.Input.DeployerWait: how long a cluster told to run its configs
+	// may go without any ManifestApplied before it counts as waiting for a deployer.
+	DeployerWait time.Duration
 }
 
 // Reconciler is the rollout reconciler.
@@ -57,6 +60,11 @@ type Reconciler struct {
 	// already told so by an event.
 	forbiddenMu   sync.Mutex
 	forbiddenTold map[configref.GroupResource]map[string]bool
+
+	// deployerMu guards deployerTold: the CMAs (by UID) whose clusters waiting for a deployer were
+	// already reported by an event (rolloutplan.DeployerWaitEvent), until none waits any more.
+	deployerMu   sync.Mutex
+	deployerTold map[string]bool
 }
 
 // New returns the rollout reconciler on v.
@@ -106,8 +114,11 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		MCAs:       mcas,
 		Works:      func(ns string) []*workv1.ManifestWork { return c.AddonWorks(ns, name) },
 		Configs:    c.Hub.Configs.Lookup,
-		History:    hist, HistoryLimit: c.opts.HistoryLimit,
-		Raw: raw,
+		// lastObservedGeneration, as addon-framework's addonconfig controller writes it.
+		Generations: c.Hub.Configs.Generation,
+		History:     hist, HistoryLimit: c.opts.HistoryLimit,
+		Raw:          raw,
+		DeployerWait: c.opts.DeployerWait,
 	})
 
 	// The history first: it records what the status and MCAs are about to say (a version
@@ -162,6 +173,10 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 			}
 			c.Recorder.Event(cma, typ, ev.Reason, ev.Message)
 		}
+		if ev, ok := c.deployerEvent(cma, plan.DeployerWaits); ok {
+			logger.Info("Clusters wait for the add-on's deployer", "clusters", len(plan.DeployerWaits))
+			c.Recorder.Event(cma, corev1.EventTypeWarning, ev.Reason, ev.Message)
+		}
 	}
 
 	err = errors.Join(err, histErr)
@@ -171,6 +186,25 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		after = hubcache.RediscoverAfter
 	}
 	return after, err
+}
+
+// deployerEvent decides the Warning event on cma for its clusters waiting for a deployer
+// (rolloutplan.DeployerWaitEvent): one per episode, remembered in memory, so a restarted
+// controller reports an ongoing episode once more.
+func (c *Reconciler) deployerEvent(cma *addonv1alpha1.ClusterManagementAddOn, waiting []string) (rolloutplan.Event, bool) {
+	c.deployerMu.Lock()
+	defer c.deployerMu.Unlock()
+	key := string(cma.UID)
+	ev, emit, told := rolloutplan.DeployerWaitEvent(waiting, c.deployerTold[key], c.opts.DeployerWait)
+	switch {
+	case told && c.deployerTold == nil:
+		c.deployerTold = map[string]bool{key: true}
+	case told:
+		c.deployerTold[key] = true
+	default:
+		delete(c.deployerTold, key)
+	}
+	return ev, emit
 }
 
 // referencedResources lists the group/resources of every config the add-on references.
@@ -225,6 +259,9 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	cma.DeleteFunc = func(obj any) {
 		if m, ok := hubcache.Tombstone[*addonv1alpha1.ClusterManagementAddOn](obj); ok {
 			c.WrittenCMAs.Forget(m.Name)
+			c.deployerMu.Lock()
+			delete(c.deployerTold, string(m.UID))
+			c.deployerMu.Unlock()
 		}
 	}
 	regs := []addonview.Registration{

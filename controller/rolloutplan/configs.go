@@ -5,9 +5,11 @@ package rolloutplan
 import (
 	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
@@ -50,7 +52,13 @@ func refsOf(cfgs []mcastatus.Config) []configref.Ref {
 
 // blocked says why an MCA cannot be configured: the reason and message of its Configured=False.
 // One that does not decode (reason Undecodable) is never written: only its metadata is known.
-type blocked struct{ reason, message string }
+// desired, when set, is what the MCA is told to run all the same (unsupportedTarget), and
+// progressing its Progressing condition then.
+type blocked struct {
+	reason, message string
+	desired         []mcastatus.Config
+	progressing     *metav1.Condition
+}
 
 // mcaTarget is what an MCA runs when its placement runs base: base overridden, per group/resource,
 // by the MCA's own spec.configs (highest precedence). Group/resources the MCA names get the current
@@ -59,23 +67,19 @@ type blocked struct{ reason, message string }
 // configs is of a type the add-on does not support, or cannot be read.
 func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedClusterAddOn) ([]mcastatus.Config, *blocked) {
 	if why := d.undecodable(mca); why != "" {
-		return nil, &blocked{addonstatus.ReasonUndecodable, why}
+		return nil, &blocked{reason: addonstatus.ReasonUndecodable, message: why}
 	}
 	if len(mca.Spec.Configs) == 0 {
 		return base, nil
 	}
 	own := addOnConfigRefs(mca.Spec.Configs)
 	overridden := map[configref.GroupResource]bool{}
-	var unsupported []string
+	var unsupported []configref.GroupResource
 	for _, r := range own {
 		overridden[r.GroupResource] = true
-		if !d.supported.Has(r.GroupResource) {
-			unsupported = append(unsupported, fmt.Sprintf("Configuration with gvr %s/%s is not supported for this addon", r.Group, r.Resource))
+		if !d.supported.Has(r.GroupResource) && !slices.Contains(unsupported, r.GroupResource) {
+			unsupported = append(unsupported, r.GroupResource)
 		}
-	}
-	if len(unsupported) > 0 {
-		return nil, &blocked{addonstatus.ReasonConfigurationUnsupported, strings.Join(unsupported, "; ") +
-			"; add the type to the ClusterManagementAddOn's spec.supportedConfigs or remove it from the ManagedClusterAddOn's spec.configs"}
 	}
 	hashes := map[configref.Ref]string{}
 	for _, c := range base {
@@ -84,25 +88,68 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 	var out []mcastatus.Config
 	var problems []error
 	for _, r := range configref.Merge(refsOf(base), own) {
-		if !overridden[r.GroupResource] {
+		switch {
+		case !overridden[r.GroupResource]:
 			out = append(out, mcastatus.Config{Ref: r, SpecHash: hashes[r]})
-			continue
+		case slices.Contains(unsupported, r.GroupResource):
+			// Nothing hashes a type the add-on does not support (OCM: addon-framework's addonconfig
+			// controller skips it), so its reference is listed with an empty spec hash.
+			out = append(out, mcastatus.Config{Ref: r})
+		default:
+			cfgs, probs := d.res.resolve([]configref.Ref{r})
+			out = append(out, cfgs...)
+			problems = append(problems, probs...)
 		}
-		cfgs, probs := d.res.resolve([]configref.Ref{r})
-		out = append(out, cfgs...)
-		problems = append(problems, probs...)
+	}
+	if len(unsupported) > 0 {
+		return nil, unsupportedTarget(out, unsupported)
 	}
 	if len(problems) > 0 {
-		return nil, &blocked{configReason(problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
-			"the ManagedClusterAddOn's own config cannot be used: " + joinErrors(problems)}
+		return nil, &blocked{reason: configReason(problems, addonstatus.ReasonConfigurationNotFound, addonstatus.ReasonConfigurationForbidden),
+			message: "the ManagedClusterAddOn's own config cannot be used: " + joinErrors(problems)}
 	}
 	return out, nil
+}
+
+// unsupportedTarget is the block of an MCA with configs of types the add-on does not support
+// (unsupported, in spec order). As in OCM, it is still told to run the rest (desired): the CMA's
+// defaults and the placement's configs keep being configured, and the unsupported reference is
+// listed in status.configReferences with an empty spec hash (OCM's addon_configs_test.go "Should
+// not update unsupported config spec hash"). Its Progressing condition is OCM's
+// (addonprogressing: False, ConfigurationUnsupported, naming the first unsupported type), and
+// Configured stays False with the same reason, so a deployer honouring Configured (OCM's for
+// template add-ons, addonops' own under --deploy-templates) leaves its works alone until the spec
+// is fixed: an empty hash can never be deployed.
+func unsupportedTarget(desired []mcastatus.Config, unsupported []configref.GroupResource) *blocked {
+	msgs := make([]string, len(unsupported))
+	for i, gr := range unsupported {
+		msgs[i] = unsupportedMessage(gr)
+	}
+	return &blocked{
+		reason: addonstatus.ReasonConfigurationUnsupported,
+		message: strings.Join(msgs, "; ") +
+			"; add the type to the ClusterManagementAddOn's spec.supportedConfigs or remove it from the ManagedClusterAddOn's spec.configs",
+		desired: desired,
+		progressing: &metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse,
+			Reason: addonstatus.ReasonConfigurationUnsupported, Message: unsupportedMessage(unsupported[0])},
+	}
+}
+
+// unsupportedMessage is OCM's message for a config type an add-on does not support.
+func unsupportedMessage(gr configref.GroupResource) string {
+	return fmt.Sprintf("Configuration with gvr %s/%s is not supported for this addon", gr.Group, gr.Resource)
 }
 
 // block marks an MCA that cannot be configured (Configured=False naming the config); its works
 // stay as they are.
 func (d *decider) block(ns string, mca *addonv1alpha1.ManagedClusterAddOn, b *blocked) {
 	if b.reason == addonstatus.ReasonUndecodable {
+		return
+	}
+	if b.desired != nil {
+		if st, changed := mcastatus.BlockedWith(mca, b.desired, b.reason, b.message, *b.progressing, d.in.Now); changed {
+			d.updates[ns] = st
+		}
 		return
 	}
 	if !mcastatus.IsBlocked(mca, b.reason, b.message) {

@@ -28,6 +28,20 @@
 // (DefaultUnhealthyDeadline, 5m, when the strategy has none). Failures and timeouts count toward
 // maxFailures and are named, with their causes, in the install progression's message.
 //
+// # maxFailures
+//
+// sdk-go's RolloutHandler picks every batch, so maxFailures means what it means in OCM: the rollout
+// stops (MaxFailureBreach) only when failed and timed-out clusters exceed it; a percentage is of the
+// placement's clusters (of each decision group under ProgressivePerGroup) rounded up, a number
+// larger than the clusters counts as 0, mandatory decision groups tolerate none, and All never
+// breaches. A failed cluster keeps its place in the batch until it recovers or its progressDeadline
+// passes, and then counts as timed out. Two things differ from OCM on purpose: a failure counts at
+// once (OCM never reports one, so there only timeouts count), and within maxFailures the
+// progression reports the failed reason once nothing will move by itself — every other cluster
+// finished, or the clusters left wait behind failed clusters that keep their places for ever
+// (progressDeadline None) — where OCM reports progressing for ever (rollResult.stopped). Such a
+// rollout is not complete: the placement's last applied configs stay, as in OCM.
+//
 // # Rollback wins
 //
 // A change of a placement's desired configs to a version the add-on already ran successfully is a
@@ -66,12 +80,21 @@
 // spec changed, MCAs that followed the defaults) take the CMA's defaults and their own configs at
 // once, as OCM's defaults node does. Under Manual the install progressions are kept,
 // with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
-// Configured=False, reason ConfigurationUnsupported; one that cannot be read gets Configured=False,
+// Configured=False, reason ConfigurationUnsupported, and OCM's Progressing=False with the same
+// reason, while the MCA is told to run the rest as OCM does (the unsupported reference listed with
+// an empty spec hash, see unsupportedTarget); one that cannot be read gets Configured=False,
 // reason ConfigurationNotFound, naming it (ConfigurationForbidden when the controller may not read
 // its kind: RBAC); the placement names such clusters and never completes while they remain. A
 // placement whose own configs cannot be read waits with the same reasons; among several problems a
 // refused permission decides the reason (a person must grant it whatever else is missing), and
 // the message lists them all.
+//
+// # Status details
+//
+// Every MCA's status.configReferences[].lastObservedGeneration follows its configs' generation
+// (Input.Generations, mcastatus.WithObservedGenerations). Clusters told to run their configs on
+// which no deployer reported ManifestApplied for Input.DeployerWait are named in their placement's
+// progression message and in Plan.DeployerWaits, for one Warning event (DeployerWaitEvent).
 package rolloutplan
 
 import (
@@ -118,6 +141,10 @@ type Input struct {
 	Works func(namespace string) []*workv1.ManifestWork
 	// Configs resolves config references to spec hashes.
 	Configs ConfigLookup
+	// Generations looks up the metadata.generation of configs for the MCAs'
+	// status.configReferences[].lastObservedGeneration (mcastatus.WithObservedGenerations); nil
+	// leaves it as it is.
+	Generations mcastatus.GenerationLookup
 	// History is the add-on's version history (package history); nil when none was recorded yet.
 	// A version it lists as completed is a rollback target.
 	History *history.Record
@@ -126,6 +153,10 @@ type Input struct {
 	HistoryLimit int
 	// Raw, when set, tells what the objects say beyond their Go types (raw.go).
 	Raw Raw
+	// DeployerWait is how long an MCA told to run its configs may go without any ManifestApplied
+	// before it counts as waiting for a deployer (mcastatus.WaitingForDeployer); 0 means
+	// mcastatus.DefaultDeployerWait.
+	DeployerWait time.Duration
 }
 
 // Update is a new status for one MCA.
@@ -149,6 +180,9 @@ type Plan struct {
 	Events []Event
 	// History is the add-on's version history after this decision; nil when it did not change.
 	History *history.Record
+	// DeployerWaits are the clusters whose MCA waits for a deployer (mcastatus.WaitingForDeployer),
+	// sorted: the reconciler raises DeployerWaitEvent when they appear.
+	DeployerWaits []string
 }
 
 // Event is a Kubernetes event on the CMA.
@@ -164,6 +198,7 @@ func Decide(in Input) Plan {
 		mcas: map[string]*addonv1alpha1.ManagedClusterAddOn{}, updates: map[string]addonv1alpha1.ManagedClusterAddOnStatus{},
 		health: mcastatus.GateOf(in.CMA), supported: sets.New[configref.GroupResource](),
 		requests: operations.Parse(in.CMA.Annotations)}
+	d.health.DeployerWait = in.DeployerWait
 	for _, sc := range in.CMA.Spec.SupportedConfigs {
 		d.supported.Insert(configref.GroupResource{Group: sc.Group, Resource: sc.Resource})
 	}
@@ -191,6 +226,8 @@ type decider struct {
 	requests operations.Requests
 	// history is the version history as this decision leaves it.
 	history *history.Record
+	// waiting are the clusters waiting for a deployer (deployerWaits).
+	waiting []string
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
@@ -237,6 +274,7 @@ func (d *decider) decide() Plan {
 				Message: "the install strategy is Manual: this placement is no longer rolled out; each ManagedClusterAddOn keeps the configs it runs until its own spec changes"}, d.in.Now, false)
 			status.InstallProgressions = append(status.InstallProgressions, ip)
 		}
+		d.waiting = d.deployerWaits(nil)
 		return d.plan(status)
 	}
 
@@ -279,6 +317,7 @@ func (d *decider) decide() Plan {
 	}
 
 	d.recordHistory(states)
+	d.waiting = d.deployerWaits(states)
 	for _, p := range states {
 		ip := d.progression(p)
 		d.progressionEvents(p, oldProgression(cma, p.key), &ip)
@@ -288,7 +327,8 @@ func (d *decider) decide() Plan {
 }
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
-	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events}
+	d.observeGenerations()
+	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting}
 	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
 		p.History = d.history
 	}
@@ -306,5 +346,34 @@ func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 func (d *decider) noteRecheck(after *time.Duration) {
 	if after != nil && *after > 0 && (d.recheck == 0 || *after < d.recheck) {
 		d.recheck = *after
+	}
+}
+
+// observeGenerations writes, into every MCA's status as this decision leaves it, the generation of
+// each supported config it references (mcastatus.WithObservedGenerations): in the same write as new
+// desired configs, and on its own for a config edited in place, as addon-framework's addonconfig
+// controller does for every MCA of the add-on, whatever its rollout turn. MCAs that do not decode
+// are never written.
+func (d *decider) observeGenerations() {
+	if d.in.Generations == nil {
+		return
+	}
+	for ns, m := range d.mcas {
+		if d.undecodable(m) != "" {
+			continue
+		}
+		st, updated := d.updates[ns]
+		if !updated {
+			st = m.Status
+		}
+		refs, changed := mcastatus.WithObservedGenerations(st.ConfigReferences, d.supported.Has, d.in.Generations)
+		if !changed {
+			continue
+		}
+		if !updated {
+			st = *m.Status.DeepCopy()
+		}
+		st.ConfigReferences = refs
+		d.updates[ns] = st
 	}
 }

@@ -244,6 +244,55 @@ func TestMinSuccessTimeHoldsTheNextBatch(t *testing.T) {
 	w.expectStates("c1=b/b/T c2=b/a/T")
 }
 
+// A cluster that failed and recovers soaks minSuccessTime from its recovery, not from its failure:
+// its Progressing condition stays False from UpgradeFailed to UpgradeSucceed, so its transition time
+// would still say when it failed.
+func TestMinSuccessTimeAfterRecovery(t *testing.T) {
+	for _, soak := range []string{"0s", "30s"} {
+		t.Run("health soak "+soak, func(t *testing.T) {
+			w := newWorld(t)
+			w.config("a")
+			w.config("b")
+			p := w.placement("aws", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{MaxFailures: intstr.FromInt32(1), MinSuccessTime: metav1.Duration{Duration: time.Minute}}),
+				[]string{"c1", "c2"})
+			w.installAll()
+			w.cma.Annotations[mcastatus.HealthSoakAnnotation] = soak
+			w.advance(2 * time.Minute)
+			w.setConfig(p, "b")
+			w.step()
+			w.agent("c1", fail)
+			w.step()
+			w.expectStates("c1=b/a/T c2=a/a/F")
+			// Long after the failure, c1's works recover (and it soaks its health, if any).
+			w.advance(10 * time.Minute)
+			w.agent("c1", succeed)
+			if soak != "0s" {
+				w.advance(31 * time.Second)
+				w.recheck("c1")
+			}
+			recovered := w.now
+			plan := w.step()
+			w.expectStates("c1=b/b/T c2=a/a/F")
+			if plan.RecheckAfter <= 0 || plan.RecheckAfter > time.Minute {
+				t.Fatalf("RecheckAfter = %v, want the end of c1's minSuccessTime", plan.RecheckAfter)
+			}
+			w.expectProgression(p, addonstatus.ReasonUpgrading, "0/2 clusters done, 1 in progress", "b", "a", "a")
+			// minSuccessTime counts from the recovery (with a health soak, from its start, which
+			// was after the recovery too).
+			start := recovered
+			if soak != "0s" {
+				start = recovered.Add(-31 * time.Second)
+			}
+			w.now = start.Add(59 * time.Second)
+			w.step()
+			w.expectStates("c1=b/b/T c2=a/a/F")
+			w.now = start.Add(61 * time.Second)
+			w.step()
+			w.expectStates("c1=b/b/T c2=b/a/T")
+		})
+	}
+}
+
 func TestMandatoryDecisionGroupsFirst(t *testing.T) {
 	w := newWorld(t)
 	w.config("a")

@@ -21,18 +21,41 @@ import (
 type rollResult struct {
 	total, done, inProgress, failed, timedOut int
 	held                                      int // clusters whose turn came while paused
-	breach                                    bool
-	complete                                  bool
+	// waiting counts the clusters whose turn has not come (sdk-go left them out of the batch).
+	waiting int
+	// holding counts the failed clusters sdk-go keeps in the batch: a failed cluster keeps its place
+	// (a slot of maxConcurrency) until it recovers or its progressDeadline passes. deadline is that
+	// progressDeadline as written, "" for None: a failed cluster then never frees its place by itself.
+	holding  int
+	deadline string
+	// breach: sdk-go found more failed or timed-out clusters than maxFailures allows.
+	breach   bool
+	complete bool
 	// failures, timeouts and blocked name the clusters that failed, timed out or cannot be
 	// configured, with the cause: "cluster7 (upgrade failed: ...)".
 	failures, timeouts, blocked []string
 	moved                       []string // clusters moved to the target in this decision
 }
 
-// stopped reports whether the rollout stopped on failures: maxFailures breached, or nothing left in
-// progress while some cluster failed or timed out.
+// stopped reports whether the rollout stopped on failures: sdk-go found more failures (failed and
+// timed-out clusters) than maxFailures allows, or, within maxFailures, some cluster failed or timed
+// out and nothing else will happen by itself: no cluster in progress, none whose turn came while
+// paused (a resume moves it), and none waiting for a failed cluster's place that its
+// progressDeadline will free (awaitsDeadline). A failure within maxFailures alone never stops it.
 func (r rollResult) stopped() bool {
-	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0)
+	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0 && r.held == 0 && !r.awaitsDeadline())
+}
+
+// awaitsDeadline reports whether clusters wait for their turn behind failed clusters that keep their
+// places in the batch until their progressDeadline passes: the rollout goes on then.
+func (r rollResult) awaitsDeadline() bool {
+	return r.waiting > 0 && r.holding > 0 && r.deadline != ""
+}
+
+// stalled reports whether clusters wait for their turn behind failed clusters that keep their
+// places for ever (no progressDeadline): sdk-go never starts them, whatever maxFailures says.
+func (r rollResult) stalled() bool {
+	return r.waiting > 0 && r.holding > 0 && r.deadline == ""
 }
 
 // notConfigurable reports whether the rollout cannot go on by itself because the only clusters
@@ -85,7 +108,12 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 	case r.breach:
 		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
 			Message: fmt.Sprintf("%s stopped: more clusters failed than maxFailures allows; %s%s", noun, r.counts(), note)}
-	case r.failed+r.timedOut > 0 && r.inProgress == 0:
+	case r.stopped() && r.stalled():
+		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
+			Message: fmt.Sprintf("%s stopped: the failed clusters keep their places in the batch (progressDeadline None), so no other cluster starts; %s%s", noun, r.counts(), note)}
+	case r.stopped():
+		// Within maxFailures, but every cluster left has finished: the version does not run
+		// everywhere, and nothing will change that by itself.
 		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: k.FailedReason(),
 			Message: fmt.Sprintf("%s failed: %s%s", noun, r.counts(), note)}
 	case r.notConfigurable():
@@ -94,6 +122,9 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 	case r.total == 0:
 		return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 			Message: fmt.Sprintf("%s... no cluster selected yet%s", verb, note)}
+	}
+	if r.inProgress == 0 && r.awaitsDeadline() {
+		note = fmt.Sprintf("; the next clusters start when the progressDeadline (%s) of the failed clusters holding their places in the batch passes%s", r.deadline, note)
 	}
 	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: k.BusyReason(),
 		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
@@ -190,6 +221,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 	for _, s := range result.ClustersToRollout {
 		inRollout[s.ClusterName] = s.Status
 	}
+	r.deadline = progressDeadline(strategy)
 	timedOut := sets.New[string]()
 	for _, s := range result.ClustersTimeOut {
 		timedOut.Insert(s.ClusterName)
@@ -219,6 +251,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 				r.inProgress++
 			}
 		case st.Status == rollout.ToApply:
+			r.waiting++
 			if !mcastatus.IsConfigured(w.mca, false) {
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
@@ -246,6 +279,9 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			case status == rollout.Failed:
 				r.failed++
 				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+				if rolling {
+					r.holding++
+				}
 			case status == rollout.Succeeded && !rolling:
 				r.done++
 			case rolling:

@@ -1,12 +1,14 @@
 package rolloutplan
 
 import (
+	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/configref"
 )
 
 // The decision's safety rules (package doc, "Rollback, failures and health"), one corner case each.
@@ -390,10 +393,18 @@ func TestUnsupportedMCAConfig(t *testing.T) {
 	w.mca("c1").Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "example.io", Resource: "widgets"},
 		ConfigReferent: addonv1alpha1.ConfigReferent{Name: "w"}}}
 	w.step()
-	w.expectStates("c1=//F c2=a//T")
+	// As in OCM, c1 is still told to run the placement's config, and lists the unsupported
+	// reference with an empty spec hash; Configured=False keeps its works as they are.
+	w.expectStates("c1=a//F c2=a//T")
 	c := w.mcas["c1"].Status.Conditions
 	if got := condMsg(w.mcas["c1"], addonstatus.ConditionConfigured); !strings.HasPrefix(got, "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon") {
 		t.Fatalf("c1 Configured: %s (%+v)", got, c)
+	}
+	if got := condMsg(w.mcas["c1"], addonstatus.ConditionProgressing); got != "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon" {
+		t.Fatalf("c1 Progressing: %s, want OCM's ConfigurationUnsupported condition", got)
+	}
+	if got := refsOfStatus(w.mcas["c1"]); got != "addondeploymentconfigs default/a hash-a; widgets.example.io /w " {
+		t.Fatalf("c1 configReferences: %s", got)
 	}
 	w.expectProgression(p, addonstatus.ReasonInstalling, "1 cannot be configured; cannot be configured: c1 (Configuration with gvr example.io/widgets", "a", "", "")
 	w.agent("c2", succeed)
@@ -403,6 +414,89 @@ func TestUnsupportedMCAConfig(t *testing.T) {
 	if r := ProgressingOf(w.progression(p)); r.Status != metav1.ConditionFalse || r.Reason != addonstatus.ReasonClustersNotConfigurable {
 		t.Fatalf("progression with only an unconfigurable cluster left: %+v, want Progressing=False %s", r, addonstatus.ReasonClustersNotConfigurable)
 	}
+	// The progress tracker leaves the blocked cluster's status to the rollout.
+	before := w.mcas["c1"].Status.DeepCopy()
+	if w.recheck("c1"); !equality.Semantic.DeepEqual(*before, w.mcas["c1"].Status) {
+		t.Fatalf("progress changed a blocked MCA:\n%+v\nwas\n%+v", w.mcas["c1"].Status, *before)
+	}
+	if plan := w.step(); len(plan.Updates) != 0 {
+		t.Fatalf("a blocked MCA is written again: %+v", plan.Updates)
+	}
+
+	// c2, running a, gets an unsupported config too: its lastApplied stays, Progressing says why.
+	w.mca("c2").Spec.Configs = w.mcas["c1"].Spec.Configs
+	w.mcas["c2"].Generation++
+	w.step()
+	w.expectStates("c1=a//F c2=a/a/F")
+	if got := condMsg(w.mcas["c2"], addonstatus.ConditionProgressing); !strings.HasPrefix(got, "ConfigurationUnsupported: ") {
+		t.Fatalf("c2 Progressing: %s", got)
+	}
+	// Fixed: the config is removed from the spec; both move to a in their turn.
+	for _, c := range []string{"c1", "c2"} {
+		w.mcas[c].Spec.Configs = nil
+		w.mcas[c].Generation++
+	}
+	w.step()
+	w.expectStates("c1=a//T c2=a/a/T")
+	w.agents(succeed, "c1", "c2")
+	w.step()
+	// An upgrade: c2 ran a before its spec changed.
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "a", "a", "a")
+	if got := refsOfStatus(w.mcas["c1"]); got != "addondeploymentconfigs default/a hash-a" {
+		t.Fatalf("c1 configReferences after the fix: %s", got)
+	}
+}
+
+// OCM's "Should not update unsupported config spec hash" (addon_configs_test.go): an MCA with a
+// config of an unsupported type, on an add-on with a default config and no placement, keeps the
+// default configured and lists the unsupported reference with an empty spec hash.
+func TestUnsupportedMCAConfigKeepsDefaults(t *testing.T) {
+	w := newWorld(t)
+	w.config("d")
+	w.generations = map[configref.Ref]int64{adcRef("d"): 1}
+	w.cma.Spec.SupportedConfigs[0].DefaultConfig = &addonv1alpha1.ConfigReferent{Namespace: "default", Name: "d"}
+	w.cma.Spec.InstallStrategy.Type = installplan.StrategyManual
+	m := w.mca("c1")
+	m.Labels = nil
+	m.Spec.Configs = []addonv1alpha1.AddOnConfig{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "example.io", Resource: "widgets"},
+		ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "c1", Name: "addon-config-test"}}}
+	w.step()
+	got := w.mcas["c1"].Status.ConfigReferences
+	want := []addonv1alpha1.ConfigReference{
+		{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: adcGR.Group, Resource: adcGR.Resource},
+			ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "d"}, LastObservedGeneration: 1,
+			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "default", Name: "d"}, SpecHash: "hash-d"}},
+		{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "example.io", Resource: "widgets"},
+			ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "c1", Name: "addon-config-test"}, LastObservedGeneration: 0,
+			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "c1", Name: "addon-config-test"}, SpecHash: ""}},
+	}
+	if !equality.Semantic.DeepEqual(got, want) {
+		t.Fatalf("configReferences:\n%+v\nwant\n%+v", got, want)
+	}
+	if got := condMsg(w.mcas["c1"], addonstatus.ConditionConfigured); !strings.HasPrefix(got, "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon") {
+		t.Fatalf("Configured: %s", got)
+	}
+	if got := condMsg(w.mcas["c1"], addonstatus.ConditionProgressing); got != "ConfigurationUnsupported: Configuration with gvr example.io/widgets is not supported for this addon" {
+		t.Fatalf("Progressing: %s", got)
+	}
+}
+
+// refsOfStatus renders an MCA's status.configReferences: "<resource[.group]> <ns>/<name> <desired
+// hash>" joined by "; ".
+func refsOfStatus(m *addonv1alpha1.ManagedClusterAddOn) string {
+	var out []string
+	for _, r := range m.Status.ConfigReferences {
+		res := r.Resource
+		if r.Group != configref.AddonGroup {
+			res += "." + r.Group
+		}
+		h := ""
+		if r.DesiredConfig != nil {
+			h = r.DesiredConfig.SpecHash
+		}
+		out = append(out, fmt.Sprintf("%s %s/%s %s", res, r.Namespace, r.Name, h))
+	}
+	return strings.Join(out, "; ")
 }
 
 // Health check type None: an add-on without health prober (Customized mode, no Available) is done

@@ -30,6 +30,19 @@ func unhealthyDeadline(s clusterv1alpha1.RolloutStrategy) time.Duration {
 	return d
 }
 
+// progressDeadline is the strategy's progressDeadline as sdk-go reads it (parseTimeout), as written:
+// "" for None or unset (a cluster in progress or failed never times out).
+func progressDeadline(s clusterv1alpha1.RolloutStrategy) string {
+	d := rolloutrules.ConfigOf(s).ProgressDeadline
+	if d == "None" {
+		return ""
+	}
+	if _, err := time.ParseDuration(d); err != nil {
+		return "" // sdk-go rejects the strategy; the placement waits
+	}
+	return d
+}
+
 // effectiveStrategy fills what OCM fills before calling sdk-go: type All when unset, and for
 // Progressive without maxConcurrency the placement's clustersPerDecisionGroup (reference §4.3).
 func effectiveStrategy(s clusterv1alpha1.RolloutStrategy, placement *clusterv1beta1.Placement) clusterv1alpha1.RolloutStrategy {

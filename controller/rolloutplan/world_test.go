@@ -42,6 +42,8 @@ type world struct {
 	mcas       map[string]*addonv1alpha1.ManagedClusterAddOn
 	works      map[string]*workv1.ManifestWork
 	configs    map[configref.Ref]string
+	// generations, when set, are the configs' metadata.generation (Input.Generations).
+	generations map[configref.Ref]int64
 	// refused are config kinds the controller may not read (RBAC).
 	refused  map[configref.GroupResource]bool
 	lookups  int
@@ -166,8 +168,13 @@ func (w *world) input() Input {
 	for _, m := range w.mcas {
 		mcas = append(mcas, m)
 	}
+	var generations mcastatus.GenerationLookup
+	if w.generations != nil {
+		generations = func(r configref.Ref) (int64, bool) { g, ok := w.generations[r]; return g, ok }
+	}
 	return Input{
 		Now: mcastatus.Now(w.now), CMA: w.cma, Placements: w.placements, Decisions: w, MCAs: mcas, History: w.history,
+		Generations: generations,
 		Works: func(ns string) []*workv1.ManifestWork {
 			if wk := w.works[ns]; wk != nil {
 				return []*workv1.ManifestWork{wk}

@@ -6,6 +6,8 @@
 package addonstatus
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -54,6 +56,27 @@ const (
 	MessageUpgrading             = "upgrading... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
 	MessageRollingBack           = "rolling back... waiting for the add-on's ManifestWorks to be applied and available with the desired configs"
 )
+
+// MessageWaitingForDeployer ends the Progressing message of an MCA that was told to run its
+// configs a while ago (the controller's --deployer-wait, 2 minutes by default) and on which no
+// deployer has reported ManifestApplied at all: the works are written by an add-on manager (OCM's
+// addon-manager, the add-on's own hub manager, or addonops-controller --deploy-templates for
+// template add-ons), and without one the rollout waits for ever. (OCM's addonprogressing says
+// "Waiting for ManagedClusterAddOn ManifestApplied condition" at once, with reason
+// WaitingForManifestApplied.) ReasonWaitingForDeployer is the Warning event on the CMA when it
+// begins.
+const (
+	MessageWaitingForDeployer = "waiting for the add-on's deployer to report ManifestApplied — is an add-on manager deploying this add-on? " +
+		"(OCM's addon-manager or the add-on's own manager; for template add-ons without one, addonops-controller --deploy-templates)"
+	ReasonWaitingForDeployer = "WaitingForDeployer"
+)
+
+// WaitingForDeployer reports whether the MCA's Progressing condition says it waits for a deployer
+// (MessageWaitingForDeployer): the controller's verdict, which only it can time.
+func WaitingForDeployer(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	c := meta.FindStatusCondition(mca.Status.Conditions, ConditionProgressing)
+	return c != nil && c.Status == metav1.ConditionTrue && IsBusyReason(c.Reason) && strings.HasSuffix(c.Message, MessageWaitingForDeployer)
+}
 
 // HealthSoak is addonops' own MCA condition: whether, for the MCA's current desired configs, the
 // add-on has been seen healthy (Available=True) with every work ready (the desired config hashes,

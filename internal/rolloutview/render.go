@@ -116,6 +116,18 @@ func header(b *strings.Builder, v View) {
 	if v.Note != "" {
 		fmt.Fprintf(b, "  note: %s\n", v.Note)
 	}
+	if dw := v.DeployerWait; dw != nil {
+		fmt.Fprintf(b, "  %d cluster(s) (%s) are %s\n", len(dw.Clusters), listed(dw.Clusters), dw.Message)
+	}
+}
+
+// listed names at most maxListed items, then how many more.
+func listed(items []string) string {
+	const maxListed = 5
+	if len(items) <= maxListed {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(items)-maxListed)
 }
 
 // desiredVersions names a placement's desired version: its id and its configs' object names.

@@ -80,6 +80,33 @@ type View struct {
 	Phase      Phase       `json:"phase"`
 	Health     Verdict     `json:"health"`
 	Placements []Placement `json:"placements,omitempty"`
+	// DeployerWait, when set, names the clusters whose ManagedClusterAddOn says it waits for the
+	// add-on's deployer (addonstatus.WaitingForDeployer): told to run its configs long ago, and no
+	// deployer has reported ManifestApplied; the add-on manager that should deploy it may be
+	// missing.
+	DeployerWait *DeployerWait `json:"deployerWait,omitempty"`
+}
+
+// DeployerWait is the add-on's clusters that wait for a deployer, by name, with what the
+// controller says about them.
+type DeployerWait struct {
+	Clusters []string `json:"clusters"`
+	Message  string   `json:"message"`
+}
+
+// deployerWaitOf finds the MCAs of addon that wait for a deployer.
+func deployerWaitOf(addon string, mcas []*addonv1alpha1.ManagedClusterAddOn) *DeployerWait {
+	var clusters []string
+	for _, m := range mcas {
+		if m.Name == addon && addonstatus.WaitingForDeployer(m) {
+			clusters = append(clusters, m.Namespace)
+		}
+	}
+	if len(clusters) == 0 {
+		return nil
+	}
+	slices.Sort(clusters)
+	return &DeployerWait{Clusters: clusters, Message: addonstatus.MessageWaitingForDeployer}
 }
 
 // Placement is one install placement's rollout.
@@ -256,6 +283,7 @@ func Build(in Input) View {
 	if v.ManagedBy != addonstatus.ManagedByAddonops {
 		v.Note = UnmanagedNote(cma.Name)
 	}
+	v.DeployerWait = deployerWaitOf(cma.Name, in.MCAs)
 	switch v.Health.Health {
 	case Healthy:
 		v.Phase = PhaseSucceeded

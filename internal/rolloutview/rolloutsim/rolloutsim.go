@@ -62,6 +62,18 @@ type Scenario struct {
 	addons   []string // CMAs to delete at the end
 
 	stopController func()
+	// controllerOpts are the options of the controller StartController runs.
+	controllerOpts controller.Options
+}
+
+// Options configure a scenario beyond New's defaults.
+type Options struct {
+	// AgentDelay is how long the simulated work agent waits before it reports.
+	AgentDelay time.Duration
+	// NoDeployer runs no simulated add-on manager or work agent: nothing deploys the add-on.
+	NoDeployer bool
+	// Controller are the controller's options (Coalesce defaults to 50ms).
+	Controller controller.Options
 }
 
 // New starts a scenario for add-on addon on hub: its namespace, the simulated add-on manager and
@@ -69,15 +81,29 @@ type Scenario struct {
 // after agentDelay) and a controller.
 func New(t TB, hub *localhub.Hub, addon string, agentDelay time.Duration) *Scenario {
 	t.Helper()
+	return NewWith(t, hub, addon, Options{AgentDelay: agentDelay})
+}
+
+// NewWith is New with options.
+func NewWith(t TB, hub *localhub.Hub, addon string, o Options) *Scenario {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	s := &Scenario{t: t, Hub: hub, Ctx: ctx, Addon: addon, outcomes: map[string]simagent.Outcome{}, addons: []string{addon}}
+	if o.Controller.Coalesce == 0 {
+		o.Controller.Coalesce = 50 * time.Millisecond
+	}
+	s := &Scenario{t: t, Hub: hub, Ctx: ctx, Addon: addon, outcomes: map[string]simagent.Outcome{}, addons: []string{addon}, controllerOpts: o.Controller}
 	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, addon); err != nil {
 		t.Fatalf("%v", err)
 	}
 	// Registered before the controller starts, so it runs after the controller stopped (cleanups
 	// run last-in first-out) and before the agent stops.
 	t.Cleanup(s.deleteAll)
+	if o.NoDeployer {
+		s.StartController()
+		return s
+	}
+	agentDelay := o.AgentDelay
 	agent, err := simagent.New(s.config(), simagent.Options{
 		Addons: []string{addon}, Delay: agentDelay, Workers: 2,
 		Outcome: func(cluster, _ string, configs map[string]string) simagent.Outcome {
@@ -114,7 +140,7 @@ func (s *Scenario) config() *rest.Config {
 // the test.
 func (s *Scenario) StartController() {
 	s.t.Helper()
-	c, err := controller.New(s.config(), controller.Options{Coalesce: 50 * time.Millisecond})
+	c, err := controller.New(s.config(), s.controllerOpts)
 	if err != nil {
 		s.t.Fatalf("controller: %v", err)
 	}
