@@ -22,6 +22,7 @@ import (
 
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -327,6 +328,31 @@ func TestDecide(t *testing.T) {
 		}, func(t *testing.T, w *world, p Plan) {
 			if p.Skip == "" || len(p.Create) != 0 {
 				t.Errorf("plan %+v", p)
+			}
+		}},
+		{"the cluster's image-registries annotation changed: the work is updated at once", func(t *testing.T) *world {
+			w := deployed(t)
+			w.cluster.Annotations = map[string]string{render.ImageRegistriesAnnotation: `{"registries":[{"mirror":"mirror.example.com/x"}]}`}
+			return w
+		}, func(t *testing.T, w *world, p Plan) {
+			mirrored := false
+			for _, u := range p.Update {
+				for _, m := range u.Spec.Workload.Manifests {
+					mirrored = mirrored || strings.Contains(string(m.Raw), `"image":"mirror.example.com/x/addon-examples:latest"`)
+				}
+			}
+			if len(p.Update) != 1 || !mirrored || p.Skip != "" {
+				t.Errorf("plan %+v, want the work updated with the mirrored image", p)
+			}
+		}},
+		{"not Configured: an image-registries annotation change waits too", func(t *testing.T) *world {
+			w := deployed(t)
+			w.configured(false)
+			w.cluster.Annotations = map[string]string{render.ImageRegistriesAnnotation: `{"registries":[{"mirror":"mirror.example.com/x"}]}`}
+			return w
+		}, func(t *testing.T, w *world, p Plan) {
+			if p.Skip == "" || len(p.Create)+len(p.Update)+len(p.Delete) != 0 {
+				t.Errorf("plan %+v, want skip", p)
 			}
 		}},
 		{"template edited in place before the cluster's turn: waits", func(t *testing.T) *world {
