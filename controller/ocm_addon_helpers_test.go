@@ -52,20 +52,15 @@ var (
 // adcGR is the group/resource of AddOnDeploymentConfigs, OCM's addOnDeploymentConfigGVR.
 var adcGR = addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
 
-// openGaps are the known gaps of issue 18 that other engineers are fixing in parallel. Each gap_
-// subtest asserts what OCM asserts; while its gap is listed here it expects that assertion to fail
-// (and logs how), and it fails once the assertion passes, so that a fix is noticed and the gap
-// turned on: delete its entry and the subtest then requires OCM's behaviour. This keeps `make test`
-// green without hiding the gaps behind a skip. (c), (d) and (f) have no subtest: no assertion of
-// the ported files reaches them.
-var openGaps = map[string]string{
-	"a": "configReferences[].lastObservedGeneration is always 0 (OCM: the config's generation)",
-	"b": "an MCA config of an unsupported type drops the supported defaults (OCM keeps them and lists the unsupported ref with an empty spec hash)",
-	"c": "MCA status.supportedConfigs is never written under --deploy-templates",
-	"d": "maxFailures is off by one (OCM continues while failures <= maxFailures)",
-	"e": "minSuccessTime is skipped after a failed cluster recovers",
-	"f": "a missing deployer is a silent wait",
-}
+// openGaps are the known gaps of issue 18 (a-f in its text) not fixed yet. Each gap_ subtest
+// asserts what OCM asserts; while its gap is listed here it expects that assertion to fail (and
+// logs how), and it fails once the assertion passes, so that a fix is noticed and the gap turned
+// on by deleting its entry. All six are fixed: (a) lastObservedGeneration, (b) unsupported configs
+// keep the defaults, (e) minSuccessTime after a recovery are required below; (c) supportedConfigs,
+// (d) maxFailures and (f) the deployer wait, which no assertion of the ported files reaches, have
+// tests of their own (registration.TestSupportedConfigs, rolloutplan.TestMaxFailuresAsInSDKGo,
+// TestDeployerMissingIntegration).
+var openGaps = map[string]string{}
 
 // gap runs check, OCM's assertion for a behaviour of gap id (a-f of issue 18; "a+b" for one that
 // needs both), as the subtest gap_<name>. check runs once the state it looks at has settled (the

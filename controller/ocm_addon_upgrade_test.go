@@ -12,18 +12,19 @@ package controller
 //   ocm_addon_install_test.go  addon_manager_install_test.go  "Addon install" / "Should create/delete mca correctly by placement"
 //
 // Every assertion of OCM's either passes as OCM states it (e.ocm), or is replaced by our
-// documented behaviour (e.ours, under a "differs from OCM" comment quoting the README), or is a
-// known gap of issue 18 (a-f), asserted as OCM states it in a gap_ subtest (see openGaps).
+// documented behaviour (e.ours, under a "differs from OCM" comment quoting the README). The 17
+// that were gaps of issue 18 (a, b, e) are gap_ subtests that now pass as OCM states them (see
+// openGaps, empty since the fixes).
 //
 // Tally, counted on OCM's source: one per assert call (per condition for a condition assertion)
 // or Eventually block; one in a loop over clusters or in a BeforeEach counts once; an MCA
 // config-references assertion counts twice, its lastObservedGeneration apart.
 //
-//	                ported  pass  documented difference  gap (a-f)
-//	upgrade             57    26                     20  11: (a) 9, (e) 2
-//	configs             19    11                      2   6: (a) 5 (one also needs b), (b) 1
-//	install              4     4                      0   0
-//	total               80    41                     22  17: (a) 14, (b) 1, (e) 2
+//	                ported  pass as OCM states it  documented difference  of the passes, former gaps
+//	upgrade             57                     37                     20  11: (a) 9, (e) 2
+//	configs             19                     17                      2   6: (a) 5 (one also needs b), (b) 1
+//	install              4                      4                      0   0
+//	total               80                     58                     22  17: (a) 14, (b) 1, (e) 2
 //
 // Not exercised by any assertion of these three files: gaps (c) (they run no template add-on),
 // (d) (no rollout of theirs has failures at exactly maxFailures with clusters left to start) and

@@ -358,6 +358,15 @@ func (d *decider) observeGenerations() {
 	if d.in.Generations == nil {
 		return
 	}
+	// Supported here: the CMA's supportedConfigs and every type its install strategy configures
+	// (OCM's upgrade suite configures add-ons through placements alone and still expects
+	// generations); only an MCA's own config of another type stays at 0, as OCM lists it.
+	supported := d.supported.Clone()
+	for _, p := range d.in.CMA.Spec.InstallStrategy.Placements {
+		for _, c := range p.Configs {
+			supported.Insert(configref.GroupResource{Group: c.Group, Resource: c.Resource})
+		}
+	}
 	for ns, m := range d.mcas {
 		if d.undecodable(m) != "" {
 			continue
@@ -366,7 +375,7 @@ func (d *decider) observeGenerations() {
 		if !updated {
 			st = m.Status
 		}
-		refs, changed := mcastatus.WithObservedGenerations(st.ConfigReferences, d.supported.Has, d.in.Generations)
+		refs, changed := mcastatus.WithObservedGenerations(st.ConfigReferences, supported.Has, d.in.Generations)
 		if !changed {
 			continue
 		}
