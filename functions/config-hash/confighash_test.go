@@ -325,3 +325,14 @@ spec:
 		t.Errorf("hash %s, want %s (%v)", plain, quoted, err)
 	}
 }
+
+// contentHash is OCM's spec hash of the object as written, without defaults (the tests' view of
+// the content): every top-level field but apiVersion,
+// kind, metadata and status.
+func contentHash(node *yaml.RNode) (string, error) {
+	obj, err := jsonObject(node)
+	if err != nil {
+		return "", err
+	}
+	return spechash.Of(obj)
+}

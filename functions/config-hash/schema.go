@@ -14,6 +14,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/crdschema"
+	"github.com/addonops/addonops/internal/krmfn"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -46,16 +47,6 @@ func jsonObject(node *yaml.RNode) (map[string]any, error) {
 		return nil, fmt.Errorf("content cannot be read as a JSON object: %w", err)
 	}
 	return obj, nil
-}
-
-// contentHash is OCM's spec hash of the object as written: every top-level field but apiVersion,
-// kind, metadata and status.
-func contentHash(node *yaml.RNode) (string, error) {
-	obj, err := jsonObject(node)
-	if err != nil {
-		return "", err
-	}
-	return spechash.Of(obj)
 }
 
 // checks runs schema checks on worker goroutines. Each object is checked by one worker, which
@@ -235,13 +226,7 @@ func (r *run) reportSchemaErrors() {
 			}
 		}
 		for _, e := range errs {
-			at, msg := e.Field, e.Error()
-			if at == "" || at == "<nil>" {
-				at, msg = "", e.Detail
-				if msg == "" {
-					msg = e.ErrorBody()
-				}
-			}
+			at, msg := krmfn.FieldError(e)
 			r.errorf(o, at, "%s: %s (the hub's API server would refuse it)", o.describe(), msg)
 		}
 	}

@@ -11,13 +11,20 @@ import (
 // only its detail.
 func (r *Reporter) FieldErrors(obj *yaml.RNode, prefix string, errs field.ErrorList) {
 	for _, e := range errs {
-		at, msg := e.Field, e.Error()
-		if at == "" || at == "<nil>" {
-			at, msg = "", e.Detail
-			if msg == "" {
-				msg = e.ErrorBody()
-			}
-		}
+		at, msg := FieldError(e)
 		r.Errorf(obj, at, "%s%s: %s", prefix, Describe(obj), msg)
 	}
+}
+
+// FieldError splits a field error into the field a result is located at and its message, worded
+// as an API server words it; an error about no field gives only its detail.
+func FieldError(e *field.Error) (at, msg string) {
+	at, msg = e.Field, e.Error()
+	if at == "" || at == "<nil>" {
+		at, msg = "", e.Detail
+		if msg == "" {
+			msg = e.ErrorBody()
+		}
+	}
+	return at, msg
 }
