@@ -181,6 +181,7 @@ type runArgs struct {
 	subs   [][2]string
 	stdout map[int]string
 	before string
+	cwd    string
 	ignore *regexp.Regexp
 }
 
@@ -201,6 +202,8 @@ func parseRun(args []string) (runArgs, error) {
 			r.stdout[n] = v
 		case k == "before":
 			r.before = v
+		case k == "cwd":
+			r.cwd = v
 		case k == "ignore":
 			re, err := regexp.Compile(v)
 			if err != nil {
@@ -208,7 +211,7 @@ func parseRun(args []string) (runArgs, error) {
 			}
 			r.ignore = re
 		default:
-			return r, fmt.Errorf("run: unknown argument %q (hub, sub:OLD=NEW, stdout:N=FILE, before=..., ignore=REGEXP)", a)
+			return r, fmt.Errorf("run: unknown argument %q (hub, sub:OLD=NEW, stdout:N=FILE, before=..., cwd=DIR, ignore=REGEXP)", a)
 		}
 	}
 	return r, nil
@@ -410,7 +413,7 @@ func runBlock(t *testing.T, b mdblock.Block, dir string) {
 	}
 	ctx := context.Background()
 	if args.before != "" {
-		r, err := sh(ctx, dir, e, "set -e\n", args.before)
+		r, err := sh(ctx, dir, e, "set -e\n", strings.ReplaceAll(args.before, "$TMP", tmp))
 		if err != nil || r.code != 0 {
 			t.Fatalf("%s: the marker's before=%q failed (exit %d, %v):\n%s%s", b.Where(), args.before, r.code, err, r.stdout, r.stderr)
 		}
@@ -429,7 +432,7 @@ func runBlock(t *testing.T, b mdblock.Block, dir string) {
 		checkCommand(t, b.File, c.Line, text)
 		cmd := expand(c.Text)
 		start := time.Now()
-		r, err := sh(ctx, dir, e, prefix, cmd)
+		r, err := sh(ctx, filepath.Join(dir, args.cwd), e, prefix, cmd)
 		t.Logf("%s: $ %s  [exit %d, %s]", where, cmd, r.code, time.Since(start).Round(time.Millisecond))
 		if err != nil || r.code != 0 {
 			t.Errorf("%s: `%s` failed (exit %d%s):\nstdout:\n%s\nstderr:\n%s\nFix the README command (or the product, if the command is right); a command that cannot run here gets <!-- readme-test: check-only \"why\" -->",
@@ -535,18 +538,36 @@ func sameAs(t *testing.T, b mdblock.Block) {
 		block = block[1:]
 	}
 	lines := strings.Split(string(content), "\n")
+	// Comments are the README's own (or the file's): compared without them.
 	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
+		lines[i] = uncomment(lines[i])
 	}
 	for i := range block {
-		block[i] = strings.TrimRight(block[i], " ")
+		block[i] = uncomment(block[i])
 	}
-	for i := 0; i+len(block) <= len(lines); i++ {
-		if slices.Equal(lines[i:i+len(block)], block) {
+	// An excerpt: the block's lines must be lines of the file, in the file's order; lines the block
+	// leaves out (comments, fields beside the point, "..." lines) do not matter.
+	at := 0
+	for _, l := range block {
+		if strings.TrimSpace(l) == "..." || strings.TrimSpace(l) == "" {
+			continue
+		}
+		found := slices.Index(lines[at:], l)
+		if found < 0 {
+			t.Errorf("%s: the block is not an excerpt of %s (same-as): %q is not in it (after the lines before it): copy the file's current lines into the README, or point the marker at the file it shows", b.Where(), file, l)
 			return
 		}
+		at += found + 1
 	}
-	t.Errorf("%s: the block is not a part of %s (same-as): copy the file's current lines into the README, or point the marker at the file it shows", b.Where(), file)
+}
+
+// uncomment drops a line's trailing YAML or shell comment and trailing spaces, keeping its indentation.
+func uncomment(l string) string {
+	indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+	if c := mdblock.StripComment(l); c != "" {
+		return indent + c
+	}
+	return ""
 }
 
 // linesIn checks that every non-blank line of the block occurs in a file under the marker's path.
@@ -568,7 +589,12 @@ func linesIn(t *testing.T, b mdblock.Block) {
 	}
 	for i, l := range strings.Split(b.Content, "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.Contains(corpus.String(), l) {
+		// "..." (also "(...)") stands for text the README leaves out.
+		var parts []string
+		for _, p := range strings.Split(strings.ReplaceAll(l, "(...)", "..."), "...") {
+			parts = append(parts, regexp.QuoteMeta(p))
+		}
+		if l != "" && !regexp.MustCompile(strings.Join(parts, ".*")).MatchString(corpus.String()) {
 			t.Errorf("%s:%d: %q is in no file under %s (lines-in): the product no longer prints it; copy the current text from the golden files there", b.File, b.Line+1+i, l, b.Marker.Args[0])
 		}
 	}
@@ -585,10 +611,10 @@ func tree(t *testing.T, b mdblock.Block) {
 		depth := 0
 		if i > 0 {
 			idx := strings.IndexFunc(l, func(r rune) bool { return !strings.ContainsRune("│├└─ \u00a0", r) })
-			if idx < 0 {
-				continue
+			if idx < 0 || !strings.ContainsAny(l[:idx], "├└") {
+				continue // a description's continuation line
 			}
-			depth = len([]rune(l[:idx])) / 4
+			depth = len([]rune(l[:idx]))/4 - 1
 			name = strings.TrimSpace(mdblock.StripComment(l[idx:]))
 		} else {
 			stack = nil

@@ -173,10 +173,21 @@ func embed(kind, path string, frag map[string]any) (map[string]any, error) {
 			cur = next
 		}
 	}
-	for k, v := range frag {
-		cur[k] = v
-	}
+	merge(cur, frag)
 	return obj[0], nil
+}
+
+// merge puts src into dst, mappings merged key by key, anything else replaced.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				merge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
 }
 
 // functionConfigKinds are the addonops functions' config kinds and the function that reads each.
@@ -239,6 +250,14 @@ func strictDecode(obj map[string]any, v any, what string) error {
 	return nil
 }
 
+// functionInputs are what a function runs on when a README block is given to it as its
+// functionConfig: an example's input, so that every mode has something to work on.
+var functionInputs = map[string][]string{
+	"config-hash":      {"functions/config-hash/examples/hello-addon/hub"},
+	"addon-template":   {"functions/addon-template/examples/generate-hello/resources", "functions/addon-template/examples/preview-hello/resources"},
+	"rollout-strategy": {"functions/rollout-strategy/examples/seed-canary/resources"},
+}
+
 // runFunctionConfig runs the function with obj as its --config on one ConfigMap: the function
 // refuses unknown fields and bad values itself.
 func runFunctionConfig(t *testing.T, fn string, obj map[string]any) error {
@@ -252,10 +271,17 @@ func runFunctionConfig(t *testing.T, fn string, obj map[string]any) error {
 	if err := os.WriteFile(cfg, y, 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(in, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n"), 0o644); err != nil {
+	inputs := []string{in}
+	if dirs, ok := functionInputs[fn]; ok {
+		inputs = nil
+		for _, d := range dirs {
+			files, _ := filepath.Glob(filepath.Join(root, d, "*.yaml"))
+			inputs = append(inputs, files...)
+		}
+	} else if err := os.WriteFile(in, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n"), 0o644); err != nil {
 		return err
 	}
-	out, err := exec.Command(filepath.Join(tools(t), fn), "--config", cfg, in).CombinedOutput()
+	out, err := exec.Command(filepath.Join(tools(t), fn), append([]string{"--config", cfg}, inputs...)...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s refuses it as its functionConfig (%v):\n%s", fn, err, out)
 	}
@@ -400,4 +426,3 @@ type kptFunction struct {
 	ConfigPath string            `json:"configPath,omitempty"`
 	ConfigMap  map[string]string `json:"configMap,omitempty"`
 }
-
