@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/rolloutview"
 )
 
@@ -237,13 +238,15 @@ type hubReader struct {
 	cluster clusterclient.Interface
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
+	disc    discovery.DiscoveryInterface
+	host    string
 
 	mu        sync.Mutex
 	baseNames map[configref.Ref]string // "" when the config has none or cannot be read
 }
 
 func newHubReader(cfg *rest.Config) (*hubReader, error) {
-	h := &hubReader{baseNames: map[configref.Ref]string{}}
+	h := &hubReader{baseNames: map[configref.Ref]string{}, host: cfg.Host}
 	var err error
 	if h.addon, err = addonclient.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("building the add-on client: %w", err)
@@ -258,6 +261,7 @@ func newHubReader(cfg *rest.Config) (*hubReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
+	h.disc = disc
 	h.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	return h, nil
 }
@@ -267,6 +271,9 @@ func newHubReader(cfg *rest.Config) (*hubReader, error) {
 func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, error) {
 	cma, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
 	if err != nil {
+		if missing := missingKinds(err, h.disc, h.host, ocmkinds.Status); missing != nil {
+			return rolloutview.Input{}, missing
+		}
 		if apierrors.IsNotFound(err) {
 			return rolloutview.Input{}, apierrors.NewNotFound(schema.GroupResource{Group: "addon.open-cluster-management.io", Resource: "clustermanagementaddons"}, addon)
 		}
