@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -174,5 +175,49 @@ func TestIntervalDeprecated(t *testing.T) {
 	}
 	if strings.Contains(r.stderr, "--interval duration") {
 		t.Errorf("--help still lists --interval:\n%s", r.stderr)
+	}
+}
+
+// TestWatchSurvivesHubRestart: the hub's API server goes away and comes back during --watch; the
+// watch reconnects by itself and still sees the rollout finish.
+func TestWatchSurvivesHubRestart(t *testing.T) {
+	s, v1 := scenario(t, "watch-restart", 0, "rs1", "rs2")
+	s.Outcome("rs2", v1, simagent.Never)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
+	s.WaitCMA(time.Minute, "one cluster done, one stuck", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, msg := rolloutsim.Progressing(cma, "all")
+		return r == addonstatus.ReasonInstalling && strings.Contains(msg, "1/2")
+	})
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"addonops", "status", "watch-restart", "--watch", "--timeout", "3m", "--kubeconfig", s.Hub.Kubeconfig}, &out, &errOut)
+	}()
+	if !rolloutsim.Eventually(30*time.Second, func() bool { return strings.Contains(out.String(), "1/2 done, 1 in progress") }) {
+		t.Fatalf("no first frame\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	}
+	t.Cleanup(func() { _ = s.Hub.StartAPIServer(context.Background()) })
+	if err := s.Hub.StopAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	// client-go retries a refused watch in silence (its log at -v=4), so the command has nothing
+	// to say while the hub is away; the assertion is that it comes back by itself.
+	if err := s.Hub.StartAPIServer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	up := time.Now()
+	s.Outcome("rs2", v1, simagent.Succeed)
+	s.Poke("rs2")
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+		}
+		t.Logf("the watch saw the rollout finish %s after the hub came back", time.Since(up).Round(time.Millisecond))
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("--watch did not follow the rollout after the hub came back\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "2/2 done") {
+		t.Errorf("stdout:\n%s", out.String())
 	}
 }
