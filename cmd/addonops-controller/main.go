@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	historyNamespace := fs.String("history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else the pod's namespace)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
-	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client and addonops_rollout_* metrics); "0" disables it`)
+	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics); "0" disables it`)
 	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	logFormat := fs.String("log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
 	showVersion := fs.Bool("version", false, "print the version and exit")
@@ -209,7 +209,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := mgr.Add(withLogger{hub, logger}); err != nil {
 		return err
 	}
-	defer rolloutmetrics.AddClusterCounter(c.RolloutClusterCounts)()
+	defer rolloutmetrics.AddSource(c.MetricsSnapshot)()
 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
