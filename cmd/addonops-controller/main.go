@@ -143,7 +143,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
-	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client and addonops_rollout_* metrics); "0" disables it`)
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics); "0" disables it`)
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	fs.StringVar(&f.logFormat, "log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
@@ -319,7 +319,7 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	if err := mgr.Add(withLogger{reach, logger, nil}); err != nil {
 		return err
 	}
-	defer rolloutmetrics.AddClusterCounter(c.RolloutClusterCounts)()
+	defer rolloutmetrics.AddSource(c.MetricsSnapshot)()
 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
