@@ -23,8 +23,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/*/expected and examples/*/expected")
 
-// tools are built once in TestMain: the function binary; kustomize is the go.mod tool, kpt is
-// /usr/bin/kpt.
+// tools are built once in TestMain: the function binary; kustomize is the go.mod tool, kpt is the
+// repository's bin/kpt (`make kpt`) or $KPT.
 var tools krmfntest.Tools
 
 func TestMain(m *testing.M) { krmfntest.Main(m, "addon-template", &tools) }

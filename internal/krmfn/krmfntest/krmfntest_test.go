@@ -3,6 +3,7 @@ package krmfntest
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +45,67 @@ func TestNormalize(t *testing.T) {
 	want := "[RUNNING] \"exec: config-hash\" on $WORK/pkg in <duration>\n[PASS] in <duration>\n"
 	if got != want {
 		t.Errorf("Normalize = %q, want %q", got, want)
+	}
+}
+
+func TestKptCandidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, root      string
+		wantPath, wantSource string
+		wantHint             string
+	}{
+		{"KPT overrides", "/opt/kpt", "/repo", "/opt/kpt", "KPT=/opt/kpt", "fix or unset KPT"},
+		{"repository's bin/kpt", "", "/repo", "/repo/bin/kpt", "/repo/bin/kpt", "make kpt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, source := kptCandidate(tc.env, tc.root)
+			if path != tc.wantPath || source != tc.wantSource {
+				t.Errorf("kptCandidate(%q, %q) = %q, %q; want %q, %q", tc.env, tc.root, path, source, tc.wantPath, tc.wantSource)
+			}
+			if hint := kptHint(source); !strings.Contains(hint, tc.wantHint) {
+				t.Errorf("kptHint(%q) = %q, want it to mention %q", source, hint, tc.wantHint)
+			}
+		})
+	}
+}
+
+func TestRepoRoot(t *testing.T) {
+	root := t.TempDir()
+	WriteFile(t, filepath.Join(root, "go.mod"), "module example.com/m\n")
+	deep := filepath.Join(root, "functions", "fn")
+	WriteFile(t, filepath.Join(deep, "main.go"), "")
+	for _, dir := range []string{root, deep} {
+		if got, err := repoRoot(dir); err != nil || got != root {
+			t.Errorf("repoRoot(%s) = %q, %v; want %q", dir, got, err, root)
+		}
+	}
+	if got, err := repoRoot(string(filepath.Separator)); err == nil {
+		t.Errorf("repoRoot(/) = %q, want an error (no go.mod)", got)
+	}
+}
+
+// TestKptPathMissing checks that a missing kpt fails with the fix in the message, found from the
+// repository root whichever package folder the test runs in.
+func TestKptPathMissing(t *testing.T) {
+	root := t.TempDir()
+	WriteFile(t, filepath.Join(root, "go.mod"), "module example.com/m\n")
+	pkg := filepath.Join(root, "functions", "fn")
+	WriteFile(t, filepath.Join(pkg, "main.go"), "")
+	t.Chdir(pkg)
+
+	t.Setenv("KPT", "")
+	_, err := KptPath()
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "bin", "kpt")) || !strings.Contains(err.Error(), "make kpt") {
+		t.Errorf("KptPath without bin/kpt: %v; want the path and `make kpt` in the error", err)
+	}
+
+	WriteFile(t, filepath.Join(root, "bin", "kpt"), "")
+	if got, err := KptPath(); err != nil || got != filepath.Join(root, "bin", "kpt") {
+		t.Errorf("KptPath = %q, %v; want %s", got, err, filepath.Join(root, "bin", "kpt"))
+	}
+
+	t.Setenv("KPT", filepath.Join(root, "missing"))
+	if _, err := KptPath(); err == nil || !strings.Contains(err.Error(), "KPT="+filepath.Join(root, "missing")) {
+		t.Errorf("KptPath with a missing $KPT: %v; want it named in the error", err)
 	}
 }

@@ -27,7 +27,8 @@ type Tools struct {
 	Function string
 	// Kustomize is the go.mod's kustomize (v5.8.2), as `go tool kustomize` runs it.
 	Kustomize string
-	// Kpt is $KPT, else /usr/bin/kpt.
+	// Kpt is $KPT, else the repository's bin/kpt (`make kpt` builds it at the version
+	// tools/kpt pins).
 	Kpt string
 }
 
@@ -92,16 +93,55 @@ func KustomizePath(dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// KptPath returns $KPT, else /usr/bin/kpt, once it has checked that the file exists.
+// KptPath returns $KPT, else bin/kpt of the repository holding the working directory (what
+// `make kpt` builds from tools/kpt, at the version pinned there), once it has checked that the file
+// exists. The tests never fall back to a kpt on $PATH: its version, and so its output, would be
+// anyone's.
 func KptPath() (string, error) {
-	kpt := "/usr/bin/kpt"
-	if p := os.Getenv("KPT"); p != "" {
-		kpt = p
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("locating kpt: %w", err)
 	}
+	root, err := repoRoot(wd)
+	if err != nil {
+		return "", fmt.Errorf("locating kpt: %w", err)
+	}
+	kpt, source := kptCandidate(os.Getenv("KPT"), root)
 	if _, err := os.Stat(kpt); err != nil {
-		return "", fmt.Errorf("kpt is needed for the golden tests (set KPT to its path): %w", err)
+		return "", fmt.Errorf("kpt is needed for the golden tests: %s: %w\n%s", source, err, kptHint(source))
 	}
 	return kpt, nil
+}
+
+// kptCandidate is where the tests look for kpt: $KPT when set, else root/bin/kpt. source says
+// which, for the error message.
+func kptCandidate(env, root string) (path, source string) {
+	if env != "" {
+		return env, "KPT=" + env
+	}
+	p := filepath.Join(root, "bin", "kpt")
+	return p, p
+}
+
+// kptHint is the fix for a missing kpt found at source (from kptCandidate).
+func kptHint(source string) string {
+	if strings.HasPrefix(source, "KPT=") {
+		return "fix or unset KPT (unset, the tests use the repository's bin/kpt, which `make kpt` builds)"
+	}
+	return "build it with `make kpt` in the repository root (or set KPT to a kpt binary)"
+}
+
+// repoRoot returns the nearest directory at or above dir that holds a go.mod: the addonops module's
+// root for every package of it.
+func repoRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod in %s or any folder above it", dir)
+		}
+	}
 }
 
 // KustomizeBuild runs `kustomize build --enable-alpha-plugins --enable-exec .` in dir: exec
