@@ -41,7 +41,7 @@ lint: ## gofmt and go vet.
 	if [ -n "$$big" ]; then echo "files over 2 MB tracked by git:"; echo "$$big"; exit 1; fi
 
 .PHONY: test
-test: hub-binaries ocm-binaries build lint ## Run every test (unit, golden, integration on a real API server).
+test: hub-binaries ocm-binaries kubectl prometheus-tools build lint ## Run every test (unit, golden, integration on a real API server).
 	$(GO) test -count=1 -timeout 45m ./...
 
 .PHONY: demo

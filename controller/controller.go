@@ -51,7 +51,9 @@ import (
 	"github.com/addonops/addonops/controller/progress"
 	"github.com/addonops/addonops/controller/rollout"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
+	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/rolloutrules"
 )
 
 // Add-on selection modes (--addons).
@@ -243,15 +245,18 @@ func (c *Controller) Synced() bool { return c.hub.Synced() }
 // controller may not read (hubcache.ForbiddenError).
 const EventReasonConfigurationForbidden = addonstatus.ReasonConfigurationForbidden
 
-// RolloutClusterCounts counts, for every managed add-on and install placement, the clusters the
-// placement selects by the state of their MCA (rolloutmetrics.StateOf); a cluster in two
-// placements counts in both. It returns nothing until the caches have synced (a replica that is
-// not the leader never syncs them).
-func (c *Controller) RolloutClusterCounts() []rolloutmetrics.ClusterCount {
+// MetricsSnapshot is what the scrape-time metrics report (rolloutmetrics.Snapshot): for every
+// managed add-on and install placement, the clusters the placement selects by the state of their
+// MCA (rolloutmetrics.StateOf; a cluster in two placements counts in both), the placement's
+// maxConcurrency and its clusters in flight past its progressDeadline; and every watched config
+// kind, forbidden or not. It returns nothing until the caches have synced (a replica that is not
+// the leader never syncs them).
+func (c *Controller) MetricsSnapshot() rolloutmetrics.Snapshot {
+	var out rolloutmetrics.Snapshot
 	if !c.Synced() {
-		return nil
+		return out
 	}
-	var out []rolloutmetrics.ClusterCount
+	now := time.Now()
 	cmas, _ := c.hub.CMAs.List(labels.Everything())
 	for _, cma := range cmas {
 		if !c.view.Managed(cma) {
@@ -262,23 +267,40 @@ func (c *Controller) RolloutClusterCounts() []rolloutmetrics.ClusterCount {
 			mcas[m.Namespace] = m
 		}
 		for _, p := range cma.Spec.InstallStrategy.Placements {
+			key := p.Namespace + "/" + p.Name
 			sel := labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name})
 			decisions, _ := c.hub.Decisions.PlacementDecisions(p.Namespace).List(sel)
+			// "None" and an invalid value (reported on the progression) are no deadline.
+			deadline, err := time.ParseDuration(rolloutrules.ConfigOf(p.RolloutStrategy).ProgressDeadline)
+			if err != nil {
+				deadline = 0
+			}
 			seen := map[string]bool{}
 			counts := map[string]int{}
+			pastDeadline := 0
 			for _, d := range decisions {
 				for _, cd := range d.Status.Decisions {
 					if cd.ClusterName == "" || seen[cd.ClusterName] {
 						continue
 					}
 					seen[cd.ClusterName] = true
-					counts[rolloutmetrics.StateOf(mcas[cd.ClusterName])]++
+					mca := mcas[cd.ClusterName]
+					counts[rolloutmetrics.StateOf(mca)]++
+					if rolloutmetrics.PastDeadline(mca, deadline, now) {
+						pastDeadline++
+					}
 				}
 			}
 			for state, n := range counts {
-				out = append(out, rolloutmetrics.ClusterCount{Addon: cma.Name, Placement: p.Namespace + "/" + p.Name, State: state, Count: n})
+				out.Clusters = append(out.Clusters, rolloutmetrics.ClusterCount{Addon: cma.Name, Placement: key, State: state, Count: n})
 			}
+			placement, _ := c.hub.Placements.Placements(p.Namespace).Get(p.Name)
+			out.Placements = append(out.Placements, rolloutmetrics.PlacementGauges{Addon: cma.Name, Placement: key,
+				MaxConcurrency: rolloutplan.MaxConcurrency(p.RolloutStrategy, placement, len(seen)), PastDeadline: pastDeadline})
 		}
+	}
+	for _, k := range c.hub.Configs.Kinds() {
+		out.ConfigKinds = append(out.ConfigKinds, rolloutmetrics.ConfigKind{Group: k.Group, Resource: k.Resource, Forbidden: k.Forbidden != nil})
 	}
 	return out
 }

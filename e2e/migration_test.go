@@ -24,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	watchtools "k8s.io/client-go/tools/watch"
-	"k8s.io/client-go/util/jsonpath"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
@@ -176,16 +175,16 @@ func migrationCommands(t *testing.T) readmeCommands {
 	if t.Failed() {
 		t.FailNow()
 	}
-	var r readmeCommands
-	if p, err := exec.LookPath("kubectl"); err == nil {
-		r.kubectl = p
-	} else {
-		t.Logf("kubectl is not on PATH: the README's kubectl lines are carried out through client-go (annotate as a merge patch, wait and get with client-go's jsonpath, which kubectl uses)")
+	// The repository's kubectl (make kubectl, which make test runs), built from the Kubernetes
+	// module, never one the machine happens to have.
+	r := readmeCommands{kubectl: filepath.Join(tools.Root, "bin", "kubectl")}
+	if _, err := os.Stat(r.kubectl); err != nil {
+		t.Fatalf("the README's kubectl lines need %s: run `make kubectl` (make test does): %v", r.kubectl, err)
 	}
 	return r
 }
 
-// run runs one README command against the hub, with kubectl when it is on PATH (KUBECONFIG set to
+// run runs one README command against the hub with the repository's kubectl (KUBECONFIG set to
 // the hub's), and checks its output is want when want is not empty.
 func (r readmeCommands) run(t *testing.T, s *suite, line, want string) {
 	t.Helper()
@@ -196,19 +195,14 @@ func (r readmeCommands) run(t *testing.T, s *suite, line, want string) {
 	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	var out string
-	if r.kubectl != "" {
-		cmd := exec.CommandContext(ctx, r.kubectl, args[1:]...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+s.hub.Kubeconfig)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s: %v\n%s%s", line, err, stdout.String(), stderr.String())
-		}
-		out = stdout.String()
-	} else if out, err = s.kubectlByClientGo(ctx, args[1:]); err != nil {
-		t.Fatalf("%s (through client-go): %v", line, err)
+	cmd := exec.CommandContext(ctx, r.kubectl, args[1:]...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.hub.Kubeconfig)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s%s", line, err, stdout.String(), stderr.String())
 	}
+	out := stdout.String()
 	t.Logf("$ %s  [%s]\n%s", line, time.Since(start).Round(10*time.Millisecond), out)
 	if want != "" && strings.TrimSpace(out) != want {
 		t.Fatalf("%s printed %q, want %q", line, out, want)
@@ -271,83 +265,6 @@ func TestShellWords(t *testing.T) {
 			t.Errorf("%s: %q, want an error", bad, got)
 		}
 	}
-}
-
-// kubectlByClientGo carries out the README's kubectl commands without kubectl: `annotate
-// clustermanagementaddon NAME KEY=VALUE --overwrite`, `wait clustermanagementaddon/NAME
-// --timeout=D --for=jsonpath='{...}'=VALUE` and `get clustermanagementaddon/NAME -o
-// jsonpath='{...}'`, the jsonpath evaluated as kubectl does (client-go's jsonpath, missing keys
-// allowed, one value).
-func (s *suite) kubectlByClientGo(ctx context.Context, args []string) (string, error) {
-	cmas := s.c.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	eval := func(name, tmpl string) (string, error) {
-		obj, err := cmas.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return "", err
-		}
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return "", err
-		}
-		jp := jsonpath.New("readme").AllowMissingKeys(true)
-		if err := jp.Parse(tmpl); err != nil {
-			return "", err
-		}
-		results, err := jp.FindResults(u)
-		if err != nil {
-			return "", err
-		}
-		var vals []string
-		for _, r := range results {
-			for _, v := range r {
-				vals = append(vals, fmt.Sprint(v.Interface()))
-			}
-		}
-		if len(vals) > 1 {
-			return "", fmt.Errorf("%s matches more than one value: %v", tmpl, vals)
-		}
-		return strings.Join(vals, ""), nil
-	}
-	switch {
-	case len(args) == 5 && args[0] == "annotate" && args[1] == "clustermanagementaddon" && args[4] == "--overwrite":
-		key, value, ok := strings.Cut(args[3], "=")
-		if !ok {
-			return "", fmt.Errorf("annotation %q has no value", args[3])
-		}
-		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, key, value)
-		_, err := cmas.Patch(ctx, args[2], types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-annotate"})
-		return "annotated", err
-	case len(args) == 4 && args[0] == "wait" && strings.HasPrefix(args[1], "clustermanagementaddon/") && strings.HasPrefix(args[3], "--for=jsonpath="):
-		d, err := time.ParseDuration(strings.TrimPrefix(args[2], "--timeout="))
-		if err != nil {
-			return "", err
-		}
-		expr := strings.TrimPrefix(args[3], "--for=jsonpath=")
-		i := strings.LastIndex(expr, "}=")
-		if i < 0 {
-			return "", fmt.Errorf("%q: want {...}=VALUE", expr)
-		}
-		tmpl, want := expr[:i+1], expr[i+2:]
-		name := strings.TrimPrefix(args[1], "clustermanagementaddon/")
-		deadline := time.Now().Add(d)
-		for {
-			got, err := eval(name, tmpl)
-			if err == nil && got == want {
-				return "condition met", nil
-			}
-			if time.Now().After(deadline) {
-				return "", fmt.Errorf("timed out: %q (%v), want %q", got, err, want)
-			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	case len(args) == 4 && args[0] == "get" && strings.HasPrefix(args[1], "clustermanagementaddon/") && args[2] == "-o" && strings.HasPrefix(args[3], "jsonpath="):
-		return eval(strings.TrimPrefix(args[1], "clustermanagementaddon/"), strings.TrimPrefix(args[3], "jsonpath="))
-	}
-	return "", fmt.Errorf("kubectl %v: not a command this test can carry out without kubectl", args)
 }
 
 // waitVocabulary waits until the add-on's install progression and every MCA say reason.

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -39,6 +39,7 @@ import (
 	"github.com/addonops/addonops/controller/registration"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/version"
 )
 
@@ -53,6 +54,10 @@ func runProcess(args []string) int {
 	klog.Flush()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "addonops-controller:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			fmt.Fprintln(os.Stderr, "Run 'addonops-controller --help' for usage.")
+		}
 		return 1
 	}
 	return 0
@@ -61,53 +66,150 @@ func runProcess(args []string) int {
 // LeaderElectionID is the name of the coordination.k8s.io Lease the replicas compete for.
 const LeaderElectionID = "addonops-controller-leader"
 
-// inClusterNamespaceFile holds the pod's namespace in a pod with a service account token.
-var inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+// flags are the command line.
+type flags struct {
+	opts               controller.Options
+	kubeconfig         string
+	context            string
+	qps                float64
+	burst              int
+	configGC           bool
+	deployTemplates    bool
+	signingCANamespace string
+	cpuProfile         string
+	leaderElect        bool
+	leaderNamespace    string
+	historyNamespace   string
+	metricsAddr        string
+	probeAddr          string
+	logFormat          string
+	showVersion        bool
+}
 
-// run is the command: it parses args and runs the manager until ctx is done.
-func run(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("addonops-controller", flag.ContinueOnError)
-	var opts controller.Options
-	kubeconfig := fs.String("kubeconfig", "", "path to the hub's kubeconfig; empty: in-cluster configuration")
-	qps := fs.Float64("kube-api-qps", 200, "client-side requests per second to the hub API server")
-	burst := fs.Int("kube-api-burst", 400, "client-side request burst to the hub API server")
+// usageError is a command line the command cannot run: runProcess points at --help.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// newCommand is the command line, as a cobra command whose RunE runs the controller.
+func newCommand(stdout io.Writer) (*cobra.Command, *flags) {
+	f := &flags{}
+	cmd := &cobra.Command{
+		Use:   "addonops-controller [flags]",
+		Short: "addonops' hub controller: installs add-ons from placements and rolls their config changes out",
+		Long: `addonops-controller runs on an Open Cluster Management hub. It installs ManagedClusterAddOns from
+the placements of the ClusterManagementAddOns it manages and rolls their config changes out with
+OCM's rollout strategies and canary placements (README.md, "How the controller runs").
+
+It reaches the hub like controller-runtime's programs: --kubeconfig, else $KUBECONFIG, else the
+in-cluster configuration of its pod, else ~/.kube/config; --context picks a kubeconfig context.
+Out of a pod, the Lease and the version histories live in the kubeconfig context's namespace
+("default" if it names none) unless --leader-election-namespace or --history-namespace say otherwise.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unexpected arguments %q: addonops-controller takes flags only", args)}
+			}
+			return nil
+		},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// No completion command: this is a server binary.
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	opts := &f.opts
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to the hub's kubeconfig (default: $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config)")
+	fs.StringVar(&f.context, "context", "", "the kubeconfig context to use (default: its current context)")
+	fs.Float64Var(&f.qps, "kube-api-qps", 200, "client-side requests per second to the hub API server")
+	fs.IntVar(&f.burst, "kube-api-burst", 400, "client-side request burst to the hub API server")
 	fs.StringVar(&opts.Addons, "addons", controller.AddonsSelf, `which ClusterManagementAddOns to manage: "self" (annotated addon.open-cluster-management.io/lifecycle, except "addon-manager": the ones OCM's addon-manager leaves alone) or "all" (a hub without OCM's addon-manager)`)
 	fs.IntVar(&opts.Workers, "workers", 4, "concurrent ManagedClusterAddOn progress reconciles")
 	fs.IntVar(&opts.WriteParallelism, "write-parallelism", 16, "concurrent status writes of one rollout decision")
 	fs.DurationVar(&opts.Resync, "resync", 0, "informer resync period: everything is reconciled again this often (default 10m)")
 	fs.DurationVar(&opts.Coalesce, "coalesce", 0, "delay that merges bursts of events into one rollout decision (default 250ms)")
-	configGC := fs.Bool("config-gc", true, "delete superseded config versions (objects with config-hash's addonops.io/base-name and addonops.io/content-hash annotations that nothing references and a newer version of which is in use); see the README")
+	fs.BoolVar(&f.configGC, "config-gc", true, "delete superseded config versions (objects with config-hash's addonops.io/base-name and addonops.io/content-hash annotations that nothing references and a newer version of which is in use); see the README")
 	fs.IntVar(&opts.ConfigGC.Keep, "config-gc-keep", 1, "unused versions kept per config base name, newest first")
 	fs.DurationVar(&opts.ConfigGC.MinAge, "config-gc-min-age", 10*time.Minute, "how old a superseded config version must be before it is deleted (0: any age)")
 	fs.BoolVar(&opts.ConfigGC.DryRun, "config-gc-dry-run", false, "only report (events, logs, metric) the config versions the garbage collection would delete")
 	fs.DurationVar(&opts.ConfigGC.Interval, "config-gc-interval", time.Minute, "how often the garbage collection of config versions runs")
-	deployTemplates := fs.Bool("deploy-templates", false, "deploy template add-ons (AddOnTemplate) of the managed CMAs ourselves: ManifestWorks paced by the rollout, agent registration (CSR approval and signing, hub RoleBindings) and the Available condition; for hubs without OCM's addon-manager (leave off where it runs: it deploys them)")
-	signingCANamespace := fs.String("signing-ca-namespace", registration.DefaultSigningCANamespace, "with --deploy-templates: namespace of a CustomSigner's signingCA secret when the AddOnTemplate names none (the controller must be allowed to get secrets there)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
-	leaderElect := fs.Bool("leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
-	leaderNamespace := fs.String("leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file)")
-	historyNamespace := fs.String("history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else the pod's namespace)")
+	fs.BoolVar(&f.deployTemplates, "deploy-templates", false, "deploy template add-ons (AddOnTemplate) of the managed CMAs ourselves: ManifestWorks paced by the rollout, agent registration (CSR approval and signing, hub RoleBindings) and the Available condition; for hubs without OCM's addon-manager (leave off where it runs: it deploys them)")
+	fs.StringVar(&f.signingCANamespace, "signing-ca-namespace", registration.DefaultSigningCANamespace, "with --deploy-templates: namespace of a CustomSigner's signingCA secret when the AddOnTemplate names none (the controller must be allowed to get secrets there)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
+	fs.BoolVar(&f.leaderElect, "leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
+	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file; out of a pod the kubeconfig context's namespace, else \"default\")")
+	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
-	metricsAddr := fs.String("metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client and addonops_rollout_* metrics); "0" disables it`)
-	probeAddr := fs.String("health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
-	logFormat := fs.String("log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	klog.InitFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics); "0" disables it`)
+	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
+	fs.StringVar(&f.logFormat, "log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
+	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
+	addKlogFlags(fs)
+	return cmd, f
+}
+
+// klogShown are the klog flags --help shows, as kubectl does; the others (--logtostderr,
+// --log_dir, ...) keep working but are hidden, since --log-format covers what a user of this
+// binary needs.
+var klogShown = map[string]bool{"v": true, "vmodule": true}
+
+// addKlogFlags adds klog's flags. Each run gets its own Go flag set: the tests run several
+// commands in one process, and flag.CommandLine may hold controller-runtime's own --kubeconfig.
+func addKlogFlags(fs *pflag.FlagSet) {
+	gofs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(gofs)
+	gofs.VisitAll(func(gf *flag.Flag) {
+		pf := pflag.PFlagFromGoFlag(gf) // -v gets its shorthand, so -v=4 and --v=4 both work
+		pf.Hidden = !klogShown[gf.Name]
+		fs.AddFlag(pf)
+	})
+}
+
+// goStyleFlags rewrites Go-style single-dash long flags (-kubeconfig=x, -leader-elect=false),
+// which the command accepted before it moved to pflag, to --kubeconfig=x, so existing scripts and
+// manifests keep working. Single letters are pflag shorthands (-v=4) and stay as they are;
+// everything after "--" is left alone.
+func goStyleFlags(args []string, fs *pflag.FlagSet) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if len(name) > 1 && fs.Lookup(name) != nil {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// run is the command: it parses args and runs the manager until ctx is done.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	cmd, f := newCommand(stdout)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if f.showVersion {
+			_, err := fmt.Fprintln(stdout, version.String("addonops-controller"))
+			return err
+		}
+		return f.run(cmd.Context(), cmd.Flags())
+	}
+	cmd.SetArgs(goStyleFlags(args, cmd.Flags()))
+	return cmd.ExecuteContext(ctx)
+}
+
+// run runs the manager until ctx is done.
+func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
+	opts := f.opts
+	if err := setUpLogging(f.logFormat, fs); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %v", fs.Args())
-	}
-	if *showVersion {
-		_, err := fmt.Fprintln(stdout, version.String("addonops-controller"))
-		return err
-	}
-	if err := setUpLogging(*logFormat, fs); err != nil {
-		return err
-	}
-	opts.ConfigGC.Disabled = !*configGC
+	opts.ConfigGC.Disabled = !f.configGC
 	if opts.ConfigGC.MinAge == 0 {
 		opts.ConfigGC.MinAge = -1 // the flag's 0 is "any age"; Options' zero is "the default"
 	}
@@ -120,56 +222,56 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := opts.Complete(); err != nil {
 		return err
 	}
-	leaseNamespace := ""
-	if *leaderElect {
-		var err error
-		if leaseNamespace, err = leaderElectionNamespace(*leaderNamespace); err != nil {
-			return err
-		}
-	}
 	if opts.HistoryLimit < 1 {
 		return fmt.Errorf("--history-limit=%d: want 1 or more versions per placement", opts.HistoryLimit)
 	}
-	opts.HistoryNamespace = *historyNamespace
-	if opts.HistoryNamespace == "" {
-		if opts.HistoryNamespace = *leaderNamespace; opts.HistoryNamespace == "" {
-			opts.HistoryNamespace = podNamespace()
-		}
-	}
-	if opts.HistoryNamespace == "" {
-		return fmt.Errorf("the version history needs a namespace (one ConfigMap per add-on) and the pod's namespace is unknown (POD_NAMESPACE is unset and %s is missing, so this is not a pod): set --history-namespace", inClusterNamespaceFile)
-	}
 
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	hub, err := loadHubConfig(f.kubeconfig, f.context)
 	if err != nil {
-		return fmt.Errorf("loading the hub configuration (set --kubeconfig outside a cluster): %w", err)
+		return err
 	}
-	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	cfg := hub.config
+	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	cfg.UserAgent = "addonops-controller"
-
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			_ = f.Close()
-		}()
-	}
 
 	// The process logs through klog; tests running several instances give each its own logger.
 	logger := klog.FromContext(ctx)
 	ctx = klog.NewContext(ctx, logger)
+
+	podNS, podSource := podNamespace()
+	ns := chooseNamespace(podNS, podSource, hub)
+	leaseNamespace := ""
+	if f.leaderElect {
+		leaseNamespace = f.leaderNamespace
+		if leaseNamespace == "" {
+			leaseNamespace = ns.namespace
+		}
+	}
+	opts.HistoryNamespace = f.historyNamespace
+	if opts.HistoryNamespace == "" {
+		if opts.HistoryNamespace = f.leaderNamespace; opts.HistoryNamespace == "" {
+			opts.HistoryNamespace = ns.namespace
+		}
+	}
+	if (f.leaderElect && f.leaderNamespace == "") || f.historyNamespace == "" && f.leaderNamespace == "" {
+		logger.Info("Namespace of the leader election Lease and the version histories", "namespace", ns.namespace,
+			"from", ns.source, "override", "--leader-election-namespace, --history-namespace")
+	}
+
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = pf.Close()
+		}()
+	}
+
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -177,9 +279,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress:        *probeAddr,
-		LeaderElection:                *leaderElect,
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:        f.probeAddr,
+		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       leaseNamespace,
 		LeaderElectionReleaseOnCancel: true,
@@ -190,38 +292,49 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("setting up the manager: %w", err)
 	}
 
-	if *deployTemplates {
-		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: *signingCANamespace}
+	if f.deployTemplates {
+		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace}
 	}
-	// One runnable holds the one cache and runs every reconciler on it (package hubcache).
+	kinds, err := newKindsChecker(cfg, ocmkinds.Controller(f.deployTemplates))
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(withLogger{kinds, logger, nil}); err != nil {
+		return err
+	}
+	// One runnable holds the one cache and runs every reconciler on it (package hubcache). It
+	// starts once the hub serves OCM's kinds.
 	c, err := controller.New(cfg, opts)
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(withLogger{c, logger}); err != nil {
+	if err := mgr.Add(withLogger{c, logger, kinds.Passed()}); err != nil {
 		return err
 	}
 	synced := c.Synced
-	hub, err := newHubChecker(cfg)
+	reach, err := newHubChecker(cfg)
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(withLogger{hub, logger}); err != nil {
+	if err := mgr.Add(withLogger{reach, logger, nil}); err != nil {
 		return err
 	}
-	defer rolloutmetrics.AddClusterCounter(c.RolloutClusterCounts)()
+	defer rolloutmetrics.AddSource(c.MetricsSnapshot)()
 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("hub", hub.Check); err != nil {
+	if err := mgr.AddReadyzCheck("hub", reach.Check); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ocm-kinds", kinds.Check); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr.Elected(), synced)); err != nil {
 		return err
 	}
-	logger.Info("Starting", "version", version.Get(), "hub", cfg.Host, "leaderElection", *leaderElect,
-		"leaseNamespace", leaseNamespace, "metrics", *metricsAddr, "probes", *probeAddr)
+	logger.Info("Starting", "version", version.Get(), "hub", cfg.Host, "hubConfig", hub.source, "leaderElection", f.leaderElect,
+		"leaseNamespace", leaseNamespace, "historyNamespace", opts.HistoryNamespace, "metrics", f.metricsAddr, "probes", f.probeAddr)
 	return mgr.Start(ctx)
 }
 
@@ -236,9 +349,18 @@ type leaderRunnable interface {
 type withLogger struct {
 	r      leaderRunnable
 	logger klog.Logger
+	// after, if set, delays the start until it is closed (or ctx is done).
+	after <-chan struct{}
 }
 
 func (w withLogger) Start(ctx context.Context) error {
+	if w.after != nil {
+		select {
+		case <-w.after:
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	return w.r.Start(klog.NewContext(ctx, w.logger))
 }
 func (w withLogger) NeedLeaderElection() bool { return w.r.NeedLeaderElection() }
@@ -260,31 +382,8 @@ func informersSynced(elected <-chan struct{}, synced func() bool) healthz.Checke
 	}
 }
 
-// leaderElectionNamespace is flag, else the pod's namespace.
-func leaderElectionNamespace(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if ns := podNamespace(); ns != "" {
-		return ns, nil
-	}
-	return "", fmt.Errorf("leader election needs the namespace of its Lease, and the pod's namespace is unknown (POD_NAMESPACE is unset and %s is missing, so this is not a pod): set --leader-election-namespace, or --leader-elect=false to run a single replica without leader election", inClusterNamespaceFile)
-}
-
-// podNamespace is the pod's namespace (POD_NAMESPACE or the service account's namespace file), or
-// "" outside a pod.
-func podNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if data, err := os.ReadFile(inClusterNamespaceFile); err == nil {
-		return strings.TrimSpace(string(data))
-	}
-	return ""
-}
-
 // setUpLogging makes klog (and controller-runtime, through klog) write text or JSON.
-func setUpLogging(format string, fs *flag.FlagSet) error {
+func setUpLogging(format string, fs *pflag.FlagSet) error {
 	switch format {
 	case "text":
 	case "json":

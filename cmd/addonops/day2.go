@@ -19,6 +19,7 @@ import (
 
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/operations"
 )
 
@@ -54,6 +55,9 @@ func (c *cli) hub() (*hub, error) {
 // getCMA reads the add-on, with an error that says what to do when it is not there.
 func (h *hub) getCMA(ctx context.Context, addon string) (*cma, error) {
 	obj, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+	if missing := missingKinds(err, h.kube.Discovery(), h.host, ocmkinds.Day2); missing != nil {
+		return nil, missing
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("add-on %q not found: there is no ClusterManagementAddOn %s on the hub %s "+

@@ -600,7 +600,20 @@ func TestCommandLine(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout lacks %q:\n%s%s", tc.args, r.code, tc.want, r.stdout, r.stderr)
 		}
 	}
-	if r := plain("status", "--help"); r.code != exitOK || !strings.Contains(r.stdout+r.stderr, "Usage: addonops status [ADDON] [flags]") {
+	// Every verb's --help: exit 0, on stdout, nothing else, and no klog flag.
+	for _, verb := range []string{"", "status", "history", "pause", "resume", "promote", "retry", "abort", "version", "completion"} {
+		args := append(strings.Fields(verb), "--help")
+		r := plain(args...)
+		if r.code != exitOK || !strings.Contains(r.stdout, "Usage:") || r.stderr != "" {
+			t.Errorf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, r.code, r.stdout, r.stderr)
+		}
+		for _, klog := range []string{"--v ", "vmodule", "logtostderr", "log_dir", "skip_headers"} {
+			if strings.Contains(r.stdout, klog) {
+				t.Errorf("%v shows klog's %s:\n%s", args, klog, r.stdout)
+			}
+		}
+	}
+	if r := plain("status", "--help"); !strings.Contains(r.stdout, "Usage: addonops status [ADDON] [flags]") {
 		t.Errorf("status --help: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := plain(); r.code != exitError || !strings.Contains(r.stderr, "Day-2 operations") {

@@ -154,7 +154,7 @@ Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeou
 			}
 			if strings.HasPrefix(toComplete, "-") {
 				var out []cobra.Completion
-				for _, f := range []string{"--watch", "--timeout", "--interval", "--output", "--clusters"} {
+				for _, f := range []string{"--watch", "--timeout", "--output", "--clusters"} {
 					if strings.HasPrefix(f, toComplete) {
 						out = append(out, f)
 					}

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/rolloutview"
 )
 
@@ -47,17 +48,29 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet(prog+" status", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o statusOptions
-	fs.BoolVarP(&o.watch, "watch", "w", false, "redraw until the rollout finishes; exit 0 when it succeeded, 1 when it failed, 2 at --timeout")
+	fs.BoolVarP(&o.watch, "watch", "w", false, "follow the hub's watch events and redraw on every change until the rollout finishes; exit 0 when it succeeded, 1 when it failed, 2 at --timeout")
 	fs.DurationVar(&o.timeout, "timeout", 0, "with --watch: give up after this long (exit 2); 0 waits forever")
-	fs.DurationVar(&o.interval, "interval", 2*time.Second, "with --watch: how often to read the hub")
+	// --interval was the polling period of --watch; kept so that scripts passing it still run.
+	fs.DurationVar(&o.interval, "interval", 0, "ignored: --watch follows the hub's watch events")
+	_ = fs.MarkDeprecated("interval", "--watch follows the hub's watch events; the flag is ignored")
 	fs.StringVarP(&o.output, "output", "o", "", "output format: json, yaml or wide (default: text for people; wide: with ADDON the per-cluster view, like --clusters; without, more columns)")
 	fs.BoolVar(&o.clusters, "clusters", false, "with ADDON: one line per cluster (placement, desired and running configs, state, reason, since, completed)")
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	fs.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	overrides := &clientcmd.ConfigOverrides{}
 	clientcmd.BindOverrideFlags(overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+	// --help goes to stdout, as every other command's (and kubectl's): `status --help | less`.
+	usageOut := stderr
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" {
+			usageOut = stdout
+		}
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %[1]s status [ADDON] [flags]\n\nWithout ADDON: every ClusterManagementAddOn on the hub, one line each (who manages it, placements,\n"+
+		fmt.Fprintf(usageOut, "Usage: %[1]s status [ADDON] [flags]\n\nWithout ADDON: every ClusterManagementAddOn on the hub, one line each (who manages it, placements,\n"+
 			"clusters done/total, state). With ADDON: the rollout of that ClusterManagementAddOn; with --clusters\n"+
 			"(or -o wide) cluster by cluster.\n"+
 			"Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.\n\nFlags:\n%[2]s", prog, fs.FlagUsages())
@@ -80,8 +93,8 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 	case fs.NArg() == 0 && (o.watch || o.clusters):
 		fmt.Fprintf(stderr, "%s status: --watch and --clusters need an add-on name (the ClusterManagementAddOn)\n", prog)
 		return exitError
-	case o.timeout < 0 || o.interval <= 0:
-		fmt.Fprintf(stderr, "%s status: --timeout must be >= 0 and --interval > 0\n", prog)
+	case o.timeout < 0:
+		fmt.Fprintf(stderr, "%s status: --timeout must be >= 0\n", prog)
 		return exitError
 	case o.timeout > 0 && !o.watch:
 		fmt.Fprintf(stderr, "%s status: --timeout only makes sense with --watch\n", prog)
@@ -108,25 +121,63 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 
 // watchStatus prints the add-on's status once, or with --watch until the rollout finishes.
 func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *hubReader, stdout, stderr io.Writer) int {
-	var deadline time.Time
-	if o.timeout > 0 {
-		deadline = time.Now().Add(o.timeout)
-	}
-	d := &drawer{w: stdout, format: o.output, tty: isTerminal(stdout) && o.watch, interval: o.interval, clusters: o.clusters || o.output == "wide"}
-	first := true
-	for {
+	d := &drawer{w: stdout, format: o.output, tty: isTerminal(stdout) && o.watch, clusters: o.clusters || o.output == "wide"}
+	if !o.watch {
 		in, err := hub.read(ctx, addon)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
+			return exitError
+		}
+		in.Now = time.Now()
+		if err := d.draw(rolloutview.Build(in), in.Now); err != nil {
+			fmt.Fprintf(stderr, "%s status: writing output: %v\n", prog, err)
+			return exitError
+		}
+		return exitOK
+	}
+
+	var deadline <-chan time.Time
+	if o.timeout > 0 {
+		t := time.NewTimer(o.timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the informers
+	w, err := hub.watch(ctx, addon)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "%s status: interrupted\n", prog)
+		} else {
+			fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
+		}
+		return exitError
+	}
+	tick := time.NewTicker(clockTick)
+	defer tick.Stop()
+	waiting, lastErr := false, ""
+	for {
+		in, err := w.input()
 		now := time.Now()
 		switch {
 		case err == nil:
 			in.Now = now
 			v := rolloutview.Build(in)
+			if v.Done() {
+				// The verdict ends the command, so it rests on one direct read: the CMA's event can
+				// arrive before the MCAs' on their own watches, and the last frame must name the
+				// failed clusters the CMA counts (read CMA first, then MCAs, as without --watch).
+				fresh, err := hub.read(ctx, addon)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
+					return exitError
+				}
+				fresh.Now = time.Now()
+				v = rolloutview.Build(fresh)
+			}
 			if err := d.draw(v, now); err != nil {
 				fmt.Fprintf(stderr, "%s status: writing output: %v\n", prog, err)
 				return exitError
-			}
-			if !o.watch {
-				return exitOK
 			}
 			if v.Done() {
 				if v.Phase == rolloutview.PhaseSucceeded {
@@ -135,32 +186,23 @@ func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *
 				fmt.Fprintf(stderr, "%s status: the rollout of %s failed: %s\n", prog, addon, v.Health.Message)
 				return exitFailed
 			}
-		case apierrors.IsNotFound(err) && o.watch:
+		case apierrors.IsNotFound(err):
 			// A GitOps sync may not have created it yet: keep waiting.
-			if first {
+			if !waiting {
 				fmt.Fprintf(stderr, "%s status: %v; waiting for it to appear\n", prog, err)
+				waiting = true
 			}
-		case first || !o.watch:
+		default:
 			fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
 			return exitError
-		default:
-			fmt.Fprintf(stderr, "%s status: reading the hub (retrying): %v\n", prog, err)
 		}
-		first = false
-		wait := o.interval
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				fmt.Fprintf(stderr, "%s status: timed out after %s waiting for the rollout of %s to finish\n", prog, o.timeout, addon)
-				return exitTimeout
-			}
-			wait = min(wait, left)
+		if timedOut := w.wait(ctx, deadline, tick.C, prog, stderr, &lastErr); timedOut {
+			fmt.Fprintf(stderr, "%s status: timed out after %s waiting for the rollout of %s to finish\n", prog, o.timeout, addon)
+			return exitTimeout
 		}
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "%s status: interrupted\n", prog)
 			return exitError
-		case <-time.After(wait):
 		}
 	}
 }
@@ -171,7 +213,6 @@ type drawer struct {
 	w        io.Writer
 	format   string
 	tty      bool
-	interval time.Duration
 	clusters bool // text: the per-cluster view
 	last     []byte
 	frames   int
@@ -218,7 +259,7 @@ func (d *drawer) draw(v rolloutview.View, now time.Time) error {
 			return err
 		}
 		if d.tty {
-			fmt.Fprintf(&buf, "\n(watching every %s, updated %s; Ctrl-C to stop)\n", d.interval, now.Format(time.TimeOnly))
+			fmt.Fprintf(&buf, "\n(following the hub's changes, updated %s; Ctrl-C to stop)\n", now.Format(time.TimeOnly))
 		}
 	}
 	d.frames++
@@ -237,13 +278,15 @@ type hubReader struct {
 	cluster clusterclient.Interface
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
+	disc    discovery.DiscoveryInterface
+	host    string
 
 	mu        sync.Mutex
 	baseNames map[configref.Ref]string // "" when the config has none or cannot be read
 }
 
 func newHubReader(cfg *rest.Config) (*hubReader, error) {
-	h := &hubReader{baseNames: map[configref.Ref]string{}}
+	h := &hubReader{baseNames: map[configref.Ref]string{}, host: cfg.Host}
 	var err error
 	if h.addon, err = addonclient.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("building the add-on client: %w", err)
@@ -258,6 +301,7 @@ func newHubReader(cfg *rest.Config) (*hubReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
+	h.disc = disc
 	h.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 	return h, nil
 }
@@ -267,6 +311,9 @@ func newHubReader(cfg *rest.Config) (*hubReader, error) {
 func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, error) {
 	cma, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
 	if err != nil {
+		if missing := missingKinds(err, h.disc, h.host, ocmkinds.Status); missing != nil {
+			return rolloutview.Input{}, missing
+		}
 		if apierrors.IsNotFound(err) {
 			return rolloutview.Input{}, apierrors.NewNotFound(schema.GroupResource{Group: "addon.open-cluster-management.io", Resource: "clustermanagementaddons"}, addon)
 		}

@@ -18,6 +18,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/rolloutview"
 )
 
@@ -58,6 +59,9 @@ func listStatus(ctx context.Context, prog string, o statusOptions, hub *hubReade
 func (h *hubReader) readAll(ctx context.Context, now time.Time) (rolloutview.List, error) {
 	cmas, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().List(ctx, metav1.ListOptions{})
 	if err != nil {
+		if missing := missingKinds(err, h.disc, h.host, ocmkinds.Status); missing != nil {
+			return rolloutview.List{}, missing
+		}
 		return rolloutview.List{}, fmt.Errorf("listing ClusterManagementAddOns: %w", err)
 	}
 	mcas := map[string][]*addonv1alpha1.ManagedClusterAddOn{} // by add-on

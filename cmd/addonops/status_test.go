@@ -74,7 +74,7 @@ func TestWatchSucceeds(t *testing.T) {
 	s, v1 := scenario(t, "watch-ok", time.Second, "ok1", "ok2")
 	done := make(chan result, 1)
 	go func() {
-		done <- status("watch-ok", "--watch", "--timeout", "2m", "--interval", "200ms", "--kubeconfig", s.Hub.Kubeconfig)
+		done <- status("watch-ok", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	}()
 	time.Sleep(500 * time.Millisecond)
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
@@ -102,7 +102,7 @@ func TestWatchFails(t *testing.T) {
 	s, v1 := scenario(t, "watch-fail", 0, "good1", "bad1")
 	s.Outcome("bad1", v1, simagent.Fail)
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
-	r := status("watch-fail", "--watch", "--timeout", "2m", "--interval", "200ms", "--kubeconfig", s.Hub.Kubeconfig)
+	r := status("watch-fail", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	if r.code != exitFailed {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitFailed, r.stdout, r.stderr)
 	}
@@ -124,7 +124,7 @@ func TestWatchTimesOut(t *testing.T) {
 		return r == addonstatus.ReasonInstalling
 	})
 	begin := time.Now()
-	r := status("watch-slow", "--watch", "--timeout", "2s", "--interval", "500ms", "--kubeconfig", s.Hub.Kubeconfig)
+	r := status("watch-slow", "--watch", "--timeout", "2s", "--kubeconfig", s.Hub.Kubeconfig)
 	if r.code != exitTimeout {
 		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitTimeout, r.stdout, r.stderr)
 	}
@@ -244,7 +244,7 @@ func TestRollback(t *testing.T) {
 
 	done := make(chan result, 1)
 	go func() {
-		done <- status("rollback", "--watch", "--timeout", "2m", "--interval", "200ms", "--kubeconfig", s.Hub.Kubeconfig)
+		done <- status("rollback", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	}()
 	time.Sleep(500 * time.Millisecond)
 	s.Outcome("rb1", v1, simagent.Succeed)
@@ -401,7 +401,7 @@ func TestKubectlPlugin(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "kubectl addonops status ADDON [flags]") {
 		t.Errorf("kubectl addonops help: exit %d\n%s", code, out)
 	}
-	code, out, errOut := kube("addonops", "status", "plugin", "--watch", "--timeout", "2m", "--interval", "200ms", "--kubeconfig", s.Hub.Kubeconfig)
+	code, out, errOut := kube("addonops", "status", "plugin", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	if code != exitFailed || !strings.Contains(out, "p2  InstallFailed") || !strings.Contains(errOut, "kubectl addonops status: the rollout of plugin failed") {
 		t.Errorf("kubectl addonops status --watch: exit %d, want %d\n%s%s", code, exitFailed, out, errOut)
 	}

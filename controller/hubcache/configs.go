@@ -444,6 +444,28 @@ func (s *Configs) observeAccess(ctx context.Context, gr configref.GroupResource,
 	}
 }
 
+// Kind is a config kind the cache watches and, while the API server refuses the controller to
+// list or watch it, why.
+type Kind struct {
+	configref.GroupResource
+	Forbidden *ForbiddenError
+}
+
+// Kinds lists the watched config kinds (for the metrics), in no particular order.
+func (s *Configs) Kinds() []Kind {
+	s.mu.Lock()
+	infs := make(map[configref.GroupResource]*configInformer, len(s.informers))
+	for gr, inf := range s.informers {
+		infs[gr] = inf
+	}
+	s.mu.Unlock()
+	out := make([]Kind, 0, len(infs))
+	for gr, inf := range infs {
+		out = append(out, Kind{GroupResource: gr, Forbidden: inf.forbiddenErr()})
+	}
+	return out
+}
+
 // Cached returns the cached objects of every watched config kind whose informer has synced (an
 // unsynced cache could miss the newest version of a config: whoever decides on it decides later).
 func (s *Configs) Cached() map[configref.GroupResource][]*unstructured.Unstructured {

@@ -7,12 +7,20 @@
 //     WaitingForCanary, ...; NotInstalled when the cluster has no MCA yet, Unknown when its MCA has no
 //     Progressing condition). A Collector computes it from the controller's caches at scrape time,
 //     so it cannot drift from what the controller sees.
+//   - addonops_rollout_max_concurrency{addon,placement}: how many of the placement's clusters its
+//     rollout strategy lets be in flight at once (rolloutplan.MaxConcurrency), to compare with the
+//     clusters Installing, Upgrading or RollingBack.
+//   - addonops_rollout_clusters_past_deadline{addon,placement}: clusters in flight (Installing,
+//     Upgrading, RollingBack) for longer than the placement's progressDeadline (0 without one).
+//   - addonops_config_kind_forbidden{group,resource}: 1 while the controller may not list or watch
+//     a config kind add-ons reference (their rollouts wait), 0 for the other watched kinds.
 //   - addonops_rollout_duration_seconds{addon,placement,result}: how long an install progression
 //     was busy (Installing, Upgrading, RollingBack) before it reached a final reason (result).
 //   - addonops_rollout_failures_total{addon,placement}: progressions that ended failed.
 //   - addonops_rollbacks_total{addon,placement}: rollbacks that ended (succeeded or failed).
 //
-// The last three are fed by ObserveProgressions, which the rollout reconciler calls after it wrote a
+// The first four are computed from the caches at each scrape (Snapshot); the last three are fed by
+// ObserveProgressions, which the rollout reconciler calls after it wrote a
 // ClusterManagementAddOn's status.
 package rolloutmetrics
 
@@ -61,42 +69,45 @@ func init() {
 	crmetrics.Registry.MustRegister(rolloutDuration, rolloutFailures, rollbacks, registered)
 }
 
-// registered is the addonops_rollout_clusters collector on controller-runtime's registry; it
-// reports what every counter added with AddClusterCounter counts.
-var registered = NewClustersCollector(func() []ClusterCount {
+// registered is the collector of the scrape-time metrics on controller-runtime's registry; it
+// reports what every source added with AddSource reports.
+var registered = NewCollector(func() Snapshot {
 	registeredMu.Lock()
-	counters := make([]func() []ClusterCount, 0, len(registeredCounters))
-	for _, c := range registeredCounters {
-		counters = append(counters, c)
+	sources := make([]func() Snapshot, 0, len(registeredSources))
+	for _, c := range registeredSources {
+		sources = append(sources, c)
 	}
 	registeredMu.Unlock()
-	var out []ClusterCount
-	for _, c := range counters {
-		out = append(out, c()...)
+	var out Snapshot
+	for _, c := range sources {
+		s := c()
+		out.Clusters = append(out.Clusters, s.Clusters...)
+		out.Placements = append(out.Placements, s.Placements...)
+		out.ConfigKinds = append(out.ConfigKinds, s.ConfigKinds...)
 	}
 	return out
 })
 
 var (
-	registeredMu       sync.Mutex
-	registeredSeq      int
-	registeredCounters = map[int]func() []ClusterCount{}
+	registeredMu      sync.Mutex
+	registeredSeq     int
+	registeredSources = map[int]func() Snapshot{}
 )
 
-// AddClusterCounter serves addonops_rollout_clusters on controller-runtime's registry from count
-// (a controller's RolloutClusterCounts) until remove is called. Counters must not report the
-// same add-on: a process runs one controller, tests run several, each on its own add-ons (one
+// AddSource serves the scrape-time metrics on controller-runtime's registry from snapshot (a
+// controller's MetricsSnapshot) until remove is called. Sources must not report the same add-on
+// or config kind: a process runs one controller, tests run several, each on its own add-ons (one
 // that is not the leader reports nothing).
-func AddClusterCounter(count func() []ClusterCount) (remove func()) {
+func AddSource(snapshot func() Snapshot) (remove func()) {
 	registeredMu.Lock()
 	defer registeredMu.Unlock()
 	registeredSeq++
 	id := registeredSeq
-	registeredCounters[id] = count
+	registeredSources[id] = snapshot
 	return func() {
 		registeredMu.Lock()
 		defer registeredMu.Unlock()
-		delete(registeredCounters, id)
+		delete(registeredSources, id)
 	}
 }
 
@@ -165,36 +176,96 @@ func progressing(conds []metav1.Condition) *metav1.Condition {
 	return meta.FindStatusCondition(conds, addonv1alpha1.ManagedClusterAddOnConditionProgressing)
 }
 
+// Snapshot is what the controller's caches say at a scrape. Its size is bounded by add-ons,
+// placements and config kinds, never by clusters.
+type Snapshot struct {
+	Clusters    []ClusterCount
+	Placements  []PlacementGauges
+	ConfigKinds []ConfigKind
+}
+
 // ClusterCount is the number of clusters of one add-on's install placement in one state.
 type ClusterCount struct {
 	Addon, Placement, State string
 	Count                   int
 }
 
-// ClustersCollector serves addonops_rollout_clusters from a function that counts the clusters
-// when Prometheus scrapes (a controller's caches).
-type ClustersCollector struct {
-	count func() []ClusterCount
+// PlacementGauges are one add-on's install placement's concurrency limit and the clusters in
+// flight past its progressDeadline.
+type PlacementGauges struct {
+	Addon, Placement string
+	MaxConcurrency   int
+	PastDeadline     int
 }
 
-var clustersDesc = prometheus.NewDesc("addonops_rollout_clusters",
-	"Clusters of an add-on's install placement by the Progressing reason of their ManagedClusterAddOn (NotInstalled: no ManagedClusterAddOn yet; Unknown: no Progressing condition).",
-	[]string{"addon", "placement", "state"}, nil)
+// ConfigKind is a config kind the controller watches, and whether it may not list or watch it.
+type ConfigKind struct {
+	Group, Resource string
+	Forbidden       bool
+}
 
-// NewClustersCollector returns a collector calling count at every scrape. count returns nothing
+// Collector serves the scrape-time metrics from a function that reads them when Prometheus
+// scrapes (a controller's caches).
+type Collector struct {
+	snapshot func() Snapshot
+}
+
+var (
+	clustersDesc = prometheus.NewDesc("addonops_rollout_clusters",
+		"Clusters of an add-on's install placement by the Progressing reason of their ManagedClusterAddOn (NotInstalled: no ManagedClusterAddOn yet; Unknown: no Progressing condition).",
+		[]string{"addon", "placement", "state"}, nil)
+	maxConcurrencyDesc = prometheus.NewDesc("addonops_rollout_max_concurrency",
+		"Clusters of an add-on's install placement its rollout strategy lets be in flight at once (Progressive: maxConcurrency resolved against the selected clusters; All and ProgressivePerGroup: every selected cluster).",
+		[]string{"addon", "placement"}, nil)
+	pastDeadlineDesc = prometheus.NewDesc("addonops_rollout_clusters_past_deadline",
+		"Clusters of an add-on's install placement that have been installing, upgrading or rolling back for longer than the placement's progressDeadline (always 0 without one).",
+		[]string{"addon", "placement"}, nil)
+	configForbiddenDesc = prometheus.NewDesc("addonops_config_kind_forbidden",
+		"1 while the controller may not list or watch a config kind that add-ons reference (their rollouts wait with ConfigurationForbidden), 0 for the other config kinds it watches.",
+		[]string{"group", "resource"}, nil)
+)
+
+// NewCollector returns a collector calling snapshot at every scrape. snapshot returns nothing
 // while the caches have not synced (a replica that is not the leader).
-func NewClustersCollector(count func() []ClusterCount) *ClustersCollector {
-	return &ClustersCollector{count: count}
+func NewCollector(snapshot func() Snapshot) *Collector {
+	return &Collector{snapshot: snapshot}
 }
 
 // Describe implements prometheus.Collector.
-func (c *ClustersCollector) Describe(ch chan<- *prometheus.Desc) { ch <- clustersDesc }
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- clustersDesc
+	ch <- maxConcurrencyDesc
+	ch <- pastDeadlineDesc
+	ch <- configForbiddenDesc
+}
 
 // Collect implements prometheus.Collector.
-func (c *ClustersCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, n := range c.count() {
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.snapshot()
+	for _, n := range s.Clusters {
 		ch <- prometheus.MustNewConstMetric(clustersDesc, prometheus.GaugeValue, float64(n.Count), n.Addon, n.Placement, n.State)
 	}
+	for _, p := range s.Placements {
+		ch <- prometheus.MustNewConstMetric(maxConcurrencyDesc, prometheus.GaugeValue, float64(p.MaxConcurrency), p.Addon, p.Placement)
+		ch <- prometheus.MustNewConstMetric(pastDeadlineDesc, prometheus.GaugeValue, float64(p.PastDeadline), p.Addon, p.Placement)
+	}
+	for _, k := range s.ConfigKinds {
+		v := 0.0
+		if k.Forbidden {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(configForbiddenDesc, prometheus.GaugeValue, v, k.Group, k.Resource)
+	}
+}
+
+// PastDeadline reports whether mca has been in flight (Progressing True with a busy reason) for
+// longer than deadline at now; a deadline of 0 is none.
+func PastDeadline(mca *addonv1alpha1.ManagedClusterAddOn, deadline time.Duration, now time.Time) bool {
+	if mca == nil || deadline <= 0 {
+		return false
+	}
+	c := progressing(mca.Status.Conditions)
+	return c != nil && c.Status == metav1.ConditionTrue && addonstatus.IsBusyReason(c.Reason) && now.Sub(c.LastTransitionTime.Time) > deadline
 }
 
 // StateOf is the state label of a cluster's MCA (nil: the cluster has none).

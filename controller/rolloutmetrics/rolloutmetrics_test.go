@@ -92,19 +92,64 @@ func TestObserveProgressions(t *testing.T) {
 	}
 }
 
-func TestClustersCollector(t *testing.T) {
-	counts := []ClusterCount{{Addon: "a", Placement: "ns/p", State: "Upgrading", Count: 3}}
-	c := NewClustersCollector(func() []ClusterCount { return counts })
+func TestCollector(t *testing.T) {
+	snap := Snapshot{
+		Clusters:    []ClusterCount{{Addon: "a", Placement: "ns/p", State: "Upgrading", Count: 3}},
+		Placements:  []PlacementGauges{{Addon: "a", Placement: "ns/p", MaxConcurrency: 2, PastDeadline: 1}},
+		ConfigKinds: []ConfigKind{{Group: "example.io", Resource: "widgets", Forbidden: true}, {Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs"}},
+	}
+	c := NewCollector(func() Snapshot { return snap })
 	reg := registryOf(c)
 	got := gather(t, reg)
-	if !got[`addonops_rollout_clusters{addon="a",placement="ns/p",state="Upgrading"} 3`] {
-		t.Errorf("got %v", got)
+	for _, want := range []string{
+		`addonops_rollout_clusters{addon="a",placement="ns/p",state="Upgrading"} 3`,
+		`addonops_rollout_max_concurrency{addon="a",placement="ns/p"} 2`,
+		`addonops_rollout_clusters_past_deadline{addon="a",placement="ns/p"} 1`,
+		`addonops_config_kind_forbidden{group="example.io",resource="widgets"} 1`,
+		`addonops_config_kind_forbidden{group="addon.open-cluster-management.io",resource="addondeploymentconfigs"} 0`,
+	} {
+		if !got[want] {
+			t.Errorf("missing sample %s in\n%v", want, got)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("%d samples, want 5: %v", len(got), got)
 	}
 	// Computed at every scrape: a change shows at once and a vanished state disappears.
-	counts = []ClusterCount{{Addon: "a", Placement: "ns/p", State: "UpgradeSucceed", Count: 3}}
+	snap = Snapshot{Clusters: []ClusterCount{{Addon: "a", Placement: "ns/p", State: "UpgradeSucceed", Count: 3}}}
 	got = gather(t, reg)
 	if !got[`addonops_rollout_clusters{addon="a",placement="ns/p",state="UpgradeSucceed"} 3`] || len(got) != 1 {
 		t.Errorf("got %v", got)
+	}
+}
+
+func TestPastDeadline(t *testing.T) {
+	now := t0.Add(10 * time.Minute)
+	mca := func(status metav1.ConditionStatus, reason string, since time.Time) *addonv1alpha1.ManagedClusterAddOn {
+		return &addonv1alpha1.ManagedClusterAddOn{Status: addonv1alpha1.ManagedClusterAddOnStatus{Conditions: []metav1.Condition{
+			{Type: "Progressing", Status: status, Reason: reason, LastTransitionTime: metav1.NewTime(since)}}}}
+	}
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	for _, tc := range []struct {
+		name     string
+		mca      *addonv1alpha1.ManagedClusterAddOn
+		deadline time.Duration
+		want     bool
+	}{
+		{"upgrading past the deadline", mca(T, addonstatus.ReasonUpgrading, t0), 5 * time.Minute, true},
+		{"installing past the deadline", mca(T, addonstatus.ReasonInstalling, t0), 5 * time.Minute, true},
+		{"rolling back past the deadline", mca(T, addonstatus.ReasonRollingBack, t0), 5 * time.Minute, true},
+		{"upgrading within the deadline", mca(T, addonstatus.ReasonUpgrading, t0), 15 * time.Minute, false},
+		{"exactly at the deadline", mca(T, addonstatus.ReasonUpgrading, t0), 10 * time.Minute, false},
+		{"no deadline", mca(T, addonstatus.ReasonUpgrading, t0), 0, false},
+		{"failed long ago is not in flight", mca(F, addonstatus.ReasonUpgradeFailed, t0), time.Minute, false},
+		{"succeeded long ago", mca(F, addonstatus.ReasonUpgradeSucceed, t0), time.Minute, false},
+		{"waiting is not in flight", mca(T, addonstatus.ReasonWaitingForCanary, t0), time.Minute, false},
+		{"no MCA", nil, time.Minute, false},
+	} {
+		if got := PastDeadline(tc.mca, tc.deadline, now); got != tc.want {
+			t.Errorf("%s: PastDeadline = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

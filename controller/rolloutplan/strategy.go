@@ -3,6 +3,9 @@ package rolloutplan
 // What a placement's rollout strategy means here: defaults, deadlines and soak.
 
 import (
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -60,6 +63,36 @@ func effectiveStrategy(s clusterv1alpha1.RolloutStrategy, placement *clusterv1be
 		}
 	}
 	return out
+}
+
+// MaxConcurrency is how many of a placement's total selected clusters its rollout strategy lets
+// be in flight at once, as sdk-go sizes a Progressive batch (a count, or a percentage of total
+// rounded up; 0, unset or more than total means total) after effectiveStrategy filled the
+// placement's clustersPerDecisionGroup. All and ProgressivePerGroup set no number (the latter paces
+// by decision group): total. An invalid value, which makes the placement wait, is total too. The
+// metrics compare it with the clusters in flight (rolloutmetrics).
+func MaxConcurrency(s clusterv1alpha1.RolloutStrategy, placement *clusterv1beta1.Placement, total int) int {
+	eff := effectiveStrategy(s, placement)
+	if eff.Type != clusterv1alpha1.Progressive {
+		return total
+	}
+	mc := eff.Progressive.MaxConcurrency
+	n := 0
+	switch mc.Type {
+	case intstr.Int:
+		n = int(mc.IntVal)
+	case intstr.String:
+		pct, ok := strings.CutSuffix(mc.StrVal, "%")
+		f, err := strconv.ParseFloat(pct, 64)
+		if !ok || err != nil {
+			return total
+		}
+		n = int(math.Ceil(f / 100 * float64(total)))
+	}
+	if n <= 0 || n > total {
+		return total
+	}
+	return n
 }
 
 func minSuccessTime(s clusterv1alpha1.RolloutStrategy) time.Duration {

@@ -193,6 +193,12 @@ func crdRoot(ctx context.Context, opts Options) (string, error) {
 	return dir, nil
 }
 
+// InstallCRDs installs OCM's CRDs on a hub started with Options.WithoutCRDs (on any other it
+// changes nothing) and waits until they are Established and discoverable.
+func (h *Hub) InstallCRDs(ctx context.Context) error {
+	return installCRDs(ctx, h.Clients, h.crdFiles)
+}
+
 // fieldManager owns the CRDs the hub applies.
 const fieldManager = "addonops-localhub"
 

@@ -51,6 +51,9 @@ type Options struct {
 	// ExtraAPIServerArgs are appended to kube-apiserver's flags (later flags win), e.g.
 	// "--max-requests-inflight=2000" for benchmarks.
 	ExtraAPIServerArgs []string
+	// WithoutCRDs starts a bare Kubernetes API server without OCM's CRDs, for tests of what
+	// addonops says on a hub that is not an OCM hub; Hub.InstallCRDs installs them later.
+	WithoutCRDs bool
 }
 
 // Hub is a running etcd + kube-apiserver pair with OCM's CRDs installed.
@@ -81,6 +84,9 @@ type Hub struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// crdFiles are OCM's CRDs, read at Start; InstallCRDs applies them.
+	crdFiles []crdFile
 }
 
 // PIDs returns the process IDs of etcd and kube-apiserver, so callers can check that nothing is
@@ -134,7 +140,7 @@ const stopGrace = 10 * time.Second
 const portAttempts = 3
 
 // Start starts etcd and kube-apiserver on free loopback ports with a fresh data directory, installs
-// OCM's CRDs and waits until they are Established and discoverable. ctx bounds the start only; the
+// OCM's CRDs (unless Options.WithoutCRDs) and waits until they are Established and discoverable. ctx bounds the start only; the
 // processes run until Stop (or until the calling process dies: they get SIGKILL then).
 func Start(ctx context.Context, opts Options) (*Hub, error) {
 	begin := time.Now()
@@ -164,9 +170,12 @@ func Start(ctx context.Context, opts Options) (*Hub, error) {
 		}
 	}
 
-	if err := installCRDs(ctx, h.Clients, crdFiles); err != nil {
-		_ = h.Stop()
-		return nil, err
+	h.crdFiles = crdFiles
+	if !opts.WithoutCRDs {
+		if err := installCRDs(ctx, h.Clients, crdFiles); err != nil {
+			_ = h.Stop()
+			return nil, err
+		}
 	}
 	h.StartDuration = time.Since(begin)
 	return h, nil
