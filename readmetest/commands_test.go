@@ -15,7 +15,7 @@ import (
 // knownPrograms may start a README command. The product's own binaries and make are checked for
 // real subcommands, flags and targets; the others are run where the block is marked run and only
 // named here (a README may not tell users to run a program this list does not know).
-var knownPrograms = []string{"kubectl", "kustomize", "kpt", "go", "git", "cp", "install", "flux", "docker", "skopeo", "source", "export"}
+var knownPrograms = []string{"kubectl", "kustomize", "kpt", "go", "git", "cp", "install", "flux", "docker", "skopeo", "source", "export", "tar", "sha256sum"}
 
 // productBinaries are the commands built from this repository, with the package they come from.
 var productBinaries = map[string]bool{"addonops": true, "addonops-controller": true, "config-hash": true, "addon-template": true, "rollout-strategy": true}

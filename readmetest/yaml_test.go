@@ -349,6 +349,7 @@ type argoApplication struct {
 			Path           string `json:"path,omitempty"`
 			Kustomize      *struct {
 				Components []string `json:"components,omitempty"`
+				Images     []string `json:"images,omitempty"` // OLD=NEW:TAG
 			} `json:"kustomize,omitempty"`
 			Plugin *struct {
 				Name string `json:"name,omitempty"`
@@ -395,11 +396,16 @@ type fluxKustomization struct {
 			Kind string `json:"kind"`
 			Name string `json:"name"`
 		} `json:"sourceRef"`
-		Path             string   `json:"path,omitempty"`
-		Components       []string `json:"components,omitempty"`
-		Prune            bool     `json:"prune"`
-		Wait             bool     `json:"wait,omitempty"`
-		Timeout          string   `json:"timeout,omitempty"`
+		Path       string   `json:"path,omitempty"`
+		Components []string `json:"components,omitempty"`
+		Images     []struct {
+			Name    string `json:"name"`
+			NewName string `json:"newName,omitempty"`
+			NewTag  string `json:"newTag,omitempty"`
+		} `json:"images,omitempty"`
+		Prune            bool   `json:"prune"`
+		Wait             bool   `json:"wait,omitempty"`
+		Timeout          string `json:"timeout,omitempty"`
 		HealthCheckExprs []struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`

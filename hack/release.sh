@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Builds a release of addonops into RELEASE_DIR (`make release` runs it; see hack/release.mk):
+#
+#   addonops_VERSION_OS_ARCH.tar.gz         per platform: the user binaries (the KRM functions,
+#                                            addonops-controller, addonops, kubectl-addonops and
+#                                            kubectl_complete-addonops), LICENSE, README.md
+#   addonops-controller_VERSION_linux_ARCH.image.tar
+#                                            per linux platform: the controller image as a
+#                                            docker-archive tagged IMAGE_REPO:VERSION
+#                                            (hack/imagebuild, as `make image`)
+#   addonops_VERSION.yaml                    config/default with the image IMAGE_REPO:VERSION
+#   addonops_VERSION_deploy-templates.yaml   the same with config/components/deploy-templates
+#   SHA256SUMS                               of every file above (`sha256sum -c SHA256SUMS`)
+#
+# Inputs (environment): VERSION, PLATFORMS (space-separated OS/ARCH), RELEASE_DIR, IMAGE_REPO,
+# GO_LDFLAGS (the version stamp), GO (default go). Run from the repository root. Needs GNU tar,
+# gzip, sha256sum and realpath (coreutils): a Linux build machine.
+set -euo pipefail
+
+GO=${GO:-go}
+: "${VERSION:?VERSION is not set (make release sets it from git describe)}"
+: "${PLATFORMS:?PLATFORMS is not set, e.g. \"linux/amd64 darwin/arm64\"}"
+: "${RELEASE_DIR:?RELEASE_DIR is not set}"
+: "${IMAGE_REPO:?IMAGE_REPO is not set, e.g. ghcr.io/addonops/addonops-controller}"
+: "${GO_LDFLAGS:?GO_LDFLAGS is not set (the version stamp)}"
+
+# The binaries a user runs; addonops-demo only works inside a checkout and is never released.
+functions=(config-hash addon-template rollout-strategy)
+commands=(addonops-controller addonops)
+
+if [[ "$VERSION" == *-dirty ]] && [[ "${ALLOW_DIRTY:-}" != 1 ]]; then
+	echo "release: VERSION $VERSION: the work tree has uncommitted changes; commit them (or set VERSION, or ALLOW_DIRTY=1)" >&2
+	exit 1
+fi
+if [ ! -f go.mod ] || [ ! -d functions ]; then
+	echo "release: run from the repository root (make release does)" >&2
+	exit 1
+fi
+image="$IMAGE_REPO:$VERSION"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/addonops-release.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+rm -rf "$RELEASE_DIR"
+mkdir -p "$RELEASE_DIR"
+out=$(cd "$RELEASE_DIR" && pwd)
+
+# Archives hold the same bytes for the same inputs: sorted names, one mtime, no owner names.
+pack() { # DIR-IN-WORK ARCHIVE
+	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$work" -cf - "$1" | gzip -n -9 >"$2"
+}
+
+for platform in $PLATFORMS; do
+	os=${platform%%/*}
+	arch=${platform#*/}
+	if [ -z "$os" ] || [ -z "$arch" ] || [ "$os/$arch" != "$platform" ] || [[ "$arch" == */* ]]; then
+		echo "release: platform \"$platform\" is not OS/ARCH (e.g. linux/amd64)" >&2
+		exit 1
+	fi
+	if [ "$os" = windows ]; then
+		echo "release: $platform: windows is not a release platform (the archives are tar.gz with executables without .exe)" >&2
+		exit 1
+	fi
+	name="addonops_${VERSION}_${os}_${arch}"
+	stage="$work/$name"
+	mkdir -p "$stage"
+	echo "release: building $name"
+	for f in "${functions[@]}"; do
+		CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -ldflags "-s -w $GO_LDFLAGS" -o "$stage/$f" "./functions/$f"
+	done
+	for c in "${commands[@]}"; do
+		CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath -ldflags "-s -w $GO_LDFLAGS" -o "$stage/$c" "./cmd/$c"
+	done
+	# The kubectl plugin is the same program under the name kubectl looks for; it knows by its
+	# name that it runs as `kubectl addonops`.
+	ln -s addonops "$stage/kubectl-addonops"
+	install -m 755 hack/kubectl_complete-addonops "$stage/kubectl_complete-addonops"
+	install -m 644 LICENSE README.md "$stage/"
+	pack "$name" "$out/$name.tar.gz"
+
+	if [ "$os" = linux ]; then
+		# The image ships the controller binary of this archive (static, stripped, stamped).
+		"$GO" run ./hack/imagebuild --binary "$stage/addonops-controller" --arch "$arch" \
+			--version "$VERSION" --tag "$image" --output "$out/addonops-controller_${VERSION}_linux_${arch}.image.tar"
+	fi
+done
+
+# The manifests, with the release's image: a throw-away overlay of config/ (never edited in place).
+# kustomize takes only relative paths to other kustomizations.
+render() { # OUTPUT [COMPONENT]
+	local overlay
+	overlay=$(mktemp -d "$work/overlay.XXXXXX")
+	{
+		echo "apiVersion: kustomize.config.k8s.io/v1beta1"
+		echo "kind: Kustomization"
+		echo "resources:"
+		echo "- $(realpath --relative-to="$overlay" config/default)"
+		if [ -n "${2:-}" ]; then
+			echo "components:"
+			echo "- $(realpath --relative-to="$overlay" "$2")"
+		fi
+		echo "images:"
+		echo "- name: ghcr.io/addonops/addonops-controller" # what config/manager sets
+		echo "  newName: $IMAGE_REPO"
+		echo "  newTag: \"$VERSION\""
+	} >"$overlay/kustomization.yaml"
+	"$GO" tool kustomize build "$overlay" >"$1"
+}
+render "$out/addonops_${VERSION}.yaml"
+render "$out/addonops_${VERSION}_deploy-templates.yaml" config/components/deploy-templates
+if ! grep -q "image: $image\$" "$out/addonops_${VERSION}.yaml"; then
+	echo "release: the rendered manifests do not run $image: does config/manager still name the image ghcr.io/addonops/addonops-controller?" >&2
+	exit 1
+fi
+
+(cd "$out" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
+echo "release: wrote $out"
+(cd "$out" && ls -l)
