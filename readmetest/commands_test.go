@@ -63,10 +63,21 @@ func checkCommand(t testing.TB, file string, line int, cmd string) {
 		case productBinaries[prog]:
 			checkProduct(t, file, line, prog, words[1:])
 		case slices.Contains(knownPrograms, words[0]):
+		case isRepoScript(words[0]):
 		default:
 			t.Errorf("%s:%d: `%s`: unknown program %q: a README command must run a product binary, make, or one of %q (add it to readmetest's knownPrograms if users really need it)", file, line, part, words[0], knownPrograms)
 		}
 	}
+}
+
+// isRepoScript reports whether prog is an executable script of the repository named by its path
+// from the root (hack/render.sh), which users run from a checkout.
+func isRepoScript(prog string) bool {
+	if !strings.Contains(prog, "/") || filepath.IsAbs(prog) || strings.HasPrefix(prog, "bin/") {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(prog)))
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 var targetRE = regexp.MustCompile(`(?m)^([a-zA-Z0-9_./-]+)( [a-zA-Z0-9_./ -]+)?:`)
@@ -205,6 +216,8 @@ func TestCheckCommandCatchesDrift(t *testing.T) {
 		"bin/addon-template render --clusters c1 FILE",
 		"make tests",
 		"helm install x",
+		"hack/render-all.sh out pkg",
+		"README.md out",
 	} {
 		r := &recorder{TB: t}
 		checkCommand(r, "X.md", 1, bad)
@@ -221,6 +234,7 @@ func TestCheckCommandCatchesDrift(t *testing.T) {
 		"bin/addon-template render --cluster c1 --output ManifestWork FILE",
 		"kustomize build config/default | kubectl apply --server-side -f -",
 		"make demo DEMO_FLAGS=\"--clusters 2000\"",
+		"hack/render.sh rendered examples/hello-template",
 	} {
 		checkCommand(t, "X.md", 1, good)
 	}

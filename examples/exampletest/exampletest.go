@@ -8,7 +8,6 @@
 package exampletest
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/mdblock"
 )
 
 // Update makes CheckCommands rewrite the expected files instead of comparing with them.
@@ -110,45 +110,41 @@ var KustomizeBuild = []string{"go", "tool", "kustomize", "build", "--enable-alph
 // prepare in Main.
 var setupLines = []string{"make build", `export PATH="$PWD/bin:$PATH"`}
 
-// ParseREADME returns the commands of the ```sh blocks of a README (repository-relative path).
-// Every line of those blocks must be a setup line or a command with its output file, so a README
-// cannot show a command the tests do not run.
+// ParseREADME returns the commands of the ```sh blocks of a README (repository-relative path)
+// that these tests run: every sh block but the ones whose readme-test marker hands them to the
+// README test (readmetest) to run another way, e.g. `run hub` for a kubectl apply. Every line of
+// those blocks must be a setup line or a command with its output file, so a README cannot show a
+// command the tests do not run.
 func ParseREADME(root, readme string) ([]Command, error) {
-	f, err := os.Open(filepath.Join(root, readme))
+	src, err := os.ReadFile(filepath.Join(root, readme))
 	if err != nil {
 		return nil, fmt.Errorf("reading README: %w", err)
 	}
-	defer f.Close()
+	blocks, err := mdblock.Extract(readme, string(src))
+	if err != nil {
+		return nil, err
+	}
 	var cmds []Command
-	inSh := false
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case !inSh && line == "```sh":
-			inSh = true
-			continue
-		case inSh && line == "```":
-			inSh = false
-			continue
-		case !inSh || line == "" || slices.Contains(setupLines, line):
+	for _, b := range blocks {
+		if b.Lang != "sh" || (b.Marker != nil && b.Marker.Verb != "covered-by") {
 			continue
 		}
-		fields := strings.Fields(line)
-		if len(fields) < 3 || fields[len(fields)-2] != ">" {
-			return nil, fmt.Errorf("%s:%d: %q: every command in a sh block must end in \"> FILE\" (its committed output), or be one of %q", readme, n, line, setupLines)
+		for i, line := range strings.Split(strings.TrimSuffix(b.Content, "\n"), "\n") {
+			n := b.Line + 1 + i
+			line = strings.TrimSpace(line)
+			if line == "" || slices.Contains(setupLines, line) {
+				continue
+			}
+			fields := strings.Fields(line)
+			if len(fields) < 3 || fields[len(fields)-2] != ">" {
+				return nil, fmt.Errorf("%s:%d: %q: every command in a sh block must end in \"> FILE\" (its committed output), or be one of %q", readme, n, line, setupLines)
+			}
+			cmd := Command{README: readme, Line: n, Text: line, Args: fields[:len(fields)-2], Output: fields[len(fields)-1]}
+			if _, err := argv(cmd.Args); err != nil {
+				return nil, fmt.Errorf("%s: %w", cmd, err)
+			}
+			cmds = append(cmds, cmd)
 		}
-		cmd := Command{README: readme, Line: n, Text: line, Args: fields[:len(fields)-2], Output: fields[len(fields)-1]}
-		if _, err := argv(cmd.Args); err != nil {
-			return nil, fmt.Errorf("%s: %w", cmd, err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", readme, err)
-	}
-	if inSh {
-		return nil, fmt.Errorf("%s: unterminated ```sh block", readme)
 	}
 	return cmds, nil
 }

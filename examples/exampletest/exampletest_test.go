@@ -20,7 +20,8 @@ func TestParseREADME(t *testing.T) {
 			name: "commands, setup lines and other blocks",
 			readme: "# x\n\n```sh\nmake build\nexport PATH=\"$PWD/bin:$PATH\"\n\n" + build + " a/b > a/b/expected/hub.yaml\n" +
 				"addon-template render --cluster c1 a/b/expected/hub.yaml > a/b/expected/c1.yaml\n```\n\n" +
-				"```\nkubectl apply -f whatever\n```\n",
+				"```\nkubectl apply -f whatever\n```\n" +
+				"<!-- readme-test: run hub -->\n```sh\nkubectl apply -f whatever\n```\n",
 			want: []Command{
 				{Line: 7, Args: strings.Fields(build + " a/b"), Output: "a/b/expected/hub.yaml"},
 				{Line: 8, Args: strings.Fields("addon-template render --cluster c1 a/b/expected/hub.yaml"), Output: "a/b/expected/c1.yaml"},
@@ -30,7 +31,7 @@ func TestParseREADME(t *testing.T) {
 		{name: "missing --enable-exec", readme: "```sh\ngo tool kustomize build --enable-alpha-plugins a/b > x.yaml\n```\n", wantErr: "a build must be written"},
 		{name: "two directories", readme: "```sh\n" + build + " a b > x.yaml\n```\n", wantErr: "a build must be written"},
 		{name: "kubectl", readme: "```sh\nkubectl kustomize a/b > x.yaml\n```\n", wantErr: `unknown program "kubectl"`},
-		{name: "unterminated block", readme: "```sh\nmake build\n", wantErr: "unterminated"},
+		{name: "unterminated block", readme: "```sh\nmake build\n", wantErr: "never closed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
