@@ -66,7 +66,7 @@ func measurePeakRSS(stdin string, cmdline []string) int {
 // peak memory: at most five times the input plus what the Go runtime takes on a tiny input (before
 // config-hash streamed its input it took about 150 times the input). The measuring is done by a
 // fresh copy of the test binary: Go starts commands with vfork, and Linux counts the starting
-// process's own peak as the child's.
+// process's own peak as the child's. Each figure is the least of three runs.
 func TestPeakMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates and hashes 5,000 configs")
@@ -92,9 +92,20 @@ func TestPeakMemory(t *testing.T) {
 		}
 		return rss
 	}
-	floor := peak(benchgen.ResourceList(10, 1))
+	// The least of three runs: a peak RSS depends on when the collector happens to run, which a
+	// busy machine (make test runs packages in parallel) shifts by up to 40% in one run (measured:
+	// 45-49 MiB quiet, 68 MiB once at load 15), while a regression in how much config-hash holds
+	// shows in every run.
+	least := func(input string) int64 {
+		m := peak(input)
+		for range 2 {
+			m = min(m, peak(input))
+		}
+		return m
+	}
+	floor := least(benchgen.ResourceList(10, 1))
 	input := benchgen.ResourceList(5000, 500)
-	got, limit := peak(input), floor+5*int64(len(input))
+	got, limit := least(input), floor+5*int64(len(input))
 	t.Logf("input %.1f MiB, peak RSS %.1f MiB (runtime floor %.1f MiB)", float64(len(input))/(1<<20), float64(got)/(1<<20), float64(floor)/(1<<20))
 	if got > limit {
 		t.Errorf("peak RSS %.1f MiB, more than five times the %.1f MiB input above the %.1f MiB floor", float64(got)/(1<<20), float64(len(input))/(1<<20), float64(floor)/(1<<20))
