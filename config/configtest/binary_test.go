@@ -17,8 +17,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
@@ -62,17 +60,8 @@ func runAsDeployed(t *testing.T, bin, dir string) {
 		}
 	}
 
-	cfg, err := configtest.ServiceAccountConfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount)
+	kubeconfig, err := configtest.ServiceAccountKubeconfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "sa"}
-	kc.CurrentContext = "hub"
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 

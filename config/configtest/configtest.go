@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/addonops/addonops/internal/localhub"
@@ -139,4 +142,23 @@ func ServiceAccountConfig(ctx context.Context, hub *localhub.Hub, namespace, nam
 	cfg := rest.AnonymousClientConfig(hub.Config)
 	cfg.BearerToken = tr.Status.Token
 	return cfg, nil
+}
+
+// ServiceAccountKubeconfig writes, into dir, a kubeconfig holding ServiceAccountConfig's
+// credentials, for running the controller binary as its pod would run, and returns its path.
+func ServiceAccountKubeconfig(ctx context.Context, hub *localhub.Hub, namespace, name, dir string) (string, error) {
+	cfg, err := ServiceAccountConfig(ctx, hub, namespace, name)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "sa"}
+	kc.CurrentContext = "hub"
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return "", fmt.Errorf("writing the kubeconfig of ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return path, nil
 }

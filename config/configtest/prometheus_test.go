@@ -28,11 +28,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/config/configtest"
@@ -503,17 +500,7 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 
 	const ns, addon = "obs-metrics", "obs-metrics"
 	clusters := []string{"obs-c1", "obs-c2"}
-	for _, cl := range clusters {
-		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := localhub.SetPlacementDecisions(ctx, c, ns, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
-		t.Fatal(err)
-	}
+	placementAll(ctx, t, c, ns, clusters)
 	for _, cfg := range []string{"cfg-a", "cfg-b"} {
 		if _, err := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(ns).Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cfg},
@@ -701,17 +688,8 @@ func startControllerAsDeployed(t *testing.T, hub *localhub.Hub) (string, *syncBu
 	}
 	dep := convert[appsv1.Deployment](t, one(t, base, build(t, base), "Deployment"))
 	container := dep.Spec.Template.Spec.Containers[0]
-	cfg, err := configtest.ServiceAccountConfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount)
+	kubeconfig, err := configtest.ServiceAccountKubeconfig(ctx, hub, configtest.Namespace, configtest.ServiceAccount, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["hub"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
-	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	kc.Contexts["hub"] = &clientcmdapi.Context{Cluster: "hub", AuthInfo: "sa"}
-	kc.CurrentContext = "hub"
-	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	probes, metrics := freePort(t), freePort(t)

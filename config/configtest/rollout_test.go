@@ -53,17 +53,7 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	c := hub.Clients
 	const ns, addon = "rbac-rollout", "rbac-rollout"
 	clusters := []string{"rbac-c1", "rbac-c2"}
-	for _, cl := range clusters {
-		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := localhub.SetPlacementDecisions(ctx, c, ns, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
-		t.Fatal(err)
-	}
+	placementAll(ctx, t, c, ns, clusters)
 	if _, err := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(ns).Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"},
 		Spec:       addonv1alpha1.AddOnDeploymentConfigSpec{CustomizedVariables: []addonv1alpha1.CustomizedVariable{{Name: "v", Value: "1"}}},
@@ -265,5 +255,22 @@ func TestConfigGCWithBaseRBAC(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if strings.Contains(log.String(), "forbidden") {
 		t.Fatalf("the controller was refused by the RBAC of %s", base)
+	}
+}
+
+// placementAll registers the clusters and a Placement ns/all that selects them all in one
+// decision group, as OCM's placement controller would decide.
+func placementAll(ctx context.Context, t *testing.T, c *localhub.Clients, ns string, clusters []string) {
+	t.Helper()
+	for _, cl := range clusters {
+		if _, err := localhub.EnsureManagedCluster(ctx, c, cl, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := localhub.EnsurePlacement(ctx, c, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := localhub.SetPlacementDecisions(ctx, c, ns, "all", []localhub.DecisionGroup{{Clusters: clusters}}); err != nil {
+		t.Fatal(err)
 	}
 }
