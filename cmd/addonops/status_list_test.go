@@ -36,13 +36,7 @@ func fieldsOf(out, name string) []string {
 // as a table, wide, JSON and YAML; `addonops status` of the unmanaged one says who manages it and
 // how to change that.
 func TestListAddons(t *testing.T) {
-	s, v1 := scenario(t, "listed", 0, "l1", "l2")
-	s.Outcome("l2", v1, simagent.Never)
-	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
-	s.WaitCMA(time.Minute, "install half done", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
-		r, m := rolloutsim.Progressing(cma, "all")
-		return r == addonstatus.ReasonInstalling && strings.Contains(m, "1/2 clusters done, 1 in progress")
-	})
+	s, _ := halfInstalled(t, "listed", "l1", "l2")
 
 	// An add-on OCM's addon-manager rolls out (addonops' controller leaves it alone).
 	const unmanaged = "ocm-managed"

@@ -56,6 +56,20 @@ func scenario(t *testing.T, addon string, agentDelay time.Duration, clusters ...
 	return s, s.Config("hello-config", "v1")
 }
 
+// halfInstalled is scenario with two clusters whose install stands half done: the first
+// cluster's agent runs v1, the second's never becomes ready.
+func halfInstalled(t *testing.T, addon, done, stuck string) (*rolloutsim.Scenario, string) {
+	t.Helper()
+	s, v1 := scenario(t, addon, 0, done, stuck)
+	s.Outcome(stuck, v1, simagent.Never)
+	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
+	s.WaitCMA(time.Minute, "install half done", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
+		r, m := rolloutsim.Progressing(cma, "all")
+		return r == addonstatus.ReasonInstalling && strings.Contains(m, "1/2 clusters done, 1 in progress")
+	})
+	return s, v1
+}
+
 type result struct {
 	code           int
 	stdout, stderr string

@@ -16,9 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
 	"github.com/addonops/addonops/internal/simagent"
@@ -100,13 +98,7 @@ func (s *syncBuffer) String() string {
 // stands still (the polling it replaces read the hub every 2 s), and shows the change when the
 // stuck cluster's agent answers, through the watch it already holds.
 func TestWatchFollowsEvents(t *testing.T) {
-	s, v1 := scenario(t, "watch-events", 0, "ev1", "ev2")
-	s.Outcome("ev2", v1, simagent.Never)
-	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
-	s.WaitCMA(time.Minute, "one cluster done, one stuck", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
-		r, msg := rolloutsim.Progressing(cma, "all")
-		return r == addonstatus.ReasonInstalling && strings.Contains(msg, "1/2")
-	})
+	s, v1 := halfInstalled(t, "watch-events", "ev1", "ev2")
 	proxy := newCountingProxy(t, s.Hub)
 
 	var out, errOut syncBuffer
@@ -181,13 +173,7 @@ func TestIntervalDeprecated(t *testing.T) {
 // TestWatchSurvivesHubRestart: the hub's API server goes away and comes back during --watch; the
 // watch reconnects by itself and still sees the rollout finish.
 func TestWatchSurvivesHubRestart(t *testing.T) {
-	s, v1 := scenario(t, "watch-restart", 0, "rs1", "rs2")
-	s.Outcome("rs2", v1, simagent.Never)
-	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
-	s.WaitCMA(time.Minute, "one cluster done, one stuck", func(cma *addonv1alpha1.ClusterManagementAddOn) bool {
-		r, msg := rolloutsim.Progressing(cma, "all")
-		return r == addonstatus.ReasonInstalling && strings.Contains(msg, "1/2")
-	})
+	s, v1 := halfInstalled(t, "watch-restart", "rs1", "rs2")
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
 	go func() {
