@@ -654,10 +654,14 @@ func printTemplate(n int, strategy string, results []*templateResult) {
 		for _, p := range []int{phaseInstall, phaseUpgrade} {
 			u := r.use[p]
 			cores := u.machineBusy + u.machineIdle
-			fmt.Printf("  %-8s wall %6.1f s (last MCA done at %6.1f s); CPU s: manager %6.1f, kube-apiserver %6.1f, etcd %5.1f, "+
-				"simulated agent + benchmark %5.1f; machine busy %5.1f of %5.1f CPU s (other processes %4.1f)\n",
-				phaseNames[p], u.wall.Seconds(), r.mcasDone[p].Seconds(), u.manager, u.apiserver, u.etcd, u.bench,
-				u.machineBusy, cores, u.machineBusy-u.manager-u.apiserver-u.etcd-u.bench)
+			// Where the time goes: a process busy for a fraction of the wall time on a saturated
+			// machine waited for a core, or for the API server, or for the work agent the rest.
+			wall := u.wall.Seconds()
+			fmt.Printf("  %-8s wall %6.1f s (last MCA done at %6.1f s); CPU s: manager %6.1f (%3.0f%% of one core), "+
+				"kube-apiserver %6.1f (%3.0f%%), etcd %5.1f, simulated agent + benchmark %5.1f; machine busy %5.1f of %5.1f CPU s "+
+				"(other processes %4.1f)\n",
+				phaseNames[p], wall, r.mcasDone[p].Seconds(), u.manager, 100*u.manager/wall, u.apiserver, 100*u.apiserver/wall,
+				u.etcd, u.bench, u.machineBusy, cores, u.machineBusy-u.manager-u.apiserver-u.etcd-u.bench)
 		}
 		for _, p := range []int{phaseStartup, phaseInstall, phaseUpgrade} {
 			var parts []string
