@@ -105,6 +105,7 @@ type usage struct {
 	wall                            time.Duration
 	manager, apiserver, etcd, bench float64
 	machineBusy, machineIdle        float64
+	load                            string // load averages at the phase's start
 }
 
 type templateResult struct {
@@ -582,17 +583,18 @@ type snapshot struct {
 	at                              time.Time
 	manager, apiserver, etcd, bench float64
 	machineBusy, machineIdle        float64
+	load                            string
 }
 
 func takeSnapshot(managerPID int, hubPIDs []int) snapshot {
 	busy, idle := machineCPU()
 	return snapshot{at: time.Now(), manager: cpuOf(managerPID), apiserver: cpuOf(hubPIDs[0]), etcd: cpuOf(hubPIDs[1]),
-		bench: cpuOf(os.Getpid()), machineBusy: busy, machineIdle: idle}
+		bench: cpuOf(os.Getpid()), machineBusy: busy, machineIdle: idle, load: loadAvg()}
 }
 
 func (s snapshot) since(o snapshot) usage {
 	return usage{wall: s.at.Sub(o.at), manager: s.manager - o.manager, apiserver: s.apiserver - o.apiserver, etcd: s.etcd - o.etcd,
-		bench: s.bench - o.bench, machineBusy: s.machineBusy - o.machineBusy, machineIdle: s.machineIdle - o.machineIdle}
+		bench: s.bench - o.bench, machineBusy: s.machineBusy - o.machineBusy, machineIdle: s.machineIdle - o.machineIdle, load: o.load}
 }
 
 // machineCPU returns the machine's busy and idle CPU seconds so far, all cores (/proc/stat).
@@ -623,7 +625,7 @@ func machineCPU() (busy, idle float64) {
 
 // printTemplate prints the comparison of one cluster count and strategy.
 func printTemplate(n int, strategy string, results []*templateResult) {
-	fmt.Printf("\n=== template add-on, %d clusters, strategy %s (load: %s) ===\n", n, strategy, loadAvg())
+	fmt.Printf("\n=== template add-on, %d clusters, strategy %s (load now: %s; at each phase's start below) ===\n", n, strategy, loadAvg())
 	fmt.Printf("%-28s %9s %9s %13s %13s %15s %19s %8s\n", "", "install", "upgrade", "MCA writes", "work writes", "API requests", "manager CPU s", "peak RSS")
 	fmt.Printf("%-28s %9s %9s %13s %13s %15s %19s %8s\n", "manager", "s", "s", "/cluster i/u", "/cluster i/u", "/cluster i/u", "inst/upg/whole run", "MB")
 	row := func(r *templateResult) []float64 {
@@ -659,9 +661,9 @@ func printTemplate(n int, strategy string, results []*templateResult) {
 			wall := u.wall.Seconds()
 			fmt.Printf("  %-8s wall %6.1f s (last MCA done at %6.1f s); CPU s: manager %6.1f (%3.0f%% of one core), "+
 				"kube-apiserver %6.1f (%3.0f%%), etcd %5.1f, simulated agent + benchmark %5.1f; machine busy %5.1f of %5.1f CPU s "+
-				"(other processes %4.1f)\n",
+				"(other processes %4.1f); load at start %s\n",
 				phaseNames[p], wall, r.mcasDone[p].Seconds(), u.manager, 100*u.manager/wall, u.apiserver, 100*u.apiserver/wall,
-				u.etcd, u.bench, u.machineBusy, cores, u.machineBusy-u.manager-u.apiserver-u.etcd-u.bench)
+				u.etcd, u.bench, u.machineBusy, cores, u.machineBusy-u.manager-u.apiserver-u.etcd-u.bench, u.load)
 		}
 		for _, p := range []int{phaseStartup, phaseInstall, phaseUpgrade} {
 			var parts []string
