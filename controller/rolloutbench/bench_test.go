@@ -42,6 +42,11 @@ var (
 	controllerBin  = flag.String("controller", "", "controller binary (default: bin/addonops-controller of the repository)")
 	controllerArgs = flag.String("controller-args", "--workers=16 --write-parallelism=32 --kube-api-qps=2000 --kube-api-burst=4000", "extra controller flags")
 	moreArgs       = flag.String("more-controller-args", "", "controller flags added to -controller-args, e.g. --deploy-templates (its caches and reconcilers run; the bench's add-on has no AddOnTemplate, so they deploy nothing)")
+	modeFlag       = flag.String("mode", "rollout", "rollout: an add-on without AddOnTemplate, the simulated add-on manager renders its works; "+
+		"template: a template add-on deployed by addonops-controller --deploy-templates (and by OCM's addon-manager with -peer=ocm), the simulated work agent reporting status feedback")
+	peerFlag        = flag.String("peer", "", "template mode: \"ocm\" also runs the scenario with OCM's addon-manager (bin/ocm-addon) deploying the add-on, and prints the ratios")
+	peerMaxClusters = flag.Int("peer-max-clusters", 1000, "template mode: run the peer only for cluster counts up to this")
+	ocmArgs         = flag.String("ocm-args", "--kube-api-qps=2000 --kube-api-burst=4000", "template mode: extra flags of OCM's addon-manager (the client rate limits -controller-args gives addonops)")
 )
 
 const addon = "bench"
@@ -49,6 +54,17 @@ const addon = "bench"
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
 
 func BenchmarkRollout(b *testing.B) {
+	switch *modeFlag {
+	case "rollout":
+	case "template":
+		benchmarkTemplate(b)
+		return
+	default:
+		b.Fatalf("-mode: unknown mode %q (rollout, template)", *modeFlag)
+	}
+	if *peerFlag != "" {
+		b.Fatalf("-peer=%s: only the template mode has a peer", *peerFlag)
+	}
 	for _, n := range strings.Split(*clustersFlag, ",") {
 		clusters, err := strconv.Atoi(strings.TrimSpace(n))
 		if err != nil || clusters <= 0 {
@@ -74,19 +90,56 @@ type figures struct {
 	agent                            simagent.Stats
 }
 
+// benchmarkTemplate runs the template mode: per cluster count and strategy, the peer (if any and
+// if the count is small enough) then addonops, and prints the comparison.
+func benchmarkTemplate(b *testing.B) {
+	if *peerFlag != "" && *peerFlag != "ocm" {
+		b.Fatalf("-peer: unknown peer %q (ocm, or empty)", *peerFlag)
+	}
+	for _, n := range strings.Split(*clustersFlag, ",") {
+		clusters, err := strconv.Atoi(strings.TrimSpace(n))
+		if err != nil || clusters <= 0 {
+			b.Fatalf("-clusters: %q is not a positive number", n)
+		}
+		for _, s := range strings.Split(*strategiesFlag, ",") {
+			s = strings.TrimSpace(s)
+			rs := rolloutStrategy(b, s)
+			b.Run(fmt.Sprintf("template/clusters=%d/strategy=%s", clusters, s), func(b *testing.B) {
+				b.StopTimer()
+				for range b.N {
+					var results []*templateResult
+					if *peerFlag == "ocm" && clusters <= *peerMaxClusters {
+						results = append(results, runTemplate(b, clusters, rs, byOCM))
+					}
+					r := runTemplate(b, clusters, rs, byAddonops)
+					results = append(results, r)
+					b.ReportMetric(r.install.Seconds(), "install-s")
+					b.ReportMetric(r.upgrade.Seconds(), "upgrade-s")
+					b.ReportMetric(r.perCluster(r.writes(phaseUpgrade, isMCA)), "upgrade-MCA-writes/cluster")
+					b.ReportMetric(r.peakRSSMB, "ctrl-peak-rss-MB")
+					printTemplate(clusters, s, results)
+				}
+			})
+		}
+	}
+}
+
+func rolloutStrategy(b *testing.B, strategy string) clusterv1alpha1.RolloutStrategy {
+	switch strategy {
+	case "all":
+		return clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All}
+	case "progressive":
+		return clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromString("25%")}}
+	}
+	b.Fatalf("-strategies: unknown strategy %q (all, progressive)", strategy)
+	return clusterv1alpha1.RolloutStrategy{}
+}
+
 func runScenario(b *testing.B, n int, strategy string) {
 	b.StopTimer()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var rs clusterv1alpha1.RolloutStrategy
-	switch strategy {
-	case "all":
-		rs = clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All}
-	case "progressive":
-		rs = clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.Progressive, Progressive: &clusterv1alpha1.RolloutProgressive{MaxConcurrency: intstr.FromString("25%")}}
-	default:
-		b.Fatalf("-strategies: unknown strategy %q (all, progressive)", strategy)
-	}
+	rs := rolloutStrategy(b, strategy)
 
 	// A fresh hub per scenario, so one scenario's objects never weigh on the next one's figures.
 	begin := time.Now()
@@ -408,7 +461,9 @@ type controllerProcess struct {
 	cpuSecs float64
 }
 
-func startController(kubeconfig string) (*controllerProcess, error) {
+// startController starts the controller with -controller-args, -more-controller-args and extra
+// (later flags win).
+func startController(kubeconfig string, extra ...string) (*controllerProcess, error) {
 	bin := *controllerBin
 	if bin == "" {
 		bin = os.Getenv("ADDONOPS_CONTROLLER")
@@ -430,6 +485,7 @@ func startController(kubeconfig string) (*controllerProcess, error) {
 	// One process, no Lease; no fixed ports that another process on the machine may hold.
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--addons=self", "--leader-elect=false", "--history-namespace=default",
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, append(strings.Fields(*controllerArgs), strings.Fields(*moreArgs)...)...)
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -476,8 +532,11 @@ func cpuOf(pid int) float64 {
 }
 
 // peakRSSMB reads VmHWM, the process's peak resident set.
-func (p *controllerProcess) peakRSSMB() float64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+func (p *controllerProcess) peakRSSMB() float64 { return peakRSSMBOf(p.cmd.Process.Pid) }
+
+// peakRSSMBOf reads a process's VmHWM.
+func peakRSSMBOf(pid int) float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}

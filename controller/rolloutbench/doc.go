@@ -5,4 +5,9 @@
 // cluster count and rollout strategy, the wall time of a fresh install and of a config change until
 // every MCA completes, the MCA status writes (counted with a watch), and the controller's CPU seconds
 // and peak RSS.
+//
+// With -mode=template (BENCH_MODE=template) the add-on is a template add-on deployed by
+// addonops-controller --deploy-templates and, with -peer=ocm, by OCM's addon-manager on a hub of its
+// own; each manager is its own API user, and the API server's audit log (internal/apiaudit) counts
+// its requests and writes per phase (template_test.go says why not both on one hub at once).
 package rolloutbench

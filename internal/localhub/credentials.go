@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -27,11 +28,14 @@ type credentials struct {
 	caPEM                           []byte // the self-signed serving certificate chain clients trust
 	tokenFile, token                string
 	serviceAccountKeyFile           string
+	// userTokens are the tokens of Options.Users, by user name.
+	userTokens map[string]string
 }
 
 // writeCredentials creates a serving certificate for 127.0.0.1/localhost, a service-account signing
-// key and a static token file in dir.
-func writeCredentials(dir string) (*credentials, error) {
+// key and a static token file in dir: the admin's token and one per name of users, each in
+// system:masters too.
+func writeCredentials(dir string, users []string) (*credentials, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
@@ -53,13 +57,21 @@ func writeCredentials(dir string) (*credentials, error) {
 	}
 	saPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)})
 
-	tokenBytes := make([]byte, 16)
-	if _, err := rand.Read(tokenBytes); err != nil {
+	if c.token, err = newToken(); err != nil {
 		return nil, fmt.Errorf("generating the admin token: %w", err)
 	}
-	c.token = hex.EncodeToString(tokenBytes)
 	// Token file format: token,user,uid,"group1,group2".
 	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", c.token, adminUser, adminUser)
+	c.userTokens = map[string]string{}
+	for _, u := range users {
+		if u == adminUser || c.userTokens[u] != "" || u == "" || strings.ContainsAny(u, ",\"\n") {
+			return nil, fmt.Errorf("localhub: Options.Users: %q is empty, repeated, reserved or holds a comma, quote or newline", u)
+		}
+		if c.userTokens[u], err = newToken(); err != nil {
+			return nil, fmt.Errorf("generating the token of %s: %w", u, err)
+		}
+		tokens += fmt.Sprintf("%s,%s,%s,\"system:masters\"\n", c.userTokens[u], u, u)
+	}
 
 	for path, data := range map[string][]byte{
 		c.servingCertFile:       certPEM,
@@ -74,10 +86,18 @@ func writeCredentials(dir string) (*credentials, error) {
 	return c, nil
 }
 
-func (c *credentials) restConfig(url string) *rest.Config {
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func (c *credentials) restConfig(url, token string) *rest.Config {
 	return &rest.Config{
 		Host:            url,
-		BearerToken:     c.token,
+		BearerToken:     token,
 		TLSClientConfig: rest.TLSClientConfig{CAData: c.caPEM},
 		QPS:             1000,
 		Burst:           2000,
@@ -85,11 +105,11 @@ func (c *credentials) restConfig(url string) *rest.Config {
 }
 
 // writeKubeconfig writes a kubeconfig with the hub as its only (and current) context.
-func writeKubeconfig(path, url string, c *credentials) error {
+func writeKubeconfig(path, url string, c *credentials, token string) error {
 	const name = "addonops-hub"
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: c.caPEM}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: c.token}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name, Namespace: "default"}
 	cfg.CurrentContext = name
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {

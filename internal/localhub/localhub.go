@@ -54,6 +54,10 @@ type Options struct {
 	// WithoutCRDs starts a bare Kubernetes API server without OCM's CRDs, for tests of what
 	// addonops says on a hub that is not an OCM hub; Hub.InstallCRDs installs them later.
 	WithoutCRDs bool
+	// Users are more identities, each with its own static token and kubeconfig (Hub.UserKubeconfig,
+	// Hub.UserConfig), all in system:masters like the admin: the API server's audit log then tells
+	// one client's requests from another's (the controller benchmark counts each manager's).
+	Users []string
 }
 
 // Hub is a running etcd + kube-apiserver pair with OCM's CRDs installed.
@@ -87,6 +91,22 @@ type Hub struct {
 
 	// crdFiles are OCM's CRDs, read at Start; InstallCRDs applies them.
 	crdFiles []crdFile
+
+	creds       *credentials
+	kubeconfigs map[string]string // of Options.Users
+}
+
+// UserKubeconfig returns the path of the kubeconfig of one of Options.Users, "" for another name.
+func (h *Hub) UserKubeconfig(user string) string { return h.kubeconfigs[user] }
+
+// UserConfig returns a new client configuration for one of Options.Users (QPS and Burst as
+// Config's), or nil for another name.
+func (h *Hub) UserConfig(user string) *rest.Config {
+	token, ok := h.creds.userTokens[user]
+	if !ok {
+		return nil
+	}
+	return h.creds.restConfig(h.URL, token)
 }
 
 // PIDs returns the process IDs of etcd and kube-apiserver, so callers can check that nothing is
@@ -218,15 +238,23 @@ func startProcesses(ctx context.Context, opts Options, bins binaries) (_ *Hub, e
 		return nil, err
 	}
 
-	creds, err := writeCredentials(filepath.Join(dir, "pki"))
+	creds, err := writeCredentials(filepath.Join(dir, "pki"), opts.Users)
 	if err != nil {
 		return nil, err
 	}
+	h.creds = creds
 	h.URL = "https://" + loopback + ":" + strconv.Itoa(apiPort)
-	h.Config = creds.restConfig(h.URL)
+	h.Config = creds.restConfig(h.URL, creds.token)
 	h.Kubeconfig = filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(h.Kubeconfig, h.URL, creds); err != nil {
+	if err := writeKubeconfig(h.Kubeconfig, h.URL, creds, creds.token); err != nil {
 		return nil, err
+	}
+	h.kubeconfigs = map[string]string{}
+	for i, u := range opts.Users {
+		h.kubeconfigs[u] = filepath.Join(dir, fmt.Sprintf("kubeconfig-user-%d", i))
+		if err := writeKubeconfig(h.kubeconfigs[u], h.URL, creds, creds.userTokens[u]); err != nil {
+			return nil, err
+		}
 	}
 	h.Clients, err = NewClients(h.Config)
 	if err != nil {

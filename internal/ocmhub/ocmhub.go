@@ -75,6 +75,15 @@ type Options struct {
 	StatusSyncInterval time.Duration
 	// Verbosity is klog's -v for OCM's processes. Default 0 (OCM's default logging).
 	Verbosity int
+	// WithoutPlacementController starts no placement controller, for callers that write
+	// PlacementDecisions themselves (the controller benchmark, whose thousands of simulated clusters
+	// are in no ClusterSet: the controller would empty their decisions).
+	WithoutPlacementController bool
+	// AddonManagerKubeconfig is the addon-manager's kubeconfig. Default: the hub's. A kubeconfig of
+	// its own user (localhub.Options.Users) tells its requests from others' in the audit log.
+	AddonManagerKubeconfig string
+	// AddonManagerArgs are appended to the addon-manager's flags, e.g. --kube-api-qps.
+	AddonManagerArgs []string
 	// ReadyTimeout bounds the wait for each process to be ready. Default 2 minutes: two cores are
 	// shared by parallel test packages; idle, the placement controller is ready in about a second.
 	ReadyTimeout time.Duration
@@ -114,7 +123,7 @@ type OCM struct {
 	LogDir string
 	// ClusterSet is the ManagedClusterSet of the clusters added.
 	ClusterSet string
-	// PlacementLog is the placement controller's log.
+	// PlacementLog is the placement controller's log ("" with WithoutPlacementController).
 	PlacementLog string
 	// PlacementStartup is how long the placement controller took from launch to running its
 	// controllers.
@@ -202,6 +211,14 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 		return nil, fmt.Errorf("ocmhub: %w", err)
 	}
 
+	if opts.WithoutPlacementController {
+		if opts.AddonManager {
+			if err := o.startAddonManager(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return o, nil
+	}
 	p, err := o.launchWithPort(ctx, func(listen string) (*process, error) {
 		args := []string{"controller",
 			"--kubeconfig=" + hub.Kubeconfig,
@@ -232,13 +249,18 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 // placement controller it keeps its lease and events in PlacementNamespace (where OCM's
 // cluster-manager runs it); template add-ons' CustomSigner CAs are looked up there too.
 func (o *OCM) startAddonManager(ctx context.Context) error {
+	kubeconfig := o.opts.AddonManagerKubeconfig
+	if kubeconfig == "" {
+		kubeconfig = o.Hub.Kubeconfig
+	}
 	p, err := o.launchWithPort(ctx, func(listen string) (*process, error) {
 		args := []string{"manager",
-			"--kubeconfig=" + o.Hub.Kubeconfig,
+			"--kubeconfig=" + kubeconfig,
 			"--namespace=" + PlacementNamespace,
 			"--listen=" + listen,
 		}
-		p, err := launch("addon-manager", o.addonBin, append(args, o.verbosity()...), o.LogDir)
+		args = append(append(args, o.verbosity()...), o.opts.AddonManagerArgs...)
+		p, err := launch("addon-manager", o.addonBin, args, o.LogDir)
 		if err != nil {
 			return nil, err
 		}
@@ -474,6 +496,16 @@ func (o *OCM) PIDs() []int {
 		pids = append(pids, o.agents[name].proc.PID())
 	}
 	return pids
+}
+
+// AddonManagerPID returns the addon-manager's process ID, 0 unless Options.AddonManager.
+func (o *OCM) AddonManagerPID() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.addonManager == nil {
+		return 0
+	}
+	return o.addonManager.PID()
 }
 
 // LogFiles returns the log of every process: placement controller, addon-manager, work agents.
