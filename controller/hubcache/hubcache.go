@@ -116,6 +116,8 @@ type Cache struct {
 	onUndecodable func(*DecodeError)
 	// logger is Run's, for what the informers log (decode errors).
 	logger atomic.Pointer[klog.Logger]
+	// interned holds the strings decoded objects share (intern.go).
+	interned interner
 	// strategies are the CMAs' rollout strategies as the API server returned them, by CMA name.
 	strategiesMu sync.Mutex
 	strategies   map[string]rolloutStrategies
@@ -224,7 +226,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}{
 		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies},
 		{&c.MCAInformer, kindMCA, nil, nil, nil},
-		{&c.ClusterInformer, kindCluster, nil, nil, nil},
+		{&c.ClusterInformer, kindCluster, nil, stripCluster, nil},
 		{&c.PlacementInformer, kindPlacement, nil, nil, nil},
 		{&c.DecisionInformer, kindDecision, nil, nil, nil},
 		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil},
@@ -305,6 +307,24 @@ func stripManagedFields(obj any) (any, error) {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// stripCluster drops what no reconciler reads of a ManagedCluster, most of its size on a real
+// fleet: the hub's client configs (CA bundles), taints, and of its status all but the conditions
+// (capacity, allocatable, version, cluster claims, managed namespaces). The reconcilers read its
+// metadata (deletion, the image registries annotation) and its Available condition; nothing writes
+// a ManagedCluster. The rest of its spec stays: it is small, and a value there that does not decode
+// still makes the cluster one (DecodeError).
+func stripCluster(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "spec", "managedClusterClientConfigs")
+	unstructured.RemoveNestedField(u.Object, "spec", "taints")
+	if status, ok := u.Object["status"].(map[string]any); ok {
+		for k := range status {
+			if k != "conditions" {
+				delete(status, k)
+			}
+		}
+	}
 }
 
 // stripWorkManifests keeps what the rollout reads of a ManifestWork: metadata and conditions.
