@@ -249,7 +249,7 @@ func (c *Cache) OnUndecodable(f func(*DecodeError)) { c.onUndecodable = f }
 // keeps them as their Go type (see the top of this file). strip drops what the cache does not need
 // before conversion; after sees every object that converted.
 func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip func(*unstructured.Unstructured),
-	after func(*unstructured.Unstructured, runtime.Object)) (cache.SharedIndexInformer, error) {
+	after func(*unstructured.Unstructured, runtime.Object), byNamespace bool) (cache.SharedIndexInformer, error) {
 	transform := c.decode(k, strip, after)
 	client := c.Clients.Dynamic.Resource(k.gvr)
 	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -264,6 +264,10 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 		}
 		return client.Watch(ctx, o)
 	}
+	indexers := cache.Indexers{}
+	if byNamespace {
+		indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	}
 	inf := cache.NewSharedIndexInformerWithOptions(
 		// The client supports watch-list streaming (the wrapper tells the reflector so), as
 		// dynamicinformer's informer does.
@@ -274,7 +278,7 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 			WatchFunc:            func(o metav1.ListOptions) (watch.Interface, error) { return watchFunc(context.Background(), o) },
 		}, c.Clients.Dynamic),
 		&unstructured.Unstructured{},
-		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.Resync, Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.Resync, Indexers: indexers,
 			ObjectDescription: k.gvr.String()})
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", k.gvr, err)

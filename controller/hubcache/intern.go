@@ -51,7 +51,8 @@ var (
 	stringMapType  = reflect.TypeFor[map[string]string]()
 )
 
-// object makes the strings of obj (a pointer to a decoded Go type) shared ones. The uid and
+// object makes the strings of obj (a pointer to a decoded Go type) shared ones, and its slices
+// no larger than their length. The uid and
 // resourceVersion are left alone: they are unique to an object version, and interning them would
 // only grow the table.
 func (t *interner) object(obj any) {
@@ -84,6 +85,13 @@ func (t *interner) value(v reflect.Value) {
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return // bytes (a RawExtension's, FieldsV1's): not strings
+		}
+		if v.Cap() > v.Len() && v.CanSet() {
+			// The JSON decoder grows slices by doubling: an MCA's five conditions sit in room for
+			// eight. A cached object keeps its slices as long as it lives: give them their size.
+			exact := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(exact, v)
+			v.Set(exact)
 		}
 		for i := range v.Len() {
 			t.value(v.Index(i))

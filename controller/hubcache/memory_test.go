@@ -42,7 +42,9 @@ func mcaJSON(ns string) string {
   "ownerReferences": [{"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn", "name": "hello", "uid": "cma-uid", "controller": true}]},
  "spec": {"installNamespace": "open-cluster-management-agent-addon", "configs": [{"group": "g", "resource": "r", "name": "n"}]},
  "status": {
-  "conditions": [{"type": "Progressing", "status": "False", "reason": "UpgradeSucceed", "message": "upgrade completed with no errors.", "lastTransitionTime": "2026-01-02T03:04:05Z", "observedGeneration": 3}],
+  "conditions": [{"type": "Progressing", "status": "False", "reason": "UpgradeSucceed", "message": "upgrade completed with no errors.", "lastTransitionTime": "2026-01-02T03:04:05Z", "observedGeneration": 3},
+    {"type": "Configured", "status": "True", "reason": "ConfigurationsConfigured", "message": "Configurations configured", "lastTransitionTime": "2026-01-02T03:04:05Z"},
+    {"type": "ManifestApplied", "status": "True", "reason": "AddonManifestApplied", "message": "manifests of addon are applied successfully", "lastTransitionTime": "2026-01-02T03:04:05Z"}],
   "configReferences": [{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs", "name": "cfg", "namespace": "ns",
     "desiredConfig": {"name": "cfg", "namespace": "ns", "specHash": "abc"}, "lastAppliedConfig": {"name": "cfg", "namespace": "ns", "specHash": "abc"}, "lastObservedGeneration": 2}],
   "relatedObjects": [{"group": "g", "resource": "r", "name": "o"}],
@@ -87,6 +89,9 @@ func TestInternKeepsValues(t *testing.T) {
 		if unsafe.StringData(pair[0]) != unsafe.StringData(pair[1]) {
 			t.Errorf("%s: not shared between the two MCAs", what)
 		}
+	}
+	if n := len(a.Status.Conditions); cap(a.Status.Conditions) != n || n != 3 {
+		t.Errorf("%d conditions held in room for %d", n, cap(a.Status.Conditions))
 	}
 	if unsafe.StringData(string(a.UID)) == unsafe.StringData(string(b.UID)) || c.interned.strings[string(a.UID)] != "" {
 		t.Errorf("the uid was interned")
