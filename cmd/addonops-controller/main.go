@@ -77,6 +77,7 @@ type flags struct {
 	deployTemplates    bool
 	signingCANamespace string
 	cpuProfile         string
+	memProfile         string
 	leaderElect        bool
 	leaderNamespace    string
 	historyNamespace   string
@@ -138,6 +139,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.BoolVar(&f.deployTemplates, "deploy-templates", false, "deploy template add-ons (AddOnTemplate) of the managed CMAs ourselves: ManifestWorks paced by the rollout, agent registration (CSR approval and signing, hub RoleBindings) and the Available condition; for hubs without OCM's addon-manager (leave off where it runs: it deploys them)")
 	fs.StringVar(&f.signingCANamespace, "signing-ca-namespace", registration.DefaultSigningCANamespace, "with --deploy-templates: namespace of a CustomSigner's signingCA secret when the AddOnTemplate names none (the controller must be allowed to get secrets there)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until the controller stops (for benchmarks)")
+	fs.StringVar(&f.memProfile, "memprofile", "", "write a heap profile to this file each time the live heap reaches a new high (for benchmarks)")
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file; out of a pod the kubeconfig context's namespace, else \"default\")")
 	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
@@ -270,6 +272,12 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 			pprof.StopCPUProfile()
 			_ = pf.Close()
 		}()
+	}
+
+	if f.memProfile != "" {
+		if err := watchHeapPeaks(ctx, f.memProfile); err != nil {
+			return err
+		}
 	}
 
 	scheme := runtime.NewScheme()

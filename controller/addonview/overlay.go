@@ -36,8 +36,13 @@ func NewOverlay[T metav1.Object]() *Overlay[T] {
 	return &Overlay[T]{written: map[string]overlayEntry[T]{}}
 }
 
-// Wrote records written, the API server's answer to a write computed from the version from.
+// Wrote records written, the API server's answer to a write computed from the version from. Its
+// managedFields are dropped (written is changed): no reader uses them, the cached objects lack them
+// too (hubcache), and a write of an object without them leaves the API server's as they are. They
+// are the larger part of an MCA as the API server returns it, and one rollout decision records a
+// written MCA per cluster.
 func (o *Overlay[T]) Wrote(key, from string, written T) {
+	written.SetManagedFields(nil)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e, ok := o.written[key]

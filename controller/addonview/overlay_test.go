@@ -54,3 +54,15 @@ func TestOverlay(t *testing.T) {
 		})
 	}
 }
+
+// What the overlay keeps of a write has no managedFields: they are most of an MCA as the API server
+// returns it, and nothing reads them (a write without them leaves the API server's as they are).
+func TestOverlayDropsManagedFields(t *testing.T) {
+	o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
+	written := mcaAt("b")
+	written.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "addonops-controller"}}
+	o.Wrote("c/a", "a", written)
+	if got := o.Get("c/a", mcaAt("a")); got.ResourceVersion != "b" || got.ManagedFields != nil {
+		t.Errorf("served %s with managedFields %v, want b without", got.ResourceVersion, got.ManagedFields)
+	}
+}

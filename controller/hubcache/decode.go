@@ -27,18 +27,21 @@ package hubcache
 // Config kinds (configs.go) are unstructured throughout and decoded per object where used.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -164,6 +167,11 @@ func (u *undecodable) record(e *DecodeError) bool {
 func (u *undecodable) get(kind string, m metav1.Object) *DecodeError {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	if len(u.byKey) == 0 {
+		// The usual case, asked for every MCA and work of every decision: no key to build (at 5,000
+		// clusters the keys were some 3% of all the controller allocated).
+		return nil
+	}
 	return u.byKey[undecodableKey(kind, m.GetNamespace(), m.GetName())][m.GetResourceVersion()]
 }
 
@@ -245,11 +253,39 @@ func (c *Cache) OnUndecodable(f func(*DecodeError)) { c.onUndecodable = f }
 // decodedInformer is a shared informer of kind k that lists and watches unstructured objects and
 // keeps them as their Go type (see the top of this file). strip drops what the cache does not need
 // before conversion; after sees every object that converted.
-func (c *Cache) decodedInformer(k decodedKind, tweak dynamicinformer.TweakListOptionsFunc, strip func(*unstructured.Unstructured),
-	after func(*unstructured.Unstructured, runtime.Object)) (cache.SharedIndexInformer, error) {
-	inf := dynamicinformer.NewFilteredDynamicInformer(c.Clients.Dynamic, k.gvr, metav1.NamespaceAll, c.opts.Resync,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
-	if err := inf.SetTransform(c.decode(k, strip, after)); err != nil {
+func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip func(*unstructured.Unstructured),
+	after func(*unstructured.Unstructured, runtime.Object), byNamespace bool) (cache.SharedIndexInformer, error) {
+	transform := c.decode(k, strip, after)
+	client := c.Clients.Dynamic.Resource(k.gvr)
+	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return decodedList(ctx, client, o, transform)
+	}
+	watchFunc := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		if tweak != nil {
+			tweak(&o)
+		}
+		return client.Watch(ctx, o)
+	}
+	indexers := cache.Indexers{}
+	if byNamespace {
+		indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
+	}
+	inf := cache.NewSharedIndexInformerWithOptions(
+		// The client supports watch-list streaming (the wrapper tells the reflector so), as
+		// dynamicinformer's informer does.
+		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc:  list,
+			WatchFuncWithContext: watchFunc,
+			ListFunc:             func(o metav1.ListOptions) (runtime.Object, error) { return list(context.Background(), o) },
+			WatchFunc:            func(o metav1.ListOptions) (watch.Interface, error) { return watchFunc(context.Background(), o) },
+		}, c.Clients.Dynamic),
+		&unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.Resync, Indexers: indexers,
+			ObjectDescription: k.gvr.String()})
+	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", k.gvr, err)
 	}
 	kind := k.gvk.Kind
@@ -276,6 +312,44 @@ func (c *Cache) decodedInformer(k decodedKind, tweak dynamicinformer.TweakListOp
 	return inf, nil
 }
 
+// decodedList is a decoded kind's list call: one page of the list as the reflector asks for it,
+// its objects already through transform (Go types or placeholders), which the informer's transform
+// then passes through.
+//
+// Memory: a list of thousands of objects as the API server returns it, its JSON and its
+// unstructured objects (maps, several times the JSON) are far larger than the Go types the cache
+// keeps, and they were held all at once while the typed objects were built: at 5,000 clusters the
+// first list of ManagedClusters alone held some 30 MB, the controller's peak live heap at start (and
+// a restart lists MCAs and ManifestWorks too). So each page is decoded as it arrives and only the
+// typed objects are kept; and the reflector's first list, which asks for resourceVersion "0" (any
+// version, which the API server serves from its watch cache in one piece, ignoring the page size),
+// asks for the latest version instead, which the API server serves page by page. That list is as
+// fresh or fresher: the reflector watches from the resourceVersion it returns. Where the reflector
+// streams the initial state instead (watch-list, on API servers whose etcd supports it), none of
+// this is used: each object then arrives and is decoded on its own.
+func decodedList(ctx context.Context, client dynamic.NamespaceableResourceInterface, o metav1.ListOptions, transform cache.TransformFunc) (runtime.Object, error) {
+	if o.ResourceVersion == "0" && o.Limit > 0 && o.Continue == "" {
+		o.ResourceVersion = ""
+	}
+	page, err := client.List(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	out := &metainternalversion.List{ListMeta: metav1.ListMeta{ResourceVersion: page.GetResourceVersion(), Continue: page.GetContinue(),
+		RemainingItemCount: page.GetRemainingItemCount()}, Items: make([]runtime.Object, 0, len(page.Items))}
+	for i := range page.Items {
+		// A copy: a DecodeError keeps the object, which must not pin the page.
+		u := page.Items[i]
+		page.Items[i] = unstructured.Unstructured{} // garbage as soon as it is decoded
+		obj, err := transform(&u)
+		if err != nil {
+			return nil, err
+		}
+		out.Items = append(out.Items, obj.(runtime.Object))
+	}
+	return out, nil
+}
+
 // decode is the transform of a decoded kind's informer: an unstructured object in, its Go type (or
 // a placeholder) out. Objects already typed (a watch-list's temporary store hands its transformed
 // objects to the cache's store again) and tombstones pass through.
@@ -292,6 +366,7 @@ func (c *Cache) decode(k decodedKind, strip func(*unstructured.Unstructured), af
 		typed := k.newObj()
 		err := Decode(u, typed)
 		if err == nil {
+			c.interned.object(typed)
 			if after != nil {
 				after(u, typed)
 			}

@@ -116,6 +116,8 @@ type Cache struct {
 	onUndecodable func(*DecodeError)
 	// logger is Run's, for what the informers log (decode errors).
 	logger atomic.Pointer[klog.Logger]
+	// interned holds the strings decoded objects share (intern.go).
+	interned interner
 	// strategies are the CMAs' rollout strategies as the API server returned them, by CMA name.
 	strategiesMu sync.Mutex
 	strategies   map[string]rolloutStrategies
@@ -221,15 +223,19 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		tweak func(*metav1.ListOptions)
 		strip func(*unstructured.Unstructured)
 		after func(*unstructured.Unstructured, runtime.Object)
+		// byNamespace indexes the objects by namespace, for the kinds looked up by namespace (an
+		// index entry per namespace: 5,000 of them for MCAs or works at 5,000 clusters). Works
+		// are looked up by namespace and add-on (IndexWorksByAddon), MCAs by key.
+		byNamespace bool
 	}{
-		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies},
-		{&c.MCAInformer, kindMCA, nil, nil, nil},
-		{&c.ClusterInformer, kindCluster, nil, nil, nil},
-		{&c.PlacementInformer, kindPlacement, nil, nil, nil},
-		{&c.DecisionInformer, kindDecision, nil, nil, nil},
-		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil},
+		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies, false},
+		{&c.MCAInformer, kindMCA, nil, nil, nil, false},
+		{&c.ClusterInformer, kindCluster, nil, stripCluster, nil, false},
+		{&c.PlacementInformer, kindPlacement, nil, nil, nil, true},
+		{&c.DecisionInformer, kindDecision, nil, nil, nil, true},
+		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil, false},
 	} {
-		if *d.inf, err = c.decodedInformer(d.kind, d.tweak, d.strip, d.after); err != nil {
+		if *d.inf, err = c.decodedInformer(d.kind, d.tweak, d.strip, d.after, d.byNamespace); err != nil {
 			return nil, err
 		}
 	}
@@ -305,6 +311,24 @@ func stripManagedFields(obj any) (any, error) {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// stripCluster drops what no reconciler reads of a ManagedCluster, most of its size on a real
+// fleet: the hub's client configs (CA bundles), taints, and of its status all but the conditions
+// (capacity, allocatable, version, cluster claims, managed namespaces). The reconcilers read its
+// metadata (deletion, the image registries annotation) and its Available condition; nothing writes
+// a ManagedCluster. The rest of its spec stays: it is small, and a value there that does not decode
+// still makes the cluster one (DecodeError).
+func stripCluster(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "spec", "managedClusterClientConfigs")
+	unstructured.RemoveNestedField(u.Object, "spec", "taints")
+	if status, ok := u.Object["status"].(map[string]any); ok {
+		for k := range status {
+			if k != "conditions" {
+				delete(status, k)
+			}
+		}
+	}
 }
 
 // stripWorkManifests keeps what the rollout reads of a ManifestWork: metadata and conditions.
@@ -543,7 +567,16 @@ func (c *Cache) MCAsOfCluster(obj any) []string {
 	if !ok {
 		return nil
 	}
-	keys, _ := c.MCAInformer.GetIndexer().IndexKeys(cache.NamespaceIndex, mc.Name)
+	// An MCA's key is "<cluster>/<add-on>": one lookup per add-on rather than an index entry per
+	// cluster (5,000 of them at 5,000 clusters, for a handful of add-ons).
+	indexer := c.MCAInformer.GetIndexer()
+	var keys []string
+	for _, addon := range indexer.ListIndexFuncValues(IndexMCAsByAddon) {
+		key := mc.Name + "/" + addon
+		if _, ok, _ := indexer.GetByKey(key); ok {
+			keys = append(keys, key)
+		}
+	}
 	return keys
 }
 

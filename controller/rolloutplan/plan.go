@@ -328,7 +328,9 @@ func (d *decider) decide() Plan {
 
 func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 	d.observeGenerations()
-	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting}
+	// Updates sized once: at fleet scale a decision updates thousands of MCAs, and appending would
+	// hold up to twice their statuses.
+	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting, Updates: make([]Update, 0, len(d.updates))}
 	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
 		p.History = d.history
 	}

@@ -1,0 +1,147 @@
+package hubcache
+
+import (
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Interning the strings of decoded objects.
+//
+// At fleet scale most of a cached object's strings repeat from object to object: every
+// ManagedClusterAddOn of an add-on has the same name, owner reference, labels, condition types,
+// reasons and messages, config names and spec hashes, and a cluster's name is the namespace of each
+// of its MCAs and ManifestWorks. Decoding gives each object its own copies: at 5,000 clusters they
+// were the largest part of the cache. The decode transform makes each object use one shared copy of
+// every string instead (values are unchanged: only where the bytes live).
+
+// internLimit bounds the table: when it holds this many strings it starts again empty. Objects
+// keep the strings they have; only later objects stop sharing with earlier ones until they are
+// replaced. Strings that stopped being used (a deleted cluster's name, an old message) so leave
+// the table too.
+const internLimit = 1 << 16
+
+// interner is a table of shared strings. Its zero value is ready to use.
+type interner struct {
+	mu      sync.Mutex
+	strings map[string]string
+}
+
+func (t *interner) str(s string) string {
+	if s == "" {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if shared, ok := t.strings[s]; ok {
+		return shared
+	}
+	if t.strings == nil || len(t.strings) >= internLimit {
+		t.strings = make(map[string]string, 1024)
+	}
+	t.strings[s] = s
+	return s
+}
+
+var (
+	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+	stringType     = reflect.TypeFor[string]()
+	stringMapType  = reflect.TypeFor[map[string]string]()
+)
+
+// object makes the strings of obj (a pointer to a decoded Go type) shared ones, and its slices
+// no larger than their length. The uid and
+// resourceVersion are left alone: they are unique to an object version, and interning them would
+// only grow the table.
+func (t *interner) object(obj any) {
+	t.value(reflect.ValueOf(obj))
+}
+
+func (t *interner) value(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			t.value(v.Elem())
+		}
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(t.str(v.String()))
+		}
+	case reflect.Struct:
+		if v.Type() == objectMetaType {
+			if !v.CanAddr() {
+				return
+			}
+			t.meta(v.Addr().Interface().(*metav1.ObjectMeta))
+			return
+		}
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				t.value(f)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // bytes (a RawExtension's, FieldsV1's): not strings
+		}
+		if v.Cap() > v.Len() && v.CanSet() {
+			// The JSON decoder grows slices by doubling: an MCA's five conditions sit in room for
+			// eight. A cached object keeps its slices as long as it lives: give them their size.
+			exact := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(exact, v)
+			v.Set(exact)
+		}
+		for i := range v.Len() {
+			t.value(v.Index(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			t.value(v.Index(i))
+		}
+	case reflect.Map:
+		t.mapValue(v)
+	}
+}
+
+// mapValue interns the keys and values of a map of strings (labels, annotations, a placement's
+// label selectors). Other maps' values cannot be set in place; the decoded kinds' cached fields hold
+// none worth it.
+func (t *interner) mapValue(v reflect.Value) {
+	if !v.IsNil() && v.Type().Key() == stringType && v.Type().Elem() == stringType {
+		t.stringMap(v.Convert(stringMapType).Interface().(map[string]string)) // named map types too
+	}
+}
+
+// stringMap replaces m's keys and values with shared ones, in place.
+func (t *interner) stringMap(m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	type kv struct{ k, v string }
+	entries := make([]kv, 0, len(m))
+	for k, v := range m {
+		entries = append(entries, kv{t.str(k), t.str(v)})
+	}
+	clear(m)
+	for _, e := range entries {
+		m[e.k] = e.v
+	}
+}
+
+func (t *interner) meta(m *metav1.ObjectMeta) {
+	m.Name = t.str(m.Name)
+	m.GenerateName = t.str(m.GenerateName)
+	m.Namespace = t.str(m.Namespace)
+	t.stringMap(m.Labels)
+	t.stringMap(m.Annotations)
+	for i := range m.OwnerReferences {
+		r := &m.OwnerReferences[i]
+		r.APIVersion, r.Kind, r.Name = t.str(r.APIVersion), t.str(r.Kind), t.str(r.Name)
+		r.UID = types.UID(t.str(string(r.UID))) // an owner's uid is shared by all it owns
+	}
+	for i := range m.Finalizers {
+		m.Finalizers[i] = t.str(m.Finalizers[i])
+	}
+}

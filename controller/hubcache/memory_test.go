@@ -1,0 +1,256 @@
+package hubcache
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+
+	"github.com/addonops/addonops/controller/mcawrite"
+	"github.com/addonops/addonops/internal/localhub"
+)
+
+func newTestCache() *Cache {
+	return &Cache{undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}}}
+}
+
+func fromJSON(t *testing.T, k decodedKind, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetGroupVersionKind(k.gvk)
+	return u
+}
+
+// mcaJSON is an MCA with every part of a status the writers share: its fields must survive the
+// cache unchanged, since status writes send the cached status back whole.
+func mcaJSON(ns string) string {
+	return `{"metadata": {"name": "hello", "namespace": "` + ns + `", "uid": "u-` + ns + `", "resourceVersion": "12",
+  "labels": {"addonops.io/created-by": "addonops-controller"}, "annotations": {"a": "b"}, "finalizers": ["f"],
+  "ownerReferences": [{"apiVersion": "addon.open-cluster-management.io/v1alpha1", "kind": "ClusterManagementAddOn", "name": "hello", "uid": "cma-uid", "controller": true}]},
+ "spec": {"installNamespace": "open-cluster-management-agent-addon", "configs": [{"group": "g", "resource": "r", "name": "n"}]},
+ "status": {
+  "conditions": [{"type": "Progressing", "status": "False", "reason": "UpgradeSucceed", "message": "upgrade completed with no errors.", "lastTransitionTime": "2026-01-02T03:04:05Z", "observedGeneration": 3},
+    {"type": "Configured", "status": "True", "reason": "ConfigurationsConfigured", "message": "Configurations configured", "lastTransitionTime": "2026-01-02T03:04:05Z"},
+    {"type": "ManifestApplied", "status": "True", "reason": "AddonManifestApplied", "message": "manifests of addon are applied successfully", "lastTransitionTime": "2026-01-02T03:04:05Z"}],
+  "configReferences": [{"group": "addon.open-cluster-management.io", "resource": "addondeploymentconfigs", "name": "cfg", "namespace": "ns",
+    "desiredConfig": {"name": "cfg", "namespace": "ns", "specHash": "abc"}, "lastAppliedConfig": {"name": "cfg", "namespace": "ns", "specHash": "abc"}, "lastObservedGeneration": 2}],
+  "relatedObjects": [{"group": "g", "resource": "r", "name": "o"}],
+  "supportedConfigs": [{"group": "g", "resource": "r"}],
+  "registrations": [{"signerName": "kubernetes.io/kube-apiserver-client", "subject": {"user": "u", "groups": ["a", "b"]}}],
+  "namespace": "agent-ns", "healthCheck": {"mode": "Customized"}}}`
+}
+
+// Interning changes where a decoded object's strings live, never their values; and objects decoded
+// one after the other share them.
+func TestInternKeepsValues(t *testing.T) {
+	c := newTestCache()
+	transform := c.decode(kindMCA, nil, nil)
+	var decoded []*addonv1alpha1.ManagedClusterAddOn
+	for _, ns := range []string{"cluster-1", "cluster-2"} {
+		u := fromJSON(t, kindMCA, mcaJSON(ns))
+		want := &addonv1alpha1.ManagedClusterAddOn{}
+		if err := Decode(u.DeepCopy(), want); err != nil {
+			t.Fatal(err)
+		}
+		obj, err := transform(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := obj.(*addonv1alpha1.ManagedClusterAddOn)
+		if c.DecodeError(got) != nil {
+			t.Fatalf("%s does not decode: %v", ns, c.DecodeError(got))
+		}
+		if !equality.Semantic.DeepEqual(got, want) {
+			t.Errorf("interned MCA differs from the decoded one:\n got %+v\nwant %+v", got, want)
+		}
+		decoded = append(decoded, got)
+	}
+	a, b := decoded[0], decoded[1]
+	for what, pair := range map[string][2]string{
+		"condition message": {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
+		"spec hash":         {a.Status.ConfigReferences[0].DesiredConfig.SpecHash, b.Status.ConfigReferences[0].DesiredConfig.SpecHash},
+		"owner uid":         {string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)},
+		"label value":       {a.Labels["addonops.io/created-by"], b.Labels["addonops.io/created-by"]},
+		"registration user": {a.Status.Registrations[0].Subject.User, b.Status.Registrations[0].Subject.User},
+	} {
+		if unsafe.StringData(pair[0]) != unsafe.StringData(pair[1]) {
+			t.Errorf("%s: not shared between the two MCAs", what)
+		}
+	}
+	if n := len(a.Status.Conditions); cap(a.Status.Conditions) != n || n != 3 {
+		t.Errorf("%d conditions held in room for %d", n, cap(a.Status.Conditions))
+	}
+	if unsafe.StringData(string(a.UID)) == unsafe.StringData(string(b.UID)) || c.interned.strings[string(a.UID)] != "" {
+		t.Errorf("the uid was interned")
+	}
+}
+
+// The table starts again when full: strings no object uses any more do not stay forever.
+func TestInternLimit(t *testing.T) {
+	var in interner
+	for i := range internLimit + 10 {
+		in.str(fmt.Sprintf("s%d", i))
+	}
+	if n := len(in.strings); n != 10 {
+		t.Errorf("table holds %d strings after starting again, want 10", n)
+	}
+}
+
+// A ManagedCluster is cached with what the reconcilers read (metadata, conditions) and without its
+// CA bundles, claims and resources.
+func TestStripCluster(t *testing.T) {
+	c := newTestCache()
+	u := fromJSON(t, kindCluster, `{"metadata": {"name": "c1", "annotations": {"open-cluster-management.io/image-registries": "{}"}},
+ "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 60, "managedClusterClientConfigs": [{"url": "https://x", "caBundle": "Y2E="}], "taints": [{"key": "k", "effect": "NoSelect"}]},
+ "status": {"conditions": [{"type": "ManagedClusterConditionAvailable", "status": "Unknown", "reason": "Lost", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"}],
+  "capacity": {"cpu": "4"}, "allocatable": {"cpu": "3"}, "version": {"kubernetes": "v1.30.0"}, "clusterClaims": [{"name": "id.k8s.io", "value": "x"}]}}`)
+	obj, err := c.decode(kindCluster, stripCluster, nil)(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := obj.(*clusterv1.ManagedCluster)
+	if mc.Annotations["open-cluster-management.io/image-registries"] != "{}" || !mc.Spec.HubAcceptsClient || mc.Spec.LeaseDurationSeconds != 60 ||
+		meta.FindStatusCondition(mc.Status.Conditions, "ManagedClusterConditionAvailable") == nil {
+		t.Errorf("what the reconcilers read is lost: %+v", mc)
+	}
+	if len(mc.Spec.ManagedClusterClientConfigs) != 0 || len(mc.Spec.Taints) != 0 || len(mc.Status.Capacity) != 0 || len(mc.Status.Allocatable) != 0 ||
+		mc.Status.Version.Kubernetes != "" || len(mc.Status.ClusterClaims) != 0 {
+		t.Errorf("kept what no reconciler reads: %+v", mc)
+	}
+}
+
+// On a real API server: the cache lists page by page, each page decoded as it arrives (an object
+// that does not decode among them), and a status write from the cached (interned) MCA leaves every
+// other status field and the API server's managedFields as they were.
+func TestListPagesAndWriteBack(t *testing.T) {
+	hub := localhub.ForTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const ns = "memory-pages"
+	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	clusters := hub.Clients.Dynamic.Resource(kindCluster.gvr)
+	for i := range 5 {
+		spec := map[string]any{"hubAcceptsClient": true}
+		if i == 3 {
+			spec["leaseDurationSeconds"] = int64(1) << 40
+		}
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": fmt.Sprintf("%s-%d", ns, i), "labels": map[string]any{"test": ns}}, "spec": spec}}
+		u.SetGroupVersionKind(kindCluster.gvk)
+		if _, err := clusters.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = clusters.Delete(context.Background(), u.GetName(), metav1.DeleteOptions{}) })
+	}
+
+	// The reflector's first list: resourceVersion "0", which the watch cache would answer in one piece.
+	c := newTestCache()
+	transform := c.decode(kindCluster, stripCluster, nil)
+	opts := metav1.ListOptions{ResourceVersion: "0", Limit: 2, LabelSelector: "test=" + ns}
+	var names []string
+	for pages := 1; ; pages++ {
+		list, err := decodedList(ctx, clusters, opts, transform)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) > 2 {
+			t.Fatalf("page %d has %d objects, want at most 2: the list was not paged", pages, len(items))
+		}
+		for _, o := range items {
+			mc, ok := o.(*clusterv1.ManagedCluster)
+			if !ok {
+				t.Fatalf("page %d holds a %T, want a decoded ManagedCluster", pages, o)
+			}
+			names = append(names, mc.Name)
+			if undecodable := c.DecodeError(mc) != nil; undecodable != strings.HasSuffix(mc.Name, "-3") {
+				t.Errorf("%s: decode error %v", mc.Name, c.DecodeError(mc))
+			}
+		}
+		lm, _ := meta.ListAccessor(list)
+		if lm.GetContinue() == "" {
+			if pages < 3 {
+				t.Errorf("%d pages, want 3", pages)
+			}
+			break
+		}
+		opts.Continue = lm.GetContinue()
+		opts.ResourceVersion = ""
+	}
+	if len(names) != 5 {
+		t.Errorf("listed %v, want 5 clusters", names)
+	}
+
+	// The write-back: through the cache as the controller runs it.
+	mcas := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
+	created, err := mcas.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := &addonv1alpha1.ManagedClusterAddOn{}
+	if err := Decode(fromJSON(t, kindMCA, mcaJSON(ns)), full); err != nil {
+		t.Fatal(err)
+	}
+	created.Status = full.Status
+	withStatus, err := mcas.UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: "another-writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, err := New(hub.Config, Options{Addons: AddonsAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cache.Run(ctx) }()
+	var cached *addonv1alpha1.ManagedClusterAddOn
+	for deadline := time.Now().Add(30 * time.Second); cached == nil || cached.ResourceVersion != withStatus.ResourceVersion; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cache did not show the MCA within 30s")
+		}
+		cached, _ = cache.MCAs.ManagedClusterAddOns(ns).Get("hello")
+	}
+	if len(cached.ManagedFields) != 0 {
+		t.Errorf("the cache holds managedFields")
+	}
+	written, err := mcawrite.Status(ctx, hub.Clients.Addon, cached, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "R", Message: "m"})
+	})
+	if err != nil || written == nil {
+		t.Fatalf("writing the status: %v", err)
+	}
+	live, err := mcas.Get(ctx, "hello", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := full.Status.DeepCopy()
+	meta.SetStatusCondition(&want.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "R", Message: "m"})
+	if got := meta.FindStatusCondition(live.Status.Conditions, "Available"); got != nil { // the writer's clock
+		meta.FindStatusCondition(want.Conditions, "Available").LastTransitionTime = got.LastTransitionTime
+	}
+	if !equality.Semantic.DeepEqual(live.Status, *want) {
+		t.Errorf("the status write changed other fields:\n got %+v\nwant %+v", live.Status, *want)
+	}
+	managers := map[string]bool{}
+	for _, f := range live.ManagedFields {
+		managers[f.Manager] = true
+	}
+	if !managers["another-writer"] {
+		t.Errorf("the API server's managedFields lost the other writer's entry: %v", managers)
+	}
+}
