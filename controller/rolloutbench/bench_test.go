@@ -143,27 +143,10 @@ func runScenario(b *testing.B, n int, strategy string) {
 
 	// A fresh hub per scenario, so one scenario's objects never weigh on the next one's figures.
 	begin := time.Now()
-	hub, err := localhub.Start(ctx, localhub.Options{ExtraAPIServerArgs: []string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		cancel() // watches and the simulated agent first, so they do not retry against a stopped hub
-		if err := hub.Stop(); err != nil {
-			b.Errorf("stopping the hub: %v", err)
-		}
-	}()
+	hub, cfg, c, stop := startHub(ctx, b, cancel, localhub.Options{})
+	defer stop()
 	hubPIDs := hub.PIDs() // kube-apiserver, etcd
-	cfg := rest.CopyConfig(hub.Config)
-	cfg.QPS, cfg.Burst = 3000, 6000
-	c, err := localhub.NewClients(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("cluster-%05d", i)
-	}
+	names := clusterNames(n)
 	if err := createClusters(ctx, c, names); err != nil {
 		b.Fatal(err)
 	}
@@ -283,6 +266,42 @@ func adcRef(ns, name string) addonv1alpha1.AddOnConfig {
 }
 
 // createClusters makes n joined ManagedClusters with their namespaces, in parallel.
+// startHub starts a fresh hub for one scenario, with room for the bench's request rate, and
+// returns a client configuration (and clients of it) for the bench's setup, watching and
+// simulated agents. stop cancels ctx first (watches and simulated agents, so they do not retry
+// against a stopped hub), then stops the hub.
+func startHub(ctx context.Context, b *testing.B, cancel context.CancelFunc, opts localhub.Options) (*localhub.Hub, *rest.Config, *localhub.Clients, func()) {
+	b.Helper()
+	opts.ExtraAPIServerArgs = append([]string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}, opts.ExtraAPIServerArgs...)
+	hub, err := localhub.Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := func() {
+		cancel()
+		if err := hub.Stop(); err != nil {
+			b.Errorf("stopping the hub: %v", err)
+		}
+	}
+	cfg := rest.CopyConfig(hub.Config)
+	cfg.QPS, cfg.Burst = 3000, 6000
+	c, err := localhub.NewClients(cfg)
+	if err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return hub, cfg, c, stop
+}
+
+// clusterNames are the bench's n cluster names, sorted as the API server lists them.
+func clusterNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("cluster-%05d", i)
+	}
+	return names
+}
+
 func createClusters(ctx context.Context, c *localhub.Clients, names []string) error {
 	sem := make(chan struct{}, 64)
 	var wg sync.WaitGroup

@@ -164,30 +164,10 @@ func runTemplate(b *testing.B, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	hub, err := localhub.Start(ctx, localhub.Options{
-		ExtraAPIServerArgs: append([]string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}, auditArgs...),
-		Users:              []string{userAddonops, userOCM},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := hub.Stop(); err != nil {
-			b.Errorf("stopping the hub: %v", err)
-		}
-	}()
+	hub, cfg, c, stop := startHub(ctx, b, cancel, localhub.Options{ExtraAPIServerArgs: auditArgs, Users: []string{userAddonops, userOCM}})
+	defer stop()
 	hubPIDs := hub.PIDs() // kube-apiserver, etcd
-	cfg := rest.CopyConfig(hub.Config)
-	cfg.QPS, cfg.Burst = 3000, 6000
-	c, err := localhub.NewClients(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("cluster-%05d", i)
-	}
+	names := clusterNames(n)
 	setupStart := time.Now()
 	if err := createClusters(ctx, c, names); err != nil {
 		b.Fatal(err)
