@@ -8,7 +8,10 @@
 //   - install (key: CMA name): creates and deletes MCAs (decision: package installplan);
 //   - rollout (key: CMA name): desired configs of every MCA, batches, CMA status and the add-on's
 //     version history (decision: package rolloutplan);
-//   - progress (key: MCA namespace/name): lastAppliedConfig and Progressing from works (mcastatus);
+//   - progress (key: MCA namespace/name): lastAppliedConfig, Progressing and HealthSoak from works
+//     (mcastatus), and Available as the health prober of template add-ons under --deploy-templates
+//     (addonhealth); interim states are held in memory (addonview.Held) and written with the next
+//     settled one, so a cluster's change costs two status writes;
 //   - configgc: the garbage collection of superseded config versions, a loop.
 //
 // Writes to an MCA's status carry the resourceVersion they were computed from, and every writer
@@ -100,6 +103,11 @@ type Options struct {
 	// message, its placement's progression and a Warning event on the CMA say so
 	// (--deployer-wait). Default mcastatus.DefaultDeployerWait, 2m.
 	DeployerWait time.Duration
+	// InterimHold is how long an MCA's interim status (a health soak under way, health not known
+	// yet for a new generation) stays unwritten unless a settled change comes first
+	// (progress.Options.InterimHold). Default mcastatus.DefaultInterimHold, 15s; negative writes
+	// every change at once.
+	InterimHold time.Duration
 }
 
 // ConfigGCOptions configure the garbage collection of superseded config versions.
@@ -194,7 +202,8 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 
 	installs := installer.New(c.view)
 	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait})
-	tracker := progress.New(c.view, opts.DeployerWait)
+	tracker := progress.New(c.view, progress.Options{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
+		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)
 	hub.Configs.OnChange(roller.EnqueueAll)
 	hub.Configs.OnAccess(roller.ConfigAccess)

@@ -1,8 +1,9 @@
 // Package addonhealth reports a template add-on's health: the ManagedClusterAddOn condition
 // Available from its ManifestWorks' status feedback, as addon-framework's WorkloadAvailability
 // health prober does (reference §7), and status.healthCheck.mode Customized, which tells the spoke's
-// lease controller to leave Available alone. Available is the pure decision; the Reconciler
-// writes it.
+// lease controller to leave Available alone. Available is the pure decision and Set applies it to a
+// status; the progress reconciler (package progress) computes it with the rest of the cluster's
+// progress under --deploy-templates and writes them together.
 //
 // Deliberate differences from OCM, tested:
 //
@@ -247,4 +248,42 @@ func rolledOut(p Probe, v map[string]int64) error {
 		}
 	}
 	return nil
+}
+
+// Set writes the add-on's health, as Available computed it (nil: the works were not written yet),
+// into st with status.healthCheck.mode Customized, which tells the spoke's lease controller to
+// leave Available alone. Mode Customized without any Available condition is how an add-on without
+// health prober (type None) looks, which a rollout takes as healthy: so the mode never goes out
+// alone, and health stays Unknown (WorkNotFound) until the works tell. lastTransitionTime is now
+// when the status flips, as meta.SetStatusCondition does with the caller's clock (whole seconds,
+// as the API stores it, so a time kept in memory compares with written ones).
+func Set(st *addonv1alpha1.ManagedClusterAddOnStatus, cond *metav1.Condition, now metav1.Time) {
+	st.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
+	c := cond
+	if c == nil {
+		if meta.FindStatusCondition(st.Conditions, ConditionAvailable) != nil {
+			return
+		}
+		c = &metav1.Condition{Type: ConditionAvailable, Status: metav1.ConditionUnknown, Reason: ReasonWorkNotFound, Message: MessageWorkNotFound}
+	}
+	next := *c
+	next.LastTransitionTime = now
+	if cur := meta.FindStatusCondition(st.Conditions, ConditionAvailable); cur != nil && cur.Status == next.Status {
+		next.LastTransitionTime = cur.LastTransitionTime
+	}
+	meta.SetStatusCondition(&st.Conditions, next)
+}
+
+// DeployWorks picks the add-on's deploy works ("addon-<name>-deploy-<i>") from works.
+func DeployWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWork {
+	var out []*workv1.ManifestWork
+	for _, w := range works {
+		if _, hosted := w.Labels[addonv1alpha1.AddonNamespaceLabelKey]; hosted {
+			continue
+		}
+		if _, ok := addonwork.DeployWorkIndex(addon, w.Name); ok {
+			out = append(out, w)
+		}
+	}
+	return out
 }

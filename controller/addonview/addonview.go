@@ -35,6 +35,8 @@ type View struct {
 	// wrote and the cache does not show yet (see Overlay).
 	WrittenCMAs *Overlay[*addonv1alpha1.ClusterManagementAddOn]
 	WrittenMCAs *Overlay[*addonv1alpha1.ManagedClusterAddOn]
+	// Held are the interim conditions of MCAs the progress reconciler has not written (Held).
+	Held *Held
 	// Coalesce delays decisions triggered by bursts of events (placements, MCAs, configs).
 	Coalesce time.Duration
 	// WriteParallelism bounds the concurrent writes of one decision (Parallel).
@@ -48,6 +50,7 @@ type View struct {
 func New(hub *hubcache.Cache, recorder record.EventRecorder, coalesce time.Duration, writeParallelism int) *View {
 	return &View{Hub: hub, Addon: hub.Clients.Addon, Recorder: recorder,
 		WrittenCMAs: NewOverlay[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: NewOverlay[*addonv1alpha1.ManagedClusterAddOn](),
+		Held:     NewHeld(),
 		Coalesce: coalesce, WriteParallelism: max(writeParallelism, 1)}
 }
 
@@ -80,15 +83,22 @@ func (v *View) ManagedCMAs() []*addonv1alpha1.ClusterManagementAddOn {
 	return out
 }
 
-// AddonMCAs returns the add-on's MCAs, each at its freshest known version.
+// AddonMCAs returns the add-on's MCAs, each at its freshest known version with its held interim
+// conditions (MCA).
 func (v *View) AddonMCAs(addon string) []*addonv1alpha1.ManagedClusterAddOn {
 	objs, _ := v.Hub.MCAInformer.GetIndexer().ByIndex(hubcache.IndexMCAsByAddon, addon)
 	out := make([]*addonv1alpha1.ManagedClusterAddOn, 0, len(objs))
 	for _, o := range objs {
 		m := o.(*addonv1alpha1.ManagedClusterAddOn)
-		out = append(out, v.WrittenMCAs.Get(m.Namespace+"/"+m.Name, m))
+		out = append(out, v.MCA(m.Namespace+"/"+m.Name, m))
 	}
 	return out
+}
+
+// MCA returns the cached MCA of key at its freshest known version (WrittenMCAs), with the interim
+// conditions held for it (Held): as the decisions must see it.
+func (v *View) MCA(key string, cached *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
+	return v.Held.Apply(key, v.WrittenMCAs.Get(key, cached))
 }
 
 // AddonWorks returns the add-on's ManifestWorks in a cluster namespace.

@@ -1,15 +1,16 @@
 // Package deploytemplates runs, next to the rollout controller, the reconcilers that make a hub
 // without OCM's addon-manager work for template add-ons (controller flag --deploy-templates):
 // agentdeploy (ManifestWorks from the AddOnTemplate, paced by the rollout), registration (agent
-// registration, CSR approval and signing, hub RoleBindings) and addonhealth (Available). They run
-// on the rollout controller's hubcache.Cache (controller.Options.DeployTemplates).
+// registration, CSR approval and signing, hub RoleBindings). They run on the rollout controller's
+// hubcache.Cache (controller.Options.DeployTemplates). The add-on's health (Available, package
+// addonhealth) is computed and written by the rollout half's progress reconciler, with the rest of
+// each cluster's progress: one write where two reconcilers made several.
 package deploytemplates
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/addonops/addonops/controller/addonhealth"
 	"github.com/addonops/addonops/controller/agentdeploy"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/registration"
@@ -27,7 +28,7 @@ type Options struct {
 	CARecheck time.Duration
 }
 
-// Register adds the three reconcilers to the hub cache, which runs them next to the rollout
+// Register adds the two reconcilers to the hub cache, which runs them next to the rollout
 // controller's. The cache must have been built with hubcache.Options.DeployTemplates.
 func Register(hub *hubcache.Cache, opts Options) error {
 	if opts.Workers <= 0 {
@@ -41,9 +42,6 @@ func Register(hub *hubcache.Cache, opts Options) error {
 	}
 	if _, err := registration.New(hub, registration.Options{SigningCANamespace: opts.SigningCANamespace, CARecheck: opts.CARecheck}, opts.Workers); err != nil {
 		return fmt.Errorf("registration: %w", err)
-	}
-	if _, err := addonhealth.New(hub, opts.Workers); err != nil {
-		return fmt.Errorf("addonhealth: %w", err)
 	}
 	return nil
 }

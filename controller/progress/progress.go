@@ -1,6 +1,15 @@
 // Package progress is the progress reconciler (key: ManagedClusterAddOn namespace/name): it tracks
 // one MCA's ManifestWorks, its deployer's ManifestApplied and its health, and writes its
-// lastAppliedConfig and Progressing condition (the rules: package mcastatus).
+// lastAppliedConfig, Progressing and HealthSoak conditions (the rules: package mcastatus) and, when
+// the controller deploys the add-on's template (--deploy-templates), its health: Available from
+// the works' status feedback (package addonhealth).
+//
+// It writes what changed together, once per transition: an interim status (mcastatus.Interim: a
+// health soak under way, health not known yet for the new generation, a message about either) is
+// held in memory (addonview.Held), where every decision reads it, and written only with the next
+// settled change (done, failed) or once it has lasted the hold (Options.InterimHold), so a
+// cluster's move to a new version costs two status writes: its desired configs (the rollout's),
+// then applied, healthy and done.
 package progress
 
 import (
@@ -9,33 +18,58 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/addonhealth"
 	"github.com/addonops/addonops/controller/addonview"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 )
+
+// Options configure the progress reconciler.
+type Options struct {
+	// DeployerWait is mcastatus.Gate.DeployerWait: how long an MCA told to run its configs may go
+	// without any ManifestApplied before its message asks for a deployer (0: the default).
+	DeployerWait time.Duration
+	// ProbeHealth makes the reconciler the health prober of template add-ons (--deploy-templates):
+	// it computes their Available condition from the works (addonhealth) and writes it with the
+	// rest. Without it, Available is whoever's probes the add-on (OCM's addon-manager) and only read.
+	ProbeHealth bool
+	// InterimHold is how long an interim status may stay unwritten (mcastatus.Interim); 0 means
+	// mcastatus.DefaultInterimHold, negative writes every change at once.
+	InterimHold time.Duration
+}
 
 // Reconciler is the progress reconciler.
 type Reconciler struct {
 	*addonview.View
-	// deployerWait is mcastatus.Gate.DeployerWait.
-	deployerWait time.Duration
+	opts Options
 }
 
-// New returns the progress reconciler on v; deployerWait is how long an MCA told to run its
-// configs may go without any ManifestApplied before its message asks for a deployer
-// (mcastatus.WaitingForDeployer; 0: mcastatus.DefaultDeployerWait).
-func New(v *addonview.View, deployerWait time.Duration) *Reconciler {
-	return &Reconciler{View: v, deployerWait: deployerWait}
+// New returns the progress reconciler on v.
+func New(v *addonview.View, opts Options) *Reconciler {
+	if opts.InterimHold == 0 {
+		opts.InterimHold = mcastatus.DefaultInterimHold
+	}
+	return &Reconciler{View: v, opts: opts}
+}
+
+// probesHealth tells whether the reconciler computes mca's Available condition: the controller
+// deploys its template.
+func (c *Reconciler) probesHealth(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+	return c.opts.ProbeHealth && c.Hub.DesiredOf(mca).Template != nil
 }
 
 // Sync tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
-// lastAppliedConfig and the Progressing condition (mcastatus.Progress). It writes only when they
-// change, and looks again when a deployer's grace or a health soak runs out.
+// lastAppliedConfig, the Progressing and HealthSoak conditions (mcastatus.Progress) and, as the
+// add-on's health prober, Available (addonhealth.Available). It writes only when they change and
+// the change is not interim (or was held long enough), and looks again when a deployer's grace, a
+// health soak or a hold runs out.
 func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name := addonview.SplitKey(key)
 	cma, ok := c.ManagedCMA(name)
@@ -43,14 +77,19 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 		return 0, nil
 	}
 	obj, exists, err := c.Hub.MCAInformer.GetIndexer().GetByKey(key)
-	if err != nil || !exists {
+	if err != nil {
 		return 0, err
+	}
+	if !exists {
+		c.Held.Forget(key)
+		return 0, nil
 	}
 	if c.Hub.DecodeError(obj) != nil {
 		return 0, nil // only its metadata is known: never written (the cache reported it)
 	}
-	mca := c.WrittenMCAs.Get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
-	if mca.DeletionTimestamp != nil {
+	written := c.WrittenMCAs.Get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
+	if written.DeletionTimestamp != nil {
+		c.Held.Forget(key)
 		return 0, nil
 	}
 	works := c.AddonWorks(ns, name)
@@ -59,27 +98,79 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 			return 0, nil // its state is unknown: the MCA's progress stays where it is
 		}
 	}
+	now := time.Now()
+	clock := mcastatus.Now(now)
+	mca := c.Held.Apply(key, written)
+	probes := c.probesHealth(mca)
+	if probes {
+		cluster, err := c.Hub.Clusters.Get(ns)
+		if err != nil {
+			cluster = nil // not known: the cluster's own availability says nothing
+		}
+		cond := addonhealth.Available(mca, cluster, addonhealth.DeployWorks(name, works))
+		probed := mca.DeepCopy()
+		addonhealth.Set(&probed.Status, cond, clock)
+		mca = probed
+	}
 	gate := mcastatus.GateOf(cma)
-	gate.DeployerWait = c.deployerWait
-	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, works), gate, mcastatus.Now(time.Now()))
-	if equality.Semantic.DeepEqual(mca.Status, st) {
+	gate.DeployerWait = c.opts.DeployerWait
+	st, recheck := mcastatus.Progress(mca, mcastatus.AddonWorks(name, works), gate, clock)
+	if equality.Semantic.DeepEqual(written.Status, st) {
+		c.Held.Forget(key)
 		return recheck, nil
 	}
-	updated := mca.DeepCopy()
+	if c.opts.InterimHold > 0 && mcastatus.Interim(written.Status, st, probes) {
+		held, ok := c.Held.Get(key, written)
+		since := held.Since
+		if !ok || since.IsZero() {
+			since = now
+		}
+		if left := c.opts.InterimHold - now.Sub(since); left > 0 {
+			c.Held.Set(key, addonview.HeldStatus{Attempt: mcastatus.Attempt(written), Conditions: heldConditions(st, probes), Since: since})
+			return minPositive(recheck, left), nil
+		}
+	}
+	updated := written.DeepCopy()
 	updated.Status = st
 	res, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
-	c.WrittenMCAs.Wrote(key, mca.ResourceVersion, res)
+	c.Held.Forget(key)
+	c.WrittenMCAs.Wrote(key, written.ResourceVersion, res)
 	return recheck, nil
+}
+
+// heldConditions are the interim conditions of st that decisions must read from memory.
+func heldConditions(st addonv1alpha1.ManagedClusterAddOnStatus, probes bool) []metav1.Condition {
+	var out []metav1.Condition
+	types := []string{addonstatus.ConditionHealthSoak}
+	if probes {
+		types = append(types, addonstatus.ConditionAvailable)
+	}
+	for _, t := range types {
+		if c := meta.FindStatusCondition(st.Conditions, t); c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out
+}
+
+// minPositive is the earlier of two durations, 0 meaning none.
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || b > 0 && b < a {
+		return b
+	}
+	return a
 }
 
 // Watch: an MCA's progress follows its own changes, its works' and its CMA's spec and
 // annotations: a CMA that becomes managed (addon.open-cluster-management.io/lifecycle, an add-on
 // taken over from OCM's addon-manager) gets its MCAs' Progressing in this controller's words at
 // once, not at their next event, and a changed health soak or health check applies at once too.
-// The controller's own status writes on the CMA enqueue nothing (addonview.CMAChanged).
+// The controller's own status writes on the CMA enqueue nothing (addonview.CMAChanged). As the
+// health prober it follows the clusters too: a cluster that stops reporting makes its add-ons'
+// health Unknown.
 func (c *Reconciler) Watch(q hubcache.Queue) error {
 	mca := func(obj any) {
 		m := obj.(*addonv1alpha1.ManagedClusterAddOn)
@@ -100,13 +191,23 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 		}
 		q.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
 	}
-	return addonview.Register(
-		addonview.Registration{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
-		addonview.Registration{Informer: c.Hub.CMAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: cma, UpdateFunc: func(old, cur any) {
+	regs := []addonview.Registration{
+		{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
+		{Informer: c.Hub.CMAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: cma, UpdateFunc: func(old, cur any) {
 			if addonview.CMAChanged(old, cur) {
 				cma(cur)
 			}
 		}}},
-		addonview.Registration{Informer: c.Hub.WorkInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: work, UpdateFunc: func(_, cur any) { work(cur) }, DeleteFunc: work}},
-	)
+		{Informer: c.Hub.WorkInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: work, UpdateFunc: func(_, cur any) { work(cur) }, DeleteFunc: work}},
+	}
+	if c.opts.ProbeHealth {
+		cluster := func(obj any) {
+			for _, key := range c.Hub.MCAsOfCluster(obj) {
+				q.Add(key)
+			}
+		}
+		regs = append(regs, addonview.Registration{Informer: c.Hub.ClusterInformer, Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc: cluster, UpdateFunc: func(_, cur any) { cluster(cur) }, DeleteFunc: cluster}})
+	}
+	return addonview.Register(regs...)
 }

@@ -269,6 +269,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 		{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }, DeleteFunc: func(obj any) {
 			if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
 				c.WrittenMCAs.Forget(m.Namespace + "/" + m.Name)
+				c.Held.Forget(m.Namespace + "/" + m.Name)
 			}
 			mca(obj)
 		}}},

@@ -109,9 +109,9 @@ func benchmarkTemplate(b *testing.B) {
 				for range b.N {
 					var results []*templateResult
 					if *peerFlag == "ocm" && clusters <= *peerMaxClusters {
-						results = append(results, runTemplate(b, clusters, rs, byOCM))
+						results = append(results, runTemplate(b, clusters, rs, byOCM, nil))
 					}
-					r := runTemplate(b, clusters, rs, byAddonops)
+					r := runTemplate(b, clusters, rs, byAddonops, nil)
 					results = append(results, r)
 					b.ReportMetric(r.install.Seconds(), "install-s")
 					b.ReportMetric(r.upgrade.Seconds(), "upgrade-s")
@@ -270,7 +270,7 @@ func adcRef(ns, name string) addonv1alpha1.AddOnConfig {
 // returns a client configuration (and clients of it) for the bench's setup, watching and
 // simulated agents. stop cancels ctx first (watches and simulated agents, so they do not retry
 // against a stopped hub), then stops the hub.
-func startHub(ctx context.Context, b *testing.B, cancel context.CancelFunc, opts localhub.Options) (*localhub.Hub, *rest.Config, *localhub.Clients, func()) {
+func startHub(ctx context.Context, b testing.TB, cancel context.CancelFunc, opts localhub.Options) (*localhub.Hub, *rest.Config, *localhub.Clients, func()) {
 	b.Helper()
 	opts.ExtraAPIServerArgs = append([]string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}, opts.ExtraAPIServerArgs...)
 	hub, err := localhub.Start(ctx, opts)

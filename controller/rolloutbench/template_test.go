@@ -122,6 +122,7 @@ type templateResult struct {
 	agent       simagent.Stats
 	managerLog  string
 	auditEvents int
+	bounds      [phases + 1]time.Time // phase p runs from bounds[p] to bounds[p+1]
 }
 
 // mcaWrites is every write to an MCA or one of its subresources; workWrites every write to a
@@ -146,7 +147,10 @@ func (r *templateResult) refused(p int, match func(string) bool) int {
 func (r *templateResult) perCluster(v int) float64 { return float64(v) / float64(r.n) }
 
 // runTemplate runs the scenario with m deploying the add-on on a fresh hub.
-func runTemplate(b *testing.B, n int, strategy clusterv1alpha1.RolloutStrategy, m managerKind) *templateResult {
+//
+// With a trace, every change of the add-on's MCAs and works is recorded (writesTrace), for tests
+// that tell which writes a transition cost.
+func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, m managerKind, trace *writesTrace) *templateResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := &templateResult{manager: m, n: n}
@@ -194,6 +198,11 @@ func runTemplate(b *testing.B, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	watcher, err := watchMCAs(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if trace != nil {
+		if err := trace.start(ctx, cfg); err != nil {
+			b.Fatal(err)
+		}
 	}
 
 	// The manager, ready before the clock starts: OCM's holds its lease (its controllers run),
@@ -246,6 +255,7 @@ func runTemplate(b *testing.B, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	res.upgrade = time.Since(bounds[phaseUpgrade])
 	s2 := sample()
 	bounds[phases] = time.Now()
+	res.bounds = bounds
 	res.use[phaseInstall] = s1.since(s0)
 	res.use[phaseUpgrade] = s2.since(s1)
 	res.peakRSSMB = peakRSSMBOf(mgr.pid)
