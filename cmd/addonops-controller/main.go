@@ -145,6 +145,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
+	fs.DurationVar(&opts.InterimHold, "interim-hold", mcastatus.DefaultInterimHold, "how long a cluster's interim status (a health soak under way, health not known yet for a new version) stays in memory before it is written, unless the cluster's outcome comes first: a move to a new version costs two ManagedClusterAddOn status writes; 0 writes every change at once")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics); "0" disables it`)
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	fs.StringVar(&f.logFormat, "log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
@@ -220,6 +221,12 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	}
 	if opts.DeployerWait <= 0 {
 		return fmt.Errorf("--deployer-wait=%s: want a positive duration", opts.DeployerWait)
+	}
+	switch {
+	case opts.InterimHold < 0:
+		return fmt.Errorf("--interim-hold=%s: want 0 (write every change at once) or a positive duration", opts.InterimHold)
+	case opts.InterimHold == 0:
+		opts.InterimHold = -1 // the flag's 0 is "no hold"; Options' zero is "the default"
 	}
 	if err := opts.Complete(); err != nil {
 		return err

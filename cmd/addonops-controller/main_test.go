@@ -41,6 +41,13 @@ func TestBadDeployerWait(t *testing.T) {
 	}
 }
 
+func TestBadInterimHold(t *testing.T) {
+	err := run(context.Background(), []string{"--interim-hold=-1s"}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--interim-hold=-1s: want 0") {
+		t.Errorf("got %v", err)
+	}
+}
+
 // --help exits 0 with the product's flags and klog's -v and --vmodule; klog's other flags are
 // hidden but still accepted.
 func TestHelp(t *testing.T) {
