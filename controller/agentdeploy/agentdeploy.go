@@ -45,12 +45,14 @@ type Reconciler struct {
 	hub      *hubcache.Cache
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
+	// pending are the work writes the cache may not show yet (pendingWrites).
+	pending *pendingWrites
 }
 
 // New builds the deployer and adds it, with workers concurrent reconciles, to the shared cache,
 // which runs it.
 func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
-	r := &Reconciler{opts: opts, hub: hub}
+	r := &Reconciler{opts: opts, hub: hub, pending: newPendingWrites()}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	r.events = record.NewBroadcaster()
@@ -101,7 +103,8 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	works := r.hub.AddonWorks(ns, name)
 	mca, err := r.hub.MCAs.ManagedClusterAddOns(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return 0, r.deleteWorks(ctx, Orphans(name, works))
+		r.pending.forget(key)
+		return 0, r.deleteWorks(ctx, key, Orphans(name, works))
 	}
 	if err != nil {
 		return 0, err
@@ -121,11 +124,11 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 		cluster = nil
 	}
 	plan := Decide(Input{MCA: mca, Cluster: cluster, Desired: r.hub.DesiredOf(mca), Works: works, ManifestLimit: r.opts.ManifestLimit})
-	if plan.writesWorks() {
+	if plan.writesWorks() && r.pending.behind(key, works) {
 		// Informer caches lag behind writes: a plan built on a cache that misses a work just
-		// written would move manifests between works (and a manifest stays where it is put) or
-		// render an older desired config. Writes are rare, so before writing, decide again on
-		// the live MCA and works.
+		// written would move manifests between works (and a manifest stays where it is put). So
+		// while the cache does not show one of our writes (pendingWrites), decide again on the
+		// live MCA and works.
 		live, err := r.hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return 0, nil // the delete event brings us back
@@ -161,8 +164,8 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 		}
 	}
 
-	written, writeErr := r.writeWorks(ctx, plan)
-	if err := r.deleteWorks(ctx, plan.Delete); err != nil {
+	written, writeErr := r.writeWorks(ctx, key, plan)
+	if err := r.deleteWorks(ctx, key, plan.Delete); err != nil {
 		writeErr = errors.Join(writeErr, err)
 	}
 
@@ -197,7 +200,8 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 func (p Plan) writesWorks() bool { return len(p.Create)+len(p.Update)+len(p.Delete) > 0 }
 
 // writeWorks creates and updates works and returns them as the API server returned them.
-func (r *Reconciler) writeWorks(ctx context.Context, plan Plan) ([]*workv1.ManifestWork, error) {
+// Each accepted write is recorded in r.pending.
+func (r *Reconciler) writeWorks(ctx context.Context, mcaKey string, plan Plan) ([]*workv1.ManifestWork, error) {
 	logger := klog.FromContext(ctx)
 	var out []*workv1.ManifestWork
 	var errs []error
@@ -211,6 +215,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, plan Plan) ([]*workv1.Manif
 			errs = append(errs, fmt.Errorf("creating ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
 			continue
 		}
+		r.pending.created(mcaKey, res)
 		logger.V(2).Info("Created ManifestWork", "work", w.Name, "manifests", len(w.Spec.Workload.Manifests), "configs", w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey])
 		out = append(out, res)
 	}
@@ -220,13 +225,14 @@ func (r *Reconciler) writeWorks(ctx context.Context, plan Plan) ([]*workv1.Manif
 			errs = append(errs, fmt.Errorf("updating ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
 			continue
 		}
+		r.pending.updated(mcaKey, res, w.ResourceVersion)
 		logger.V(2).Info("Updated ManifestWork", "work", w.Name, "generation", res.Generation, "manifests", len(w.Spec.Workload.Manifests), "configs", w.Annotations[workv1.ManifestConfigSpecHashAnnotationKey])
 		out = append(out, res)
 	}
 	return out, errors.Join(errs...)
 }
 
-func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWork) error {
+func (r *Reconciler) deleteWorks(ctx context.Context, mcaKey string, works []*workv1.ManifestWork) error {
 	var errs []error
 	for _, w := range works {
 		if w.DeletionTimestamp != nil {
@@ -239,6 +245,7 @@ func (r *Reconciler) deleteWorks(ctx context.Context, works []*workv1.ManifestWo
 			errs = append(errs, fmt.Errorf("deleting ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
 			continue
 		}
+		r.pending.deleted(mcaKey, w)
 		klog.FromContext(ctx).V(2).Info("Deleted ManifestWork", "work", w.Namespace+"/"+w.Name)
 	}
 	return errors.Join(errs...)

@@ -1,6 +1,7 @@
 package agentdeploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -213,7 +214,11 @@ func build(in Input) (*addonwork.Works, []string, error) {
 	if in.Cluster != nil {
 		cluster.ImageRegistries = in.Cluster.Annotations[render.ImageRegistriesAnnotation]
 	}
-	res, err := render.Render(tpl, cluster)
+	renderer, err := in.Desired.Renderer()
+	var res *render.Result
+	if err == nil {
+		res, err = renderer.Render(cluster)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to render AddOnTemplate %s for cluster %s: %w", tpl.Name, mca.Namespace, err)
 	}
@@ -345,17 +350,18 @@ func NeedsUpdate(existing, desired *workv1.ManifestWork) bool {
 	if !equality.Semantic.DeepEqual(existing.OwnerReferences, desired.OwnerReferences) {
 		return true
 	}
-	a, b := normalize(existing.Spec), normalize(desired.Spec)
-	if len(a.Workload.Manifests) != len(b.Workload.Manifests) {
+	ma, mb := existing.Spec.Workload.Manifests, desired.Spec.Workload.Manifests
+	if len(ma) != len(mb) {
 		return true
 	}
-	for i := range a.Workload.Manifests {
-		if !sameManifest(a.Workload.Manifests[i], b.Workload.Manifests[i]) {
+	for i := range ma {
+		if !sameManifest(ma[i], mb[i]) {
 			return true
 		}
 	}
-	a.Workload.Manifests, b.Workload.Manifests = nil, nil
-	return !equality.Semantic.DeepEqual(a, b)
+	sa, sb := existing.Spec, desired.Spec // copies: the works keep their manifests
+	sa.Workload.Manifests, sb.Workload.Manifests = nil, nil
+	return !equality.Semantic.DeepEqual(normalize(sa), normalize(sb))
 }
 
 // normalize fills in the defaults of the ManifestWork CRD (open-cluster-management.io/api v1.3.0),
@@ -392,6 +398,9 @@ func normalize(in workv1.ManifestWorkSpec) workv1.ManifestWorkSpec {
 // sameManifest compares manifests as JSON values, ignoring metadata.creationTimestamp and
 // spec.template.metadata.creationTimestamp as OCM's applier does (typed round trips add them).
 func sameManifest(a, b workv1.Manifest) bool {
+	if len(a.Raw) > 0 && bytes.Equal(a.Raw, b.Raw) {
+		return true // the same bytes, as almost always: both are encoding/json's sorted output
+	}
 	x, errA := manifestValue(a)
 	y, errB := manifestValue(b)
 	if errA != nil || errB != nil {

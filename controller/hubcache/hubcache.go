@@ -123,6 +123,8 @@ type Cache struct {
 	strategies   map[string]rolloutStrategies
 	// historyFactory caches the version history ConfigMaps (Options.HistoryNamespace), or is nil.
 	historyFactory kubeinformers.SharedInformerFactory
+	// typed are the templates and deployment configs converted and compiled (typed.go).
+	typed *typedConfigs
 
 	// Listers of the decoded kinds. They hand out placeholders for objects that do not decode (see
 	// DecodeError), but for Decisions, which returns an error naming such a decision instead.
@@ -175,7 +177,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the HTTP client for %s: %w", cfg.Host, err)
 	}
-	c := &Cache{opts: opts, undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
+	c := &Cache{opts: opts, typed: newTypedConfigs(), undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
 		strategies: map[string]rolloutStrategies{}}
 	if len(opts.Only) > 0 {
 		c.only = map[string]bool{}
@@ -434,6 +436,8 @@ type Desired struct {
 	Template *Config
 	// DeploymentConfigs are the desired AddOnDeploymentConfigs in status order.
 	DeploymentConfigs []Config
+	// typed converts and compiles them once per version (typedConfigs); nil converts each time.
+	typed *typedConfigs
 }
 
 // Current reports whether every desired config exists with its desired content.
@@ -468,7 +472,7 @@ func (d Desired) Problem() string {
 
 // DesiredOf looks up the configs mca was told to run (status.configReferences[].desiredConfig).
 func (c *Cache) DesiredOf(mca *addonv1alpha1.ManagedClusterAddOn) Desired {
-	var d Desired
+	d := Desired{typed: c.typed}
 	for _, r := range mca.Status.ConfigReferences {
 		if r.DesiredConfig == nil {
 			continue
@@ -512,22 +516,22 @@ func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDe
 	if d.Template == nil || d.Template.Object == nil {
 		return nil, nil, fmt.Errorf("no AddOnTemplate to render")
 	}
-	t := &addonv1alpha1.AddOnTemplate{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Template.Object.Object, t); err != nil {
-		return nil, nil, fmt.Errorf("decoding %s: %w", d.Template.Ref, err)
+	t := d.typedTemplate()
+	if t.err != nil {
+		return nil, nil, fmt.Errorf("decoding %s: %w", d.Template.Ref, t.err)
 	}
 	var adcs []*addonv1alpha1.AddOnDeploymentConfig
 	for _, a := range d.DeploymentConfigs {
 		if a.Object == nil {
 			return nil, nil, fmt.Errorf("%s not found", a.Ref)
 		}
-		adc := &addonv1alpha1.AddOnDeploymentConfig{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(a.Object.Object, adc); err != nil {
-			return nil, nil, fmt.Errorf("decoding %s: %w", a.Ref, err)
+		adc := d.typedADC(a.Object)
+		if adc.err != nil {
+			return nil, nil, fmt.Errorf("decoding %s: %w", a.Ref, adc.err)
 		}
-		adcs = append(adcs, adc)
+		adcs = append(adcs, adc.adc)
 	}
-	return t, adcs, nil
+	return t.t, adcs, nil
 }
 
 // Handler maps the events of one informer to the keys of a reconciler's queue.

@@ -204,6 +204,11 @@ func newController(r Reconciler, logger klog.Logger, waitForSync func(context.Co
 	workers := max(1, r.Workers)
 	ctrl, err := crcontroller.NewTypedUnmanaged(r.Name, crcontroller.TypedOptions[string]{
 		MaxConcurrentReconciles: workers,
+		// client-go's rate-limited workqueue, not controller-runtime's priority queue (its default
+		// since v0.23): the priority queue of v0.23.3 can deadlock when it shuts down while items
+		// are ready (kubernetes-sigs/controller-runtime#3538), and then the controller never stops
+		// on SIGTERM. make bench-controller hit it at 1,000 clusters on every run.
+		UsePriorityQueue: ptr(false),
 		// Tests run several controllers in one process; names are checked in Add.
 		SkipNameValidation: ptr(true),
 		LogConstructor: func(key *string) logr.Logger {

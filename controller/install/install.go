@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,10 +28,63 @@ import (
 )
 
 // Reconciler is the install reconciler.
-type Reconciler struct{ *addonview.View }
+type Reconciler struct {
+	*addonview.View
+	created *createdMCAs
+}
 
 // New returns the install reconciler on v.
-func New(v *addonview.View) *Reconciler { return &Reconciler{View: v} }
+func New(v *addonview.View) *Reconciler { return &Reconciler{View: v, created: newCreatedMCAs()} }
+
+// createdTTL bounds how long a created MCA the cache does not show counts as existing: the cache
+// shows it within moments, or its delete event clears it; the bound only covers a relist that
+// never showed it at all (created and deleted in between).
+const createdTTL = 2 * time.Minute
+
+// createdMCAs remembers the MCAs this reconciler created until the cache shows them. Creating
+// 1,000 MCAs brings 1,000 add events, each of which asks for another decision; one taken on a
+// cache that shows only some of them would create the others again (1,300 refused creates at
+// 1,000 clusters in `make bench-controller`), each a write attempt the API server pays for.
+type createdMCAs struct {
+	mu sync.Mutex
+	at map[string]map[string]time.Time // add-on → cluster namespace → when created
+}
+
+func newCreatedMCAs() *createdMCAs { return &createdMCAs{at: map[string]map[string]time.Time{}} }
+
+func (c *createdMCAs) add(addon, ns string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at[addon] == nil {
+		c.at[addon] = map[string]time.Time{}
+	}
+	c.at[addon][ns] = now
+}
+
+func (c *createdMCAs) forget(addon, ns string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.at[addon], ns)
+}
+
+// notCached returns the namespaces of the add-on's MCAs created here that cached (the namespaces
+// the cache shows) misses, forgetting the others and the expired ones.
+func (c *createdMCAs) notCached(addon string, cached map[string]bool, now time.Time) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for ns, at := range c.at[addon] {
+		if cached[ns] || now.Sub(at) > createdTTL {
+			delete(c.at[addon], ns)
+			continue
+		}
+		out = append(out, ns)
+	}
+	if len(c.at[addon]) == 0 {
+		delete(c.at, addon)
+	}
+	return out
+}
 
 // Sync creates and deletes the MCAs of one add-on (package installplan decides which).
 func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
@@ -84,12 +138,17 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		in.Clusters[mc.Name] = installplan.Cluster{Deleting: mc.DeletionTimestamp != nil}
 		annotations[mc.Name] = mc.Annotations
 	}
+	cached := map[string]bool{}
 	for _, m := range c.AddonMCAs(name) {
+		cached[m.Namespace] = true
 		in.Existing = append(in.Existing, installplan.MCA{
 			Namespace: m.Namespace,
 			Ours:      m.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue,
 			Deleting:  m.DeletionTimestamp != nil,
 		})
+	}
+	for _, ns := range c.created.notCached(name, cached, time.Now()) {
+		in.Existing = append(in.Existing, installplan.MCA{Namespace: ns, Ours: true})
 	}
 
 	plan := installplan.Decide(in)
@@ -122,6 +181,9 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		_, err := mcas.ManagedClusterAddOns(ns).Create(ctx, mca, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil // a user or GitOps was faster: theirs is kept as it is
+		}
+		if err == nil {
+			c.created.add(name, ns, time.Now())
 		}
 		return err
 	})
@@ -182,6 +244,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 			},
 			DeleteFunc: func(obj any) {
 				if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
+					c.created.forget(m.Name, m.Namespace)
 					q.Add(m.Name)
 				}
 			},

@@ -478,6 +478,8 @@ type controllerProcess struct {
 	waitErr error
 	once    sync.Once
 	cpuSecs float64
+	// stuck: it did not stop within 30s of SIGTERM (its log has its goroutines).
+	stuck bool
 }
 
 // startController starts the controller with -controller-args, -more-controller-args and extra
@@ -577,8 +579,17 @@ func (p *controllerProcess) stop() float64 {
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
+			// SIGQUIT: the Go runtime writes every goroutine's stack to the log, then exits, so a
+			// controller that does not stop says where it hangs.
+			p.stuck = true
+			fmt.Fprintf(os.Stderr, "the controller did not stop within 30s of SIGTERM; its goroutines are in %s\n", p.log)
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-p.done:
+			case <-time.After(10 * time.Second):
+				_ = p.cmd.Process.Kill()
+				<-p.done
+			}
 		}
 		if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			p.cpuSecs = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()

@@ -264,6 +264,9 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 
 	// Stopping the manager ends its watches, so the log holds every request it made.
 	mgr.stop()
+	if mgr.stuck != nil && mgr.stuck() {
+		b.Errorf("%s did not stop within 30s of SIGTERM: see the goroutines in %s", m.label(), mgr.log)
+	}
 	for p := range phases {
 		res.requests[p], res.failed[p] = apiaudit.Counts{}, apiaudit.Counts{}
 	}
@@ -505,6 +508,8 @@ type managerProc struct {
 	log    string
 	exited func() error
 	stop   func()
+	// stuck, when set, tells whether the manager did not stop within its grace period.
+	stuck func() bool
 }
 
 // startOCMManager starts OCM's addon-manager as userOCM, with the client rate limits addonops gets
@@ -565,7 +570,7 @@ func startAddonopsManager(ctx context.Context, hub *localhub.Hub) (*managerProc,
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return &managerProc{pid: p.cmd.Process.Pid, log: p.log, exited: p.exited, stop: func() { p.stop() }}, nil
+	return &managerProc{pid: p.cmd.Process.Pid, log: p.log, exited: p.exited, stop: func() { p.stop() }, stuck: func() bool { return p.stuck }}, nil
 }
 
 // snapshot is the CPU time of the processes and the machine at one moment.
