@@ -398,8 +398,10 @@ func normalize(in workv1.ManifestWorkSpec) workv1.ManifestWorkSpec {
 // sameManifest compares manifests as JSON values, ignoring metadata.creationTimestamp and
 // spec.template.metadata.creationTimestamp as OCM's applier does (typed round trips add them).
 func sameManifest(a, b workv1.Manifest) bool {
-	if len(a.Raw) > 0 && bytes.Equal(a.Raw, b.Raw) {
-		return true // the same bytes, as almost always: both are encoding/json's sorted output
+	if ra := bytes.TrimSpace(a.Raw); len(ra) > 0 && bytes.Equal(ra, bytes.TrimSpace(b.Raw)) {
+		// The same bytes, as almost always: both are encoding/json's output with sorted keys (the
+		// written one ends with the newline of a json.Encoder).
+		return true
 	}
 	x, errA := manifestValue(a)
 	y, errB := manifestValue(b)
