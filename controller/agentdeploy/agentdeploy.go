@@ -124,7 +124,9 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 		cluster = nil
 	}
 	plan := Decide(Input{MCA: mca, Cluster: cluster, Desired: r.hub.DesiredOf(mca), Works: works, ManifestLimit: r.opts.ManifestLimit})
-	if plan.writesWorks() && r.pending.behind(key, works) {
+	// Looked at on every sync, so what the cache caught up with is forgotten at once.
+	behind := r.pending.behind(key, works)
+	if plan.writesWorks() && behind {
 		// Informer caches lag behind writes: a plan built on a cache that misses a work just
 		// written would move manifests between works (and a manifest stays where it is put). So
 		// while the cache does not show one of our writes (pendingWrites), decide again on the

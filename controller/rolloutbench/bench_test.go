@@ -238,6 +238,9 @@ func runScenario(b *testing.B, n int, strategy string) {
 	f.peakRSSMB = proc.peakRSSMB()
 	f.agent = agent.Stats()
 	f.cpuTotal = proc.stop()
+	if proc.stuck {
+		b.Errorf("the controller did not stop within 30s of SIGTERM: see the goroutines in %s", proc.log)
+	}
 
 	perMCA := float64(f.writes) / float64(n)
 	b.ReportMetric(f.upgrade.Seconds(), "upgrade-s")

@@ -10,4 +10,8 @@
 // addonops-controller --deploy-templates and, with -peer=ocm, by OCM's addon-manager on a hub of its
 // own; each manager is its own API user, and the API server's audit log (internal/apiaudit) counts
 // its requests and writes per phase (template_test.go says why not both on one hub at once).
+//
+// TestWritesPerTransition, part of `make test`, runs the template scenario on four clusters and
+// checks the write budget of a cluster's move to a new version (two MCA status writes, one update
+// per ManifestWork), naming every write a watch saw when there are more.
 package rolloutbench
