@@ -48,37 +48,38 @@ func versionKey(u *unstructured.Unstructured) string {
 }
 
 func (c *typedConfigs) template(u *unstructured.Unstructured) *typedTemplate {
-	key := versionKey(u)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t, ok := c.templates[key]; ok {
+	return memoVersion(&c.mu, c.templates, u, func() *typedTemplate {
+		t := &typedTemplate{t: &addonv1alpha1.AddOnTemplate{}}
+		if t.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t.t); t.err == nil {
+			t.renderer, t.compile = render.Compile(t.t)
+		}
 		return t
-	}
-	t := &typedTemplate{t: &addonv1alpha1.AddOnTemplate{}}
-	if t.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t.t); t.err == nil {
-		t.renderer, t.compile = render.Compile(t.t)
-	}
-	if len(c.templates) >= typedLimit {
-		clear(c.templates)
-	}
-	c.templates[key] = t
-	return t
+	})
 }
 
 func (c *typedConfigs) adc(u *unstructured.Unstructured) *typedADC {
-	key := versionKey(u)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a, ok := c.adcs[key]; ok {
+	return memoVersion(&c.mu, c.adcs, u, func() *typedADC {
+		a := &typedADC{adc: &addonv1alpha1.AddOnDeploymentConfig{}}
+		a.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, a.adc)
 		return a
+	})
+}
+
+// memoVersion returns what m holds for u's version, or makes it (under mu: two syncs of one version
+// convert it once), starting m over when it holds typedLimit versions.
+func memoVersion[T any](mu *sync.Mutex, m map[string]T, u *unstructured.Unstructured, build func() T) T {
+	key := versionKey(u)
+	mu.Lock()
+	defer mu.Unlock()
+	if v, ok := m[key]; ok {
+		return v
 	}
-	a := &typedADC{adc: &addonv1alpha1.AddOnDeploymentConfig{}}
-	a.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, a.adc)
-	if len(c.adcs) >= typedLimit {
-		clear(c.adcs)
+	v := build()
+	if len(m) >= typedLimit {
+		clear(m)
 	}
-	c.adcs[key] = a
-	return a
+	m[key] = v
+	return v
 }
 
 // convert is Typed without a cache: each call decodes again (a Desired built by hand).
