@@ -516,7 +516,7 @@ func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDe
 	if d.Template == nil || d.Template.Object == nil {
 		return nil, nil, fmt.Errorf("no AddOnTemplate to render")
 	}
-	t := d.typedTemplate()
+	t := d.typed.template(d.Template.Object)
 	if t.err != nil {
 		return nil, nil, fmt.Errorf("decoding %s: %w", d.Template.Ref, t.err)
 	}
@@ -525,7 +525,7 @@ func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDe
 		if a.Object == nil {
 			return nil, nil, fmt.Errorf("%s not found", a.Ref)
 		}
-		adc := d.typedADC(a.Object)
+		adc := d.typed.adc(a.Object)
 		if adc.err != nil {
 			return nil, nil, fmt.Errorf("decoding %s: %w", a.Ref, adc.err)
 		}

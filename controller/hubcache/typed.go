@@ -47,8 +47,10 @@ func versionKey(u *unstructured.Unstructured) string {
 	return string(u.GetUID()) + "@" + u.GetResourceVersion()
 }
 
+// template and adc convert u, once per version; a nil c (a Desired built by hand) converts it each
+// time.
 func (c *typedConfigs) template(u *unstructured.Unstructured) *typedTemplate {
-	return memoVersion(&c.mu, c.templates, u, func() *typedTemplate {
+	return memoVersion(c, func(c *typedConfigs) map[string]*typedTemplate { return c.templates }, u, func() *typedTemplate {
 		t := &typedTemplate{t: &addonv1alpha1.AddOnTemplate{}}
 		if t.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t.t); t.err == nil {
 			t.renderer, t.compile = render.Compile(t.t)
@@ -58,19 +60,23 @@ func (c *typedConfigs) template(u *unstructured.Unstructured) *typedTemplate {
 }
 
 func (c *typedConfigs) adc(u *unstructured.Unstructured) *typedADC {
-	return memoVersion(&c.mu, c.adcs, u, func() *typedADC {
+	return memoVersion(c, func(c *typedConfigs) map[string]*typedADC { return c.adcs }, u, func() *typedADC {
 		a := &typedADC{adc: &addonv1alpha1.AddOnDeploymentConfig{}}
 		a.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, a.adc)
 		return a
 	})
 }
 
-// memoVersion returns what m holds for u's version, or makes it (under mu: two syncs of one version
-// convert it once), starting m over when it holds typedLimit versions.
-func memoVersion[T any](mu *sync.Mutex, m map[string]T, u *unstructured.Unstructured, build func() T) T {
+// memoVersion returns what c's map holds for u's version, or builds it (under c.mu: two syncs of
+// one version convert it once), starting the map over when it holds typedLimit versions.
+func memoVersion[T any](c *typedConfigs, mapOf func(*typedConfigs) map[string]T, u *unstructured.Unstructured, build func() T) T {
+	if c == nil {
+		return build()
+	}
 	key := versionKey(u)
-	mu.Lock()
-	defer mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := mapOf(c)
 	if v, ok := m[key]; ok {
 		return v
 	}
@@ -82,38 +88,15 @@ func memoVersion[T any](mu *sync.Mutex, m map[string]T, u *unstructured.Unstruct
 	return v
 }
 
-// convert is Typed without a cache: each call decodes again (a Desired built by hand).
-func convertTemplate(u *unstructured.Unstructured) *typedTemplate {
-	return newTypedConfigs().template(u)
-}
-
-func convertADC(u *unstructured.Unstructured) *typedADC {
-	return newTypedConfigs().adc(u)
-}
-
 // Renderer returns the desired template compiled for rendering (render.Compile), once per
 // template version. It is shared: Render is safe for concurrent use.
 func (d Desired) Renderer() (*render.Renderer, error) {
 	if d.Template == nil || d.Template.Object == nil {
 		return nil, fmt.Errorf("no AddOnTemplate to render")
 	}
-	t := d.typedTemplate()
+	t := d.typed.template(d.Template.Object)
 	if t.err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", d.Template.Ref, t.err)
 	}
 	return t.renderer, t.compile
-}
-
-func (d Desired) typedTemplate() *typedTemplate {
-	if d.typed == nil {
-		return convertTemplate(d.Template.Object)
-	}
-	return d.typed.template(d.Template.Object)
-}
-
-func (d Desired) typedADC(u *unstructured.Unstructured) *typedADC {
-	if d.typed == nil {
-		return convertADC(u)
-	}
-	return d.typed.adc(u)
 }
