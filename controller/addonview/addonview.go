@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/overlay"
 	"github.com/addonops/addonops/controller/rolloutplan"
 )
 
@@ -32,9 +33,10 @@ type View struct {
 	Addon    addonclient.Interface
 	Recorder record.EventRecorder
 	// WrittenCMAs and WrittenMCAs overlay the hub cache's CMAs and MCAs with what the reconcilers
-	// wrote and the cache does not show yet (see Overlay).
-	WrittenCMAs *Overlay[*addonv1alpha1.ClusterManagementAddOn]
-	WrittenMCAs *Overlay[*addonv1alpha1.ManagedClusterAddOn]
+	// wrote and the cache does not show yet (package overlay). WrittenMCAs is the hub's
+	// MCAWriter's: every reconciler of the process records its MCA writes there.
+	WrittenCMAs *overlay.Overlay[*addonv1alpha1.ClusterManagementAddOn]
+	WrittenMCAs *overlay.Overlay[*addonv1alpha1.ManagedClusterAddOn]
 	// Held are the interim conditions of MCAs the progress reconciler has not written (Held).
 	Held *Held
 	// Coalesce delays decisions triggered by bursts of events (placements, MCAs, configs).
@@ -49,7 +51,7 @@ type View struct {
 // New returns a view of hub.
 func New(hub *hubcache.Cache, recorder record.EventRecorder, coalesce time.Duration, writeParallelism int) *View {
 	return &View{Hub: hub, Addon: hub.Clients.Addon, Recorder: recorder,
-		WrittenCMAs: NewOverlay[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: NewOverlay[*addonv1alpha1.ManagedClusterAddOn](),
+		WrittenCMAs: overlay.New[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: hub.MCAWriter.Written,
 		Held:     NewHeld(),
 		Coalesce: coalesce, WriteParallelism: max(writeParallelism, 1)}
 }

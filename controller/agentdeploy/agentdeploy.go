@@ -28,7 +28,6 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
-	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -161,7 +160,7 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	// Finalizer first: it must be there before anything could need a hook at deletion; removing it
 	// is the last step of a deletion.
 	if len(plan.AddFinalizers) > 0 {
-		if mca, err = mcawrite.Finalizers(ctx, r.hub.Clients.Addon, mca, plan.AddFinalizers, plan.RemoveFinalizers); err != nil || mca == nil {
+		if mca, err = r.hub.MCAWriter.Finalizers(ctx, mca, plan.AddFinalizers, plan.RemoveFinalizers); err != nil || mca == nil {
 			return 0, err
 		}
 	}
@@ -174,7 +173,7 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	conds := plan.Conditions
 	if len(conds) > 0 || plan.TrackApplied || writeErr != nil {
 		deploy := DeployWorks(name, mergeWorks(works, written, plan.Delete))
-		if mca, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		if mca, err = r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
 			for _, c := range conds {
 				meta.SetStatusCondition(&m.Status.Conditions, c)
 			}
@@ -192,7 +191,7 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, writeErr
 	}
 	if len(plan.RemoveFinalizers) > 0 && len(plan.AddFinalizers) == 0 {
-		if _, err := mcawrite.Finalizers(ctx, r.hub.Clients.Addon, mca, nil, plan.RemoveFinalizers); err != nil {
+		if _, err := r.hub.MCAWriter.Finalizers(ctx, mca, nil, plan.RemoveFinalizers); err != nil {
 			return 0, err
 		}
 	}

@@ -38,6 +38,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/spechash"
@@ -105,8 +106,11 @@ const ClusterNameLabel = clusterv1.ClusterNameLabelKey
 // Cache is the shared hub state.
 type Cache struct {
 	Clients Clients
-	opts    Options
-	only    map[string]bool
+	// MCAWriter is how every reconciler of this process writes MCAs: one at a time per MCA, from
+	// the freshest version the process knows (mcawrite.Writer).
+	MCAWriter *mcawrite.Writer
+	opts      Options
+	only      map[string]bool
 
 	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
 	decodedInformers map[string]cache.SharedIndexInformer
@@ -191,6 +195,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if c.Clients.Addon, err = addonclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("building the add-on client: %w", err)
 	}
+	c.MCAWriter = mcawrite.NewWriter(c.Clients.Addon)
 	if c.Clients.Cluster, err = clusterclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("building the cluster client: %w", err)
 	}

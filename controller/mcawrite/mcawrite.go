@@ -25,9 +25,18 @@ import (
 // It returns the MCA as written (or mca itself when nothing changed), or nil when the MCA is gone.
 func Status(ctx context.Context, client addonclient.Interface, mca *addonv1alpha1.ManagedClusterAddOn,
 	change func(*addonv1alpha1.ManagedClusterAddOn)) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	out, _, err := status(ctx, client, mca, change)
+	return out, err
+}
+
+// status is Status that also returns the versions the write replaced: mca's, and every live
+// version read after a conflict (none when nothing was written).
+func status(ctx context.Context, client addonclient.Interface, mca *addonv1alpha1.ManagedClusterAddOn,
+	change func(*addonv1alpha1.ManagedClusterAddOn)) (*addonv1alpha1.ManagedClusterAddOn, []string, error) {
 	api := client.AddonV1alpha1().ManagedClusterAddOns(mca.Namespace)
 	cur := mca
 	var out *addonv1alpha1.ManagedClusterAddOn
+	var replaced []string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		next := cur.DeepCopy()
 		change(next)
@@ -35,6 +44,7 @@ func Status(ctx context.Context, client addonclient.Interface, mca *addonv1alpha
 			out = cur
 			return nil
 		}
+		replaced = append(replaced, cur.ResourceVersion)
 		res, err := api.UpdateStatus(ctx, next, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			live, getErr := api.Get(ctx, mca.Name, metav1.GetOptions{})
@@ -48,12 +58,15 @@ func Status(ctx context.Context, client addonclient.Interface, mca *addonv1alpha
 		return err
 	})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", mca.Namespace, mca.Name, err)
+		return nil, nil, fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", mca.Namespace, mca.Name, err)
 	}
-	return out, nil
+	if out == cur {
+		return out, nil, nil // nothing written (a refused write may have come first)
+	}
+	return out, replaced, nil
 }
 
 // Finalizers adds and removes finalizers with a full update (as OCM does), retrying on conflict
@@ -61,9 +74,17 @@ func Status(ctx context.Context, client addonclient.Interface, mca *addonv1alpha
 // MCA is gone (removing the last finalizer of a deleted MCA lets it go).
 func Finalizers(ctx context.Context, client addonclient.Interface, mca *addonv1alpha1.ManagedClusterAddOn,
 	add []string, remove []string) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	out, _, err := finalizers(ctx, client, mca, add, remove)
+	return out, err
+}
+
+// finalizers is Finalizers that also returns the versions the write replaced (as status).
+func finalizers(ctx context.Context, client addonclient.Interface, mca *addonv1alpha1.ManagedClusterAddOn,
+	add []string, remove []string) (*addonv1alpha1.ManagedClusterAddOn, []string, error) {
 	api := client.AddonV1alpha1().ManagedClusterAddOns(mca.Namespace)
 	cur := mca
 	var out *addonv1alpha1.ManagedClusterAddOn
+	var replaced []string
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		fins := EditFinalizers(cur.Finalizers, add, remove)
 		if equality.Semantic.DeepEqual(fins, cur.Finalizers) {
@@ -72,6 +93,7 @@ func Finalizers(ctx context.Context, client addonclient.Interface, mca *addonv1a
 		}
 		next := cur.DeepCopy()
 		next.Finalizers = fins
+		replaced = append(replaced, cur.ResourceVersion)
 		res, err := api.Update(ctx, next, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			live, getErr := api.Get(ctx, mca.Name, metav1.GetOptions{})
@@ -85,15 +107,18 @@ func Finalizers(ctx context.Context, client addonclient.Interface, mca *addonv1a
 		return err
 	})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("updating the finalizers of ManagedClusterAddOn %s/%s: %w", mca.Namespace, mca.Name, err)
+		return nil, nil, fmt.Errorf("updating the finalizers of ManagedClusterAddOn %s/%s: %w", mca.Namespace, mca.Name, err)
+	}
+	if out == cur {
+		replaced = nil // nothing written
 	}
 	if out != nil && out.DeletionTimestamp != nil && len(out.Finalizers) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return out, nil
+	return out, replaced, nil
 }
 
 // EditFinalizers returns fins with add appended (when missing) and remove dropped, keeping order;

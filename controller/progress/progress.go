@@ -65,6 +65,10 @@ func (c *Reconciler) probesHealth(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 	return c.opts.ProbeHealth && c.Hub.DesiredOf(mca).Template != nil
 }
 
+// staleRecheck is how soon an MCA that changed between its read and its write is looked at again
+// (its event usually brings it sooner).
+const staleRecheck = 500 * time.Millisecond
+
 // Sync tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
 // lastAppliedConfig, the Progressing and HealthSoak conditions (mcastatus.Progress) and, as the
 // add-on's health prober, Available (addonhealth.Available). It writes only when they change and
@@ -129,6 +133,14 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 			c.Held.Set(key, addonview.HeldStatus{Attempt: mcastatus.Attempt(written), Conditions: heldConditions(st, probes), Since: since})
 			return minPositive(recheck, left), nil
 		}
+	}
+	// Another writer of this process may have written the MCA since it was read: decide again from
+	// that version (its event also brings the MCA back) rather than send a write the API server
+	// would refuse (mcawrite.Writer).
+	defer c.Hub.MCAWriter.Lock(key)()
+	if cur, ok, err := c.Hub.MCAInformer.GetIndexer().GetByKey(key); err == nil && ok &&
+		c.Hub.MCAWriter.Fresh(cur.(*addonv1alpha1.ManagedClusterAddOn)).ResourceVersion != written.ResourceVersion {
+		return staleRecheck, nil
 	}
 	updated := written.DeepCopy()
 	updated.Status = st

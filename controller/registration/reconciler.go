@@ -25,7 +25,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/hubcache"
-	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -174,7 +173,7 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 		return 0, fmt.Errorf("reading ClusterManagementAddOn %s: %w", addon, err)
 	}
 	if supported, ok := SupportedConfigs(cma); ok && !equality.Semantic.DeepEqual(mca.Status.SupportedConfigs, supported) {
-		if mca, err = mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		if mca, err = r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
 			m.Status.SupportedConfigs = slices.Clone(supported)
 		}); err != nil || mca == nil {
 			return 0, err
@@ -203,7 +202,7 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	}
 	slices.Sort(caProblems) // map order must not make the condition flap
 	st := Status{Registrations: regs, Namespace: InstallNamespace(t, adcs), Condition: Condition(regs, pending, bindErr, caProblems)}
-	if _, err := mcawrite.Status(ctx, r.hub.Clients.Addon, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+	if _, err := r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
 		st.Apply(&m.Status, func(c *[]metav1.Condition, cond metav1.Condition) { meta.SetStatusCondition(c, cond) })
 	}); err != nil {
 		return 0, errors.Join(bindErr, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/addonops/addonops/controller/addonview"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/controller/overlay"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -50,7 +51,7 @@ type Reconciler struct {
 	*addonview.View
 	opts Options
 	// writtenHistories overlays the version history ConfigMaps like the View's overlays, by name.
-	writtenHistories *addonview.Overlay[*corev1.ConfigMap]
+	writtenHistories *overlay.Overlay[*corev1.ConfigMap]
 
 	// queue is the reconciler's queue, set when it starts: config changes and access problems
 	// reach every add-on's rollout through it.
@@ -69,8 +70,12 @@ type Reconciler struct {
 
 // New returns the rollout reconciler on v.
 func New(v *addonview.View, opts Options) *Reconciler {
-	return &Reconciler{View: v, opts: opts, writtenHistories: addonview.NewOverlay[*corev1.ConfigMap]()}
+	return &Reconciler{View: v, opts: opts, writtenHistories: overlay.New[*corev1.ConfigMap]()}
 }
+
+// staleRecheck is how soon a decision is taken again when some of its MCAs changed before they
+// were written (their events usually bring it sooner).
+const staleRecheck = time.Second
 
 // notSyncedRetry is how soon a decision is retried while a config informer has not synced yet.
 const notSyncedRetry = 200 * time.Millisecond
@@ -151,8 +156,17 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		byNamespace[u.MCA.Namespace] = u
 		namespaces = append(namespaces, u.MCA.Namespace)
 	}
+	var stale atomic.Int32
 	err := c.Parallel(namespaces, func(ns string) error {
 		u := byNamespace[ns]
+		// Another writer of this process (or another process) may have written the MCA since the
+		// decision read it: a write from the version read would be refused. Its event brings the
+		// MCA to a new decision instead (mcawrite.Writer).
+		defer c.Hub.MCAWriter.Lock(ns + "/" + name)()
+		if cached, err := c.Hub.MCAs.ManagedClusterAddOns(ns).Get(name); err == nil && c.Hub.MCAWriter.Fresh(cached).ResourceVersion != u.MCA.ResourceVersion {
+			stale.Add(1)
+			return nil
+		}
 		updated := u.MCA.DeepCopy()
 		updated.Status = u.Status
 		res, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
@@ -181,6 +195,12 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 
 	err = errors.Join(err, histErr)
 	after := plan.RecheckAfter
+	if n := stale.Load(); n > 0 {
+		logger.V(2).Info("MCAs changed since the decision read them; deciding again", "count", n)
+		if after == 0 || after > staleRecheck {
+			after = staleRecheck
+		}
+	}
 	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
 		// A config kind may get its CRD later; look again.
 		after = hubcache.RediscoverAfter

@@ -1,4 +1,4 @@
-package addonview
+package overlay
 
 import (
 	"testing"
@@ -39,7 +39,7 @@ func TestOverlay(t *testing.T) {
 		{"a recreated object with a new version wins", []step{{wrote: [2]string{"a", "b"}, cached: "q", wantServed: "q"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
+			o := New[*addonv1alpha1.ManagedClusterAddOn]()
 			for i, s := range tc.steps {
 				if s.wrote[1] != "" {
 					o.Wrote("c/a", s.wrote[0], mcaAt(s.wrote[1]))
@@ -58,7 +58,7 @@ func TestOverlay(t *testing.T) {
 // What the overlay keeps of a write has no managedFields: they are most of an MCA as the API server
 // returns it, and nothing reads them (a write without them leaves the API server's as they are).
 func TestOverlayDropsManagedFields(t *testing.T) {
-	o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
+	o := New[*addonv1alpha1.ManagedClusterAddOn]()
 	written := mcaAt("b")
 	written.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "addonops-controller"}}
 	o.Wrote("c/a", "a", written)

@@ -1,4 +1,5 @@
-package addonview
+// Package overlay remembers the objects this controller wrote until its informer caches show them.
+package overlay
 
 import (
 	"sync"
@@ -32,7 +33,7 @@ type overlayEntry[T metav1.Object] struct {
 	replaced map[string]bool
 }
 
-func NewOverlay[T metav1.Object]() *Overlay[T] {
+func New[T metav1.Object]() *Overlay[T] {
 	return &Overlay[T]{written: map[string]overlayEntry[T]{}}
 }
 
@@ -66,6 +67,17 @@ func (o *Overlay[T]) Get(key string, cached T) T {
 		return e.obj
 	}
 	delete(o.written, key) // the cache caught up
+	return cached
+}
+
+// Peek is Get without forgetting: the freshest known version of key, cached or written. Writers
+// check with it that the version they computed from is still the freshest before they write.
+func (o *Overlay[T]) Peek(key string, cached T) T {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e, ok := o.written[key]; ok && e.replaced[cached.GetResourceVersion()] {
+		return e.obj
+	}
 	return cached
 }
 

@@ -1,0 +1,116 @@
+package mcawrite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/internal/localhub"
+)
+
+func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
+
+// On a real API server: writers of one MCA in this process never refuse each other, however stale
+// the version they were handed (the informer cache lags behind writes), and each sees the others'
+// fields; a writer of another process still makes a write conflict, which is retried on the live
+// object as before.
+func TestWriterSerialisesWritesOfOneMCA(t *testing.T) {
+	hub := localhub.ForTest(t)
+	ctx := context.Background()
+	const ns = "mcawrite-writer"
+	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
+	v1, err := api.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Delete(context.Background(), "hello", metav1.DeleteOptions{}) })
+
+	w := NewWriter(hub.Clients.Addon)
+	// counted returns a change and the number of times it was applied: twice or more means a write
+	// was refused and retried.
+	counted := func(change func(*addonv1alpha1.ManagedClusterAddOn)) (func(*addonv1alpha1.ManagedClusterAddOn), *atomic.Int32) {
+		var n atomic.Int32
+		return func(m *addonv1alpha1.ManagedClusterAddOn) { n.Add(1); change(m) }, &n
+	}
+	condition := func(typ string) func(*addonv1alpha1.ManagedClusterAddOn) {
+		return func(m *addonv1alpha1.ManagedClusterAddOn) {
+			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "Test", Message: typ})
+		}
+	}
+
+	// Two writers, one after the other, both handed the created version.
+	first, n1 := counted(func(m *addonv1alpha1.ManagedClusterAddOn) {
+		m.Status.SupportedConfigs = []addonv1alpha1.ConfigGroupResource{{Group: "g", Resource: "r"}}
+	})
+	if _, err := w.Status(ctx, v1, first); err != nil {
+		t.Fatal(err)
+	}
+	second, n2 := counted(func(m *addonv1alpha1.ManagedClusterAddOn) { m.Status.Namespace = "agent" })
+	got, err := w.Status(ctx, v1, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n1.Load() != 1 || n2.Load() != 1 {
+		t.Errorf("changes applied %d and %d times, want once each: a write from the stale version was refused", n1.Load(), n2.Load())
+	}
+	if len(got.Status.SupportedConfigs) != 1 || got.Status.Namespace != "agent" {
+		t.Errorf("the second write lost the first's field: %+v", got.Status)
+	}
+
+	// Eight writers at once, each handed the created version, each with its own condition.
+	var wg sync.WaitGroup
+	var applied atomic.Int32
+	for i := range 8 {
+		change, n := counted(condition(fmt.Sprintf("Type%d", i)))
+		wg.Go(func() {
+			if _, err := w.Status(ctx, v1, change); err != nil {
+				t.Error(err)
+			}
+			applied.Add(n.Load())
+		})
+	}
+	wg.Wait()
+	if applied.Load() != 8 {
+		t.Errorf("8 concurrent changes applied %d times, want 8: writes of one MCA were not serialised", applied.Load())
+	}
+
+	// A writer of another process: the next write conflicts once, and is retried on the live object.
+	live, err := api.Get(ctx, "hello", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Status.Namespace = "foreign"
+	if _, err := api.UpdateStatus(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	foreign, n3 := counted(condition("AfterForeign"))
+	got, err = w.Status(ctx, v1, foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n3.Load() != 2 {
+		t.Errorf("after another process's write, the change was applied %d times, want 2 (refused, then retried on the live object)", n3.Load())
+	}
+	if got.Status.Namespace != "foreign" || len(got.Status.Conditions) != 9 || len(got.Status.SupportedConfigs) != 1 {
+		t.Errorf("the retried write lost fields: %+v", got.Status)
+	}
+
+	// Without the writer, a write from the created version is refused (what every reconciler did).
+	plain, n4 := counted(condition("Plain"))
+	if _, err := Status(ctx, hub.Clients.Addon, v1, plain); err != nil {
+		t.Fatal(err)
+	}
+	if n4.Load() != 2 {
+		t.Errorf("a plain write from a stale version applied its change %d times, want 2", n4.Load())
+	}
+}
