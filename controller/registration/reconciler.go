@@ -24,7 +24,9 @@ import (
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/controller/addonhealth"
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 
@@ -172,11 +174,20 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	if err != nil && !apierrors.IsNotFound(err) {
 		return 0, fmt.Errorf("reading ClusterManagementAddOn %s: %w", addon, err)
 	}
-	if supported, ok := SupportedConfigs(cma); ok && !equality.Semantic.DeepEqual(mca.Status.SupportedConfigs, supported) {
-		if mca, err = r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+	// The same first write declares the add-on's health as this process probes it (health mode
+	// Customized, Available Unknown until its works tell: addonhealth.Set), which the progress
+	// reconciler would otherwise write on its own a moment later: a status write per cluster.
+	if supported, ok := SupportedConfigs(cma); ok {
+		first := func(m *addonv1alpha1.ManagedClusterAddOn) {
 			m.Status.SupportedConfigs = slices.Clone(supported)
-		}); err != nil || mca == nil {
-			return 0, err
+			addonhealth.Set(&m.Status, nil, mcastatus.Now(time.Now()))
+		}
+		next := mca.DeepCopy()
+		first(next)
+		if !equality.Semantic.DeepEqual(mca.Status, next.Status) {
+			if mca, err = r.hub.MCAWriter.Status(ctx, mca, first); err != nil || mca == nil {
+				return 0, err
+			}
 		}
 	}
 	desired := r.hub.DesiredOf(mca)

@@ -29,6 +29,14 @@ func TestWritesPerTransition(t *testing.T) {
 		works := tr.between("work", r.bounds[p], ends[p])
 		t.Logf("%s: %s", phaseNames[p], describeChanges(mcas, works))
 		if p != phaseUpgrade {
+			// An install writes each of a new MCA's owners' parts once: supportedConfigs with the
+			// declared health (registration); the desired configs (rollout); the registrations;
+			// ManifestApplied (deployer); then applied, healthy and done together.
+			for key, cs := range mcas {
+				if s := count(cs, func(c change) bool { return c.status }); s > 5 {
+					t.Errorf("install: MCA %s: %d status writes, want at most 5:\n%s", key, s, list(cs))
+				}
+			}
 			continue
 		}
 		for key, cs := range mcas {
