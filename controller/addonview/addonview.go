@@ -7,7 +7,6 @@ package addonview
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -161,20 +160,12 @@ func PlacementsOf(cma *addonv1alpha1.ClusterManagementAddOn) []rolloutplan.Place
 // Event handlers: what each reconciler looks at again, registered on the hub cache's informers
 // with the reconciler's queue when it starts.
 
-// CMAChanged tells whether a CMA update needs a new decision: our own status writes do not;
-// spec, annotation, deletion and resync events do.
-func CMAChanged(old, cur any) bool {
-	o, n := old.(*addonv1alpha1.ClusterManagementAddOn), cur.(*addonv1alpha1.ClusterManagementAddOn)
-	return o.ResourceVersion == n.ResourceVersion || o.Generation != n.Generation ||
-		!maps.Equal(o.Annotations, n.Annotations) || n.DeletionTimestamp != nil
-}
-
-// CMAHandler enqueues a CMA (by name) when it appears or changes as CMAChanged says.
+// CMAHandler enqueues a CMA (by name) when it appears or changes as hubcache.CMAChanged says.
 func CMAHandler(q hubcache.Queue) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ClusterManagementAddOn).Name) },
 		UpdateFunc: func(old, cur any) {
-			if CMAChanged(old, cur) {
+			if hubcache.CMAChanged(old, cur) {
 				q.Add(cur.(*addonv1alpha1.ClusterManagementAddOn).Name)
 			}
 		},

@@ -78,7 +78,7 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 		// The cluster's image-registries annotation is rendered in.
 		{Informer: hub.ClusterInformer, Keys: hub.MCAsOfCluster},
 		// A CMA that becomes managed (or stops being so) changes what is done for its MCAs.
-		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA},
+		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA, Changed: hubcache.CMAChanged},
 	}
 	if err := hub.Add(hubcache.Reconciler{Name: "agentdeploy", Workers: workers, Sync: r.sync,
 		Watch: func(q hubcache.Queue) error { return hubcache.Watch(q, handlers...) }}); err != nil {

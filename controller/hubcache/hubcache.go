@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -543,6 +544,18 @@ func (d Desired) Typed() (*addonv1alpha1.AddOnTemplate, []*addonv1alpha1.AddOnDe
 type Handler struct {
 	Informer cache.SharedIndexInformer
 	Keys     func(obj any) []string
+	// Changed, when set, tells which updates matter (old and new object); others enqueue nothing.
+	Changed func(old, cur any) bool
+}
+
+// CMAChanged tells whether a CMA update matters to a reconciler that reads its spec, annotations
+// and deletion: the rollout's own status writes (every progression change, a hundred per rollout)
+// do not; spec, annotation, deletion and resync events do. Every CMA event maps to all its MCAs
+// (MCAsOfCMA), so each status write of the CMA used to look at every cluster again.
+func CMAChanged(old, cur any) bool {
+	o, n := old.(*addonv1alpha1.ClusterManagementAddOn), cur.(*addonv1alpha1.ClusterManagementAddOn)
+	return o.ResourceVersion == n.ResourceVersion || o.Generation != n.Generation ||
+		!maps.Equal(o.Annotations, n.Annotations) || n.DeletionTimestamp != nil
 }
 
 // Watch registers handlers that enqueue, for every event on each informer's objects, the keys
@@ -560,7 +573,13 @@ func Watch(q Queue, handlers ...Handler) error {
 				}
 			}
 		}
-		if _, err := h.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: func(_, cur any) { add(cur) }, DeleteFunc: add}); err != nil {
+		changed := h.Changed
+		update := func(old, cur any) {
+			if changed == nil || changed(old, cur) {
+				add(cur)
+			}
+		}
+		if _, err := h.Informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: add, UpdateFunc: update, DeleteFunc: add}); err != nil {
 			return fmt.Errorf("registering event handlers: %w", err)
 		}
 	}

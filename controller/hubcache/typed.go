@@ -32,6 +32,9 @@ type typedTemplate struct {
 	err      error // decoding
 	renderer *render.Renderer
 	compile  error
+	// namespace is the template's part of its agent install namespace
+	// (render.TemplateInstallNamespace decodes its manifests: registration asks on every sync).
+	namespace string
 }
 
 type typedADC struct {
@@ -54,6 +57,7 @@ func (c *typedConfigs) template(u *unstructured.Unstructured) *typedTemplate {
 		t := &typedTemplate{t: &addonv1alpha1.AddOnTemplate{}}
 		if t.err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t.t); t.err == nil {
 			t.renderer, t.compile = render.Compile(t.t)
+			t.namespace = render.TemplateInstallNamespace(t.t)
 		}
 		return t
 	})
@@ -99,4 +103,26 @@ func (d Desired) Renderer() (*render.Renderer, error) {
 		return nil, fmt.Errorf("decoding %s: %w", d.Template.Ref, t.err)
 	}
 	return t.renderer, t.compile
+}
+
+// InstallNamespace is the agent install namespace of the desired template and deployment configs
+// (render.AgentInstallNamespace, with the first deployment config), the template's part once per
+// template version.
+func (d Desired) InstallNamespace() (string, error) {
+	if d.Template == nil || d.Template.Object == nil {
+		return "", fmt.Errorf("no AddOnTemplate")
+	}
+	t := d.typed.template(d.Template.Object)
+	if t.err != nil {
+		return "", fmt.Errorf("decoding %s: %w", d.Template.Ref, t.err)
+	}
+	_, adcs, err := d.Typed()
+	if err != nil {
+		return "", err
+	}
+	var adc *addonv1alpha1.AddOnDeploymentConfig
+	if len(adcs) > 0 {
+		adc = adcs[0]
+	}
+	return render.InstallNamespaceWith(t.namespace, adc), nil
 }

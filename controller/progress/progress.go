@@ -180,7 +180,7 @@ func minPositive(a, b time.Duration) time.Duration {
 // annotations: a CMA that becomes managed (addon.open-cluster-management.io/lifecycle, an add-on
 // taken over from OCM's addon-manager) gets its MCAs' Progressing in this controller's words at
 // once, not at their next event, and a changed health soak or health check applies at once too.
-// The controller's own status writes on the CMA enqueue nothing (addonview.CMAChanged). As the
+// The controller's own status writes on the CMA enqueue nothing (hubcache.CMAChanged). As the
 // health prober it follows the clusters too: a cluster that stops reporting makes its add-ons'
 // health Unknown.
 func (c *Reconciler) Watch(q hubcache.Queue) error {
@@ -206,7 +206,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	regs := []addonview.Registration{
 		{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
 		{Informer: c.Hub.CMAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: cma, UpdateFunc: func(old, cur any) {
-			if addonview.CMAChanged(old, cur) {
+			if hubcache.CMAChanged(old, cur) {
 				cma(cur)
 			}
 		}}},

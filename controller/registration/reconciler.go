@@ -95,7 +95,7 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 			}
 			return nil
 		}},
-		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA},
+		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA, Changed: hubcache.CMAChanged},
 	}
 	csrKeys := func(obj any) []string {
 		if c, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
@@ -182,9 +182,9 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 			m.Status.SupportedConfigs = slices.Clone(supported)
 			addonhealth.Set(&m.Status, nil, mcastatus.Now(time.Now()))
 		}
-		next := mca.DeepCopy()
-		first(next)
-		if !equality.Semantic.DeepEqual(mca.Status, next.Status) {
+		declared := mca.Status.HealthCheck.Mode == addonv1alpha1.HealthCheckModeCustomized &&
+			meta.FindStatusCondition(mca.Status.Conditions, addonhealth.ConditionAvailable) != nil
+		if !declared || !equality.Semantic.DeepEqual(mca.Status.SupportedConfigs, supported) {
 			if mca, err = r.hub.MCAWriter.Status(ctx, mca, first); err != nil || mca == nil {
 				return 0, err
 			}
@@ -211,8 +211,12 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 			caProblems = append(caProblems, fmt.Sprintf("signing CA of signer %s: %v", signer, err))
 		}
 	}
-	slices.Sort(caProblems) // map order must not make the condition flap
-	st := Status{Registrations: regs, Namespace: InstallNamespace(t, adcs), Condition: Condition(regs, pending, bindErr, caProblems)}
+	slices.Sort(caProblems)                      // map order must not make the condition flap
+	namespace, err := desired.InstallNamespace() // the template's part once per version
+	if err != nil {
+		namespace = InstallNamespace(t, adcs)
+	}
+	st := Status{Registrations: regs, Namespace: namespace, Condition: Condition(regs, pending, bindErr, caProblems)}
 	if _, err := r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
 		st.Apply(&m.Status, func(c *[]metav1.Condition, cond metav1.Condition) { meta.SetStatusCondition(c, cond) })
 	}); err != nil {

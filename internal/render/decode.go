@@ -65,6 +65,12 @@ func decodeStrict(data []byte, into any) error {
 // else that of the first DaemonSet, else open-cluster-management-agent-addon; a non-empty ADC
 // agentInstallNamespace overrides it. As in OCM the manifests are read before substitution.
 func AgentInstallNamespace(t *addonv1alpha1.AddOnTemplate, adc *addonv1alpha1.AddOnDeploymentConfig) string {
+	return InstallNamespaceWith(TemplateInstallNamespace(t), adc)
+}
+
+// TemplateInstallNamespace is AgentInstallNamespace without a deployment config: the template's
+// part, which decodes its manifests (callers that ask often keep it per template version).
+func TemplateInstallNamespace(t *addonv1alpha1.AddOnTemplate) string {
 	ns := DefaultAgentInstallNamespace
 	var deploymentNS, daemonSetNS string
 	for _, m := range t.Spec.AgentSpec.Workload.Manifests {
@@ -90,10 +96,15 @@ func AgentInstallNamespace(t *addonv1alpha1.AddOnTemplate, adc *addonv1alpha1.Ad
 	case daemonSetNS != "":
 		ns = daemonSetNS
 	}
-	if adc != nil && adc.Spec.AgentInstallNamespace != "" {
-		ns = adc.Spec.AgentInstallNamespace
-	}
 	return ns
+}
+
+// InstallNamespaceWith is AgentInstallNamespace from the template's part (TemplateInstallNamespace).
+func InstallNamespaceWith(templateNamespace string, adc *addonv1alpha1.AddOnDeploymentConfig) string {
+	if adc != nil && adc.Spec.AgentInstallNamespace != "" {
+		return adc.Spec.AgentInstallNamespace
+	}
+	return templateNamespace
 }
 
 func decodes(u *unstructured.Unstructured, into any) bool {
