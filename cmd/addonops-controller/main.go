@@ -127,7 +127,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.Float64Var(&f.qps, "kube-api-qps", 200, "client-side requests per second to the hub API server")
 	fs.IntVar(&f.burst, "kube-api-burst", 400, "client-side request burst to the hub API server")
 	fs.StringVar(&opts.Addons, "addons", controller.AddonsSelf, `which ClusterManagementAddOns to manage: "self" (annotated addon.open-cluster-management.io/lifecycle, except "addon-manager": the ones OCM's addon-manager leaves alone) or "all" (a hub without OCM's addon-manager)`)
-	fs.IntVar(&opts.Workers, "workers", 4, "concurrent ManagedClusterAddOn progress reconciles")
+	fs.IntVar(&opts.Workers, "workers", 4, "concurrent reconciles of each per-ManagedClusterAddOn reconciler: progress, and with --deploy-templates the deployer and registration")
 	fs.IntVar(&opts.WriteParallelism, "write-parallelism", 16, "concurrent status writes of one rollout decision")
 	fs.DurationVar(&opts.Resync, "resync", 0, "informer resync period: everything is reconciled again this often (default 10m)")
 	fs.DurationVar(&opts.Coalesce, "coalesce", 0, "delay that merges bursts of events into one rollout decision (default 250ms)")
@@ -308,7 +308,7 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	}
 
 	if f.deployTemplates {
-		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace}
+		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace, Workers: opts.Workers}
 	}
 	kinds, err := newKindsChecker(cfg, ocmkinds.Controller(f.deployTemplates))
 	if err != nil {
