@@ -211,8 +211,9 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 			caProblems = append(caProblems, fmt.Sprintf("signing CA of signer %s: %v", signer, err))
 		}
 	}
-	slices.Sort(caProblems)                      // map order must not make the condition flap
-	namespace, err := desired.InstallNamespace() // the template's part once per version
+	slices.Sort(caProblems) // map order must not make the condition flap
+	// The install namespace from the template's part found once per template version.
+	namespace, err := desired.InstallNamespace()
 	if err != nil {
 		namespace = InstallNamespace(t, adcs)
 	}
