@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 
@@ -20,7 +22,7 @@ import (
 // refuses with a conflict, followed by a read and a second update. The conflicts were a sixth of
 // all requests of an install.
 //
-// So writes of one MCA by this process are serialised (Lock), each is computed from the freshest
+// So writes of one MCA by this process are serialised (lock), each is computed from the freshest
 // version this process knows (the cache, or what it wrote since: Written), and each write is
 // recorded there for the next writer. Conflicts are then left to writers in other processes;
 // every write still carries the resourceVersion it was computed from.
@@ -47,9 +49,9 @@ func NewWriter(client addonclient.Interface) *Writer {
 // Key is the Written key of mca.
 func Key(mca *addonv1alpha1.ManagedClusterAddOn) string { return mca.Namespace + "/" + mca.Name }
 
-// Lock takes the write lock of the MCA of key and returns its unlock. Between the two a writer
-// reads the freshest version (Fresh), computes and writes, and records what it wrote.
-func (w *Writer) Lock(key string) (unlock func()) {
+// lock takes the write lock of the MCA of key and returns its unlock. Between the two a writer
+// reads the freshest version (fresh), computes and writes, and records what it wrote.
+func (w *Writer) lock(key string) (unlock func()) {
 	w.mu.Lock()
 	l := w.locks[key]
 	if l == nil {
@@ -69,14 +71,29 @@ func (w *Writer) Lock(key string) (unlock func()) {
 	}
 }
 
-// Fresh returns what this process last wrote of mca when mca (a cached version) is older, else mca.
-func (w *Writer) Fresh(mca *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
+// fresh returns what this process last wrote of mca when mca (a cached version) is older, else mca.
+func (w *Writer) fresh(mca *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
 	return w.Written.Peek(Key(mca), mca)
 }
 
-// Wrote records written, computed from the version from; the caller holds the lock.
-func (w *Writer) Wrote(from string, written *addonv1alpha1.ManagedClusterAddOn) {
-	w.Written.Wrote(Key(written), from, written)
+// StatusFrom writes status, which a decision computed from the version from, unless the MCA
+// changed since: cached is the informer's version now (nil when it has none), and this process may
+// have written a newer one. A changed MCA is not written (stale): the API server would refuse the
+// write, and the change's own event brings the MCA to a new decision.
+func (w *Writer) StatusFrom(ctx context.Context, cached, from *addonv1alpha1.ManagedClusterAddOn,
+	status addonv1alpha1.ManagedClusterAddOnStatus) (written *addonv1alpha1.ManagedClusterAddOn, stale bool, err error) {
+	defer w.lock(Key(from))()
+	if cached != nil && w.fresh(cached).ResourceVersion != from.ResourceVersion {
+		return nil, true, nil
+	}
+	updated := from.DeepCopy()
+	updated.Status = status
+	res, err := w.client.AddonV1alpha1().ManagedClusterAddOns(from.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	w.Written.Wrote(Key(res), from.ResourceVersion, res)
+	return res, false, nil
 }
 
 // record records what status or finalizers wrote.
@@ -92,14 +109,14 @@ func (w *Writer) record(out *addonv1alpha1.ManagedClusterAddOn, replaced []strin
 // Status is the package's Status, under the MCA's lock, from its freshest version, recorded.
 func (w *Writer) Status(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn,
 	change func(*addonv1alpha1.ManagedClusterAddOn)) (*addonv1alpha1.ManagedClusterAddOn, error) {
-	defer w.Lock(Key(mca))()
-	return w.record(status(ctx, w.client, w.Fresh(mca), change))
+	defer w.lock(Key(mca))()
+	return w.record(status(ctx, w.client, w.fresh(mca), change))
 }
 
 // Finalizers is the package's Finalizers, under the MCA's lock, from its freshest version,
 // recorded.
 func (w *Writer) Finalizers(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn,
 	add []string, remove []string) (*addonv1alpha1.ManagedClusterAddOn, error) {
-	defer w.Lock(Key(mca))()
-	return w.record(finalizers(ctx, w.client, w.Fresh(mca), add, remove))
+	defer w.lock(Key(mca))()
+	return w.record(finalizers(ctx, w.client, w.fresh(mca), add, remove))
 }

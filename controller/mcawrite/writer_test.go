@@ -105,6 +105,19 @@ func TestWriterSerialisesWritesOfOneMCA(t *testing.T) {
 		t.Errorf("the retried write lost fields: %+v", got.Status)
 	}
 
+	// A decision's whole status, computed from the created version, is not sent: the MCA changed
+	// since (the cache may still show the created version). From the freshest version it is.
+	decided := *got.Status.DeepCopy()
+	decided.Namespace = "decided"
+	if res, stale, err := w.StatusFrom(ctx, v1, v1, decided); err != nil || !stale || res != nil {
+		t.Errorf("a status decided on the created version: written %v, stale %v, err %v; want a stale decision, not written", res != nil, stale, err)
+	}
+	res, stale, err := w.StatusFrom(ctx, v1, got, decided)
+	if err != nil || stale || res == nil || res.Status.Namespace != "decided" {
+		t.Fatalf("a status decided on the freshest version: stale %v, err %v; want it written", stale, err)
+	}
+	got = res
+
 	// Without the writer, a write from the created version is refused (what every reconciler did).
 	plain, n4 := counted(condition("Plain"))
 	if _, err := Status(ctx, hub.Clients.Addon, v1, plain); err != nil {

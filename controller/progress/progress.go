@@ -134,22 +134,20 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 			return minPositive(recheck, left), nil
 		}
 	}
-	// Another writer of this process may have written the MCA since it was read: decide again from
-	// that version (its event also brings the MCA back) rather than send a write the API server
-	// would refuse (mcawrite.Writer).
-	defer c.Hub.MCAWriter.Lock(key)()
-	if cur, ok, err := c.Hub.MCAInformer.GetIndexer().GetByKey(key); err == nil && ok &&
-		c.Hub.MCAWriter.Fresh(cur.(*addonv1alpha1.ManagedClusterAddOn)).ResourceVersion != written.ResourceVersion {
-		return staleRecheck, nil
+	// Another writer of this process may have written the MCA since it was read: then it is looked
+	// at again from that version (mcawrite.Writer.StatusFrom).
+	var cached *addonv1alpha1.ManagedClusterAddOn
+	if cur, ok, err := c.Hub.MCAInformer.GetIndexer().GetByKey(key); err == nil && ok {
+		cached = cur.(*addonv1alpha1.ManagedClusterAddOn)
 	}
-	updated := written.DeepCopy()
-	updated.Status = st
-	res, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	_, skipped, err := c.Hub.MCAWriter.StatusFrom(ctx, cached, written, st)
 	if err != nil {
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
+	if skipped {
+		return staleRecheck, nil
+	}
 	c.Held.Forget(key)
-	c.WrittenMCAs.Wrote(key, written.ResourceVersion, res)
 	return recheck, nil
 }
 

@@ -159,21 +159,17 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 	var stale atomic.Int32
 	err := c.Parallel(namespaces, func(ns string) error {
 		u := byNamespace[ns]
-		// Another writer of this process (or another process) may have written the MCA since the
-		// decision read it: a write from the version read would be refused. Its event brings the
-		// MCA to a new decision instead (mcawrite.Writer).
-		defer c.Hub.MCAWriter.Lock(ns + "/" + name)()
-		if cached, err := c.Hub.MCAs.ManagedClusterAddOns(ns).Get(name); err == nil && c.Hub.MCAWriter.Fresh(cached).ResourceVersion != u.MCA.ResourceVersion {
-			stale.Add(1)
-			return nil
+		cached, err := c.Hub.MCAs.ManagedClusterAddOns(ns).Get(name)
+		if err != nil {
+			cached = nil // not cached (yet): the decision's version is the freshest known
 		}
-		updated := u.MCA.DeepCopy()
-		updated.Status = u.Status
-		res, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(ns).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+		_, skipped, err := c.Hub.MCAWriter.StatusFrom(ctx, cached, u.MCA, u.Status)
 		if err != nil {
 			return fmt.Errorf("writing the status of ManagedClusterAddOn %s/%s: %w", ns, name, err)
 		}
-		c.WrittenMCAs.Wrote(ns+"/"+name, u.MCA.ResourceVersion, res)
+		if skipped {
+			stale.Add(1)
+		}
 		return nil
 	})
 
