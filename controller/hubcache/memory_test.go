@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -90,11 +92,41 @@ func TestInternKeepsValues(t *testing.T) {
 			t.Errorf("%s: not shared between the two MCAs", what)
 		}
 	}
+	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() ||
+		reflect.ValueOf(a.Annotations).UnsafePointer() != reflect.ValueOf(b.Annotations).UnsafePointer() {
+		t.Errorf("equal labels or annotations are not one shared map")
+	}
 	if n := len(a.Status.Conditions); cap(a.Status.Conditions) != n || n != 3 {
 		t.Errorf("%d conditions held in room for %d", n, cap(a.Status.Conditions))
 	}
 	if unsafe.StringData(string(a.UID)) == unsafe.StringData(string(b.UID)) || c.interned.strings[string(a.UID)] != "" {
 		t.Errorf("the uid was interned")
+	}
+}
+
+// Maps of strings are shared by content only: a map that differs in one key or value, or has one
+// entry more, is its own; and a named map type (a label selector's matchLabels) is shared too.
+func TestInternMaps(t *testing.T) {
+	var in interner
+	base := in.stringMap(map[string]string{"a": "1", "b": "2"})
+	if got := in.stringMap(map[string]string{"b": "2", "a": "1"}); reflect.ValueOf(got).UnsafePointer() != reflect.ValueOf(base).UnsafePointer() {
+		t.Errorf("an equal map is not the shared one")
+	}
+	for _, m := range []map[string]string{{"a": "1", "b": "3"}, {"a": "1", "c": "2"}, {"a": "1", "b": "2", "c": "3"}, {"a": "1"}, {"a\x00b": "2", "": "1"}} {
+		got := in.stringMap(m)
+		if !maps.Equal(got, m) {
+			t.Errorf("stringMap(%v) = %v", m, got)
+		}
+		if reflect.ValueOf(got).UnsafePointer() == reflect.ValueOf(base).UnsafePointer() {
+			t.Errorf("%v shares %v", m, base)
+		}
+	}
+	type selector struct{ MatchLabels map[string]string }
+	s1, s2 := &selector{map[string]string{"a": "1", "b": "2"}}, &selector{map[string]string{"a": "1", "b": "2"}}
+	in.object(s1)
+	in.object(s2)
+	if reflect.ValueOf(s1.MatchLabels).UnsafePointer() != reflect.ValueOf(base).UnsafePointer() || reflect.ValueOf(s2.MatchLabels).UnsafePointer() != reflect.ValueOf(base).UnsafePointer() {
+		t.Errorf("maps inside objects are not shared")
 	}
 }
 
