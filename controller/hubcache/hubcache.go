@@ -250,6 +250,22 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if _, err := c.CMAInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.forgetRolloutStrategies}); err != nil {
 		return nil, fmt.Errorf("watching ClusterManagementAddOns: %w", err)
 	}
+	// What this process wrote of an MCA is kept (MCAWriter.Written) only until the cache shows it.
+	settle := func(obj any) {
+		m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
+		if !ok {
+			return
+		}
+		key := mcawrite.Key(m)
+		if now, exists, _ := c.MCAInformer.GetIndexer().GetByKey(key); exists {
+			if cur, ok := now.(*addonv1alpha1.ManagedClusterAddOn); ok {
+				c.MCAWriter.Written.Settle(key, cur)
+			}
+		}
+	}
+	if _, err := c.MCAInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: settle, UpdateFunc: func(_, cur any) { settle(cur) }}); err != nil {
+		return nil, fmt.Errorf("watching ManagedClusterAddOns: %w", err)
+	}
 	c.CMAs = addonlisters.NewClusterManagementAddOnLister(c.CMAInformer.GetIndexer())
 	c.MCAs = addonlisters.NewManagedClusterAddOnLister(c.MCAInformer.GetIndexer())
 	c.Clusters = clusterlisters.NewManagedClusterLister(c.ClusterInformer.GetIndexer())

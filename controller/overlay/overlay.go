@@ -81,6 +81,20 @@ func (o *Overlay[T]) Peek(key string, cached T) T {
 	return cached
 }
 
+// Settle drops what was written for key if cached, the informer's version of key now, shows it or a
+// later version. Get does the same for the keys it is asked for; Settle is for the informer's event
+// handler, so that a written object is not kept after the cache caught up merely because no reader
+// asked for it again (at 5,000 clusters, a full MCA per cluster). cached must be what the cache
+// holds now, not the object of the event being handled: a late event can carry a version older
+// than the one a write replaced.
+func (o *Overlay[T]) Settle(key string, cached T) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if e, ok := o.written[key]; ok && !e.replaced[cached.GetResourceVersion()] {
+		delete(o.written, key)
+	}
+}
+
 // Forget drops what is known about key (the object was deleted).
 func (o *Overlay[T]) Forget(key string) {
 	o.mu.Lock()

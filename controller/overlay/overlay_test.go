@@ -66,3 +66,36 @@ func TestOverlayDropsManagedFields(t *testing.T) {
 		t.Errorf("served %s with managedFields %v, want b without", got.ResourceVersion, got.ManagedFields)
 	}
 }
+
+// Settle forgets a write once the cache shows it or a later version, and only then: the informer's
+// event handler calls it, and what it keeps must still be served while the cache is behind.
+func TestSettle(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		settleAt     string // the informer's version when Settle is called
+		wantKept     bool
+		cachedAtRead string
+		wantServed   string
+	}{
+		{"cache still at the version the write replaced: kept", "a", true, "a", "b"},
+		{"cache shows the write: dropped", "b", false, "b", "b"},
+		{"cache past the write: dropped", "z", false, "z", "z"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := New[*addonv1alpha1.ManagedClusterAddOn]()
+			o.Wrote("c/a", "a", mcaAt("b"))
+			o.Settle("c/a", mcaAt(tc.settleAt))
+			if _, kept := o.written["c/a"]; kept != tc.wantKept {
+				t.Errorf("entry kept: %v, want %v", kept, tc.wantKept)
+			}
+			if got := o.Peek("c/a", mcaAt(tc.cachedAtRead)).ResourceVersion; got != tc.wantServed {
+				t.Errorf("cache at %s: served %s, want %s", tc.cachedAtRead, got, tc.wantServed)
+			}
+		})
+	}
+	o := New[*addonv1alpha1.ManagedClusterAddOn]()
+	o.Settle("c/a", mcaAt("a")) // nothing written: nothing to do
+	if len(o.written) != 0 {
+		t.Errorf("Settle without a write recorded something")
+	}
+}
