@@ -150,15 +150,22 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 	if len(plan.Updates) > 0 {
 		logger.V(2).Info("Updating MCA status", "count", len(plan.Updates))
 	}
-	byNamespace := map[string]rolloutplan.Update{}
-	namespaces := make([]string, 0, len(plan.Updates))
-	for _, u := range plan.Updates {
-		byNamespace[u.MCA.Namespace] = u
+	// Each update is let go once written: at fleet scale the updates (the version decided on and
+	// the new status, per cluster) are the largest thing in memory while a batch of thousands is
+	// written, 32 at a time. Goroutines clear distinct elements.
+	updates := plan.Updates
+	plan.Updates = nil
+	index := make(map[string]int, len(updates))
+	namespaces := make([]string, 0, len(updates))
+	for i, u := range updates {
+		index[u.MCA.Namespace] = i
 		namespaces = append(namespaces, u.MCA.Namespace)
 	}
 	var stale atomic.Int32
 	err := c.Parallel(namespaces, func(ns string) error {
-		u := byNamespace[ns]
+		i := index[ns]
+		u := updates[i]
+		updates[i] = rolloutplan.Update{}
 		cached, err := c.Hub.MCAs.ManagedClusterAddOns(ns).Get(name)
 		if err != nil {
 			cached = nil // not cached (yet): the decision's version is the freshest known
