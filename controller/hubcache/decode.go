@@ -312,43 +312,70 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 	return inf, nil
 }
 
-// decodedList is a decoded kind's list call: one page of the list as the reflector asks for it,
-// its objects already through transform (Go types or placeholders), which the informer's transform
-// then passes through.
+// decodedList is a decoded kind's list call: the list as the reflector asks for it, its objects
+// already through transform (Go types or placeholders), which the informer's transform then passes
+// through.
 //
 // Memory: a list of thousands of objects as the API server returns it, its JSON and its
 // unstructured objects (maps, several times the JSON) are far larger than the Go types the cache
 // keeps, and they were held all at once while the typed objects were built: at 5,000 clusters the
-// first list of ManagedClusters alone held some 30 MB, the controller's peak live heap at start (and
-// a restart lists MCAs and ManifestWorks too). So each page is decoded as it arrives and only the
-// typed objects are kept; and the reflector's first list, which asks for resourceVersion "0" (any
-// version, which the API server serves from its watch cache in one piece, ignoring the page size),
-// asks for the latest version instead, which the API server serves page by page. That list is as
-// fresh or fresher: the reflector watches from the resourceVersion it returns. Where the reflector
-// streams the initial state instead (watch-list, on API servers whose etcd supports it), none of
-// this is used: each object then arrives and is decoded on its own.
+// first list of ManagedClusters alone held some 30 MB, the controller's peak live heap at start. So
+// the API server is only ever asked for pages (of listPageSize objects), each decoded as it
+// arrives, and only the typed objects are kept:
+//   - The reflector's first list asks for resourceVersion "0" (any version, which the API server
+//     serves from its watch cache in one piece, ignoring the page size); it asks for the latest
+//     version instead, which the API server serves page by page.
+//   - A relist after a watch failed (the reflector asks for the resourceVersion it last saw,
+//     without a page size, when its first list came in one page, which on a hub the controller
+//     started on before the fleet grew is always) is paged here: with the latest version, page by
+//     page, the pages joined. Unpaged, one relist of 5,000 MCAs was a 21 MB response and some
+//     100 MB of unstructured objects at once, the controller's peak under --deploy-templates.
+//
+// Either list is as fresh or fresher than the one asked for: the reflector watches from the
+// resourceVersion it returns. Where the reflector streams the initial state instead (watch-list,
+// on API servers whose etcd supports it), none of this is used: each object then arrives and is
+// decoded on its own.
 func decodedList(ctx context.Context, client dynamic.NamespaceableResourceInterface, o metav1.ListOptions, transform cache.TransformFunc) (runtime.Object, error) {
 	if o.ResourceVersion == "0" && o.Limit > 0 && o.Continue == "" {
 		o.ResourceVersion = ""
 	}
-	page, err := client.List(ctx, o)
-	if err != nil {
-		return nil, err
+	joinPages := o.Limit == 0 && o.Continue == ""
+	if joinPages {
+		o.Limit, o.ResourceVersion, o.ResourceVersionMatch = listPageSize, "", ""
 	}
-	out := &metainternalversion.List{ListMeta: metav1.ListMeta{ResourceVersion: page.GetResourceVersion(), Continue: page.GetContinue(),
-		RemainingItemCount: page.GetRemainingItemCount()}, Items: make([]runtime.Object, 0, len(page.Items))}
-	for i := range page.Items {
-		// A copy: a DecodeError keeps the object, which must not pin the page.
-		u := page.Items[i]
-		page.Items[i] = unstructured.Unstructured{} // garbage as soon as it is decoded
-		obj, err := transform(&u)
+	out := &metainternalversion.List{}
+	for first := true; ; first = false {
+		page, err := client.List(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		out.Items = append(out.Items, obj.(runtime.Object))
+		if first {
+			// Every page of a list carries the resourceVersion of its first.
+			out.ListMeta = metav1.ListMeta{ResourceVersion: page.GetResourceVersion(), Continue: page.GetContinue(),
+				RemainingItemCount: page.GetRemainingItemCount()}
+		}
+		for i := range page.Items {
+			// A copy: a DecodeError keeps the object, which must not pin the page.
+			u := page.Items[i]
+			page.Items[i] = unstructured.Unstructured{} // garbage as soon as it is decoded
+			obj, err := transform(&u)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, obj.(runtime.Object))
+		}
+		if !joinPages || page.GetContinue() == "" {
+			if joinPages {
+				out.Continue, out.RemainingItemCount = "", nil
+			}
+			return out, nil
+		}
+		o.Continue = page.GetContinue()
 	}
-	return out, nil
 }
+
+// listPageSize is the page size of the lists decodedList joins: the reflector's own.
+var listPageSize int64 = 500
 
 // decode is the transform of a decoded kind's informer: an unstructured object in, its Go type (or
 // a placeholder) out. Objects already typed (a watch-list's temporary store hands its transformed

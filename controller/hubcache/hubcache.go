@@ -219,9 +219,11 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if !opts.DeployTemplates {
 		stripWork = stripWorkManifests
 	}
-	// Only RoleBindings and CSRs labelled with an add-on name are add-on business.
+	// Only RoleBindings and CSRs labelled with an add-on name are add-on business. They share
+	// strings and maps as the decoded kinds do (a RoleBinding per cluster and add-on, its labels,
+	// role and owner the same on every cluster).
 	c.kubeFactory = kubeinformers.NewSharedInformerFactoryWithOptions(c.Clients.Kube, opts.Resync,
-		kubeinformers.WithTransform(stripManagedFields), kubeinformers.WithTweakListOptions(byAddonLabel))
+		kubeinformers.WithTransform(c.stripAndIntern), kubeinformers.WithTweakListOptions(byAddonLabel))
 	c.Configs = newConfigs(c.Clients.Kube.Discovery(), c.Clients.Dynamic, opts.Resync)
 
 	// OCM's kinds are decoded per object (decode.go): one that does not decode cannot fail a list.
@@ -328,6 +330,15 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		}
 	}
 	return c, nil
+}
+
+// stripAndIntern is the transform of the add-on RoleBinding and CSR informers.
+func (c *Cache) stripAndIntern(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+		c.interned.object(m)
+	}
+	return obj, nil
 }
 
 func stripManagedFields(obj any) (any, error) {

@@ -11,10 +11,12 @@ import (
 	"time"
 	"unsafe"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
@@ -194,6 +196,7 @@ func TestListPagesAndWriteBack(t *testing.T) {
 	transform := c.decode(kindCluster, stripCluster, nil)
 	opts := metav1.ListOptions{ResourceVersion: "0", Limit: 2, LabelSelector: "test=" + ns}
 	var names []string
+	var lastRV string
 	for pages := 1; ; pages++ {
 		list, err := decodedList(ctx, clusters, opts, transform)
 		if err != nil {
@@ -217,6 +220,7 @@ func TestListPagesAndWriteBack(t *testing.T) {
 			}
 		}
 		lm, _ := meta.ListAccessor(list)
+		lastRV = lm.GetResourceVersion()
 		if lm.GetContinue() == "" {
 			if pages < 3 {
 				t.Errorf("%d pages, want 3", pages)
@@ -228,6 +232,36 @@ func TestListPagesAndWriteBack(t *testing.T) {
 	}
 	if len(names) != 5 {
 		t.Errorf("listed %v, want 5 clusters", names)
+	}
+
+	// A relist after a failed watch: the resourceVersion last seen and no page size, which the API
+	// server would answer in one piece. It is asked for page by page and the pages are joined.
+	defer func(size int64) { listPageSize = size }(listPageSize)
+	listPageSize = 2
+	counted := &countingLists{NamespaceableResourceInterface: clusters}
+	list, err := decodedList(ctx, counted, metav1.ListOptions{ResourceVersion: lastRV, LabelSelector: "test=" + ns}, transform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 5 || len(counted.calls) != 3 {
+		t.Errorf("relist: %d objects in %d requests, want 5 in 3", len(items), len(counted.calls))
+	}
+	for i, o := range counted.calls {
+		if o.Limit != 2 || i == 0 && (o.ResourceVersion != "" || o.Continue != "") || i > 0 && o.Continue == "" {
+			t.Errorf("relist request %d: %+v, want pages of 2 of the latest version", i, o)
+		}
+	}
+	if lm, _ := meta.ListAccessor(list); lm.GetContinue() != "" || lm.GetResourceVersion() == "" {
+		t.Errorf("joined list: continue %q, resourceVersion %q", lm.GetContinue(), lm.GetResourceVersion())
+	}
+	for _, o := range items {
+		if mc := o.(*clusterv1.ManagedCluster); (c.DecodeError(mc) != nil) != strings.HasSuffix(mc.Name, "-3") {
+			t.Errorf("relist: %s: decode error %v", mc.Name, c.DecodeError(mc))
+		}
 	}
 
 	// The write-back: through the cache as the controller runs it.
@@ -285,4 +319,47 @@ func TestListPagesAndWriteBack(t *testing.T) {
 	if !managers["another-writer"] {
 		t.Errorf("the API server's managedFields lost the other writer's entry: %v", managers)
 	}
+}
+
+// The add-on RoleBindings (one per cluster and add-on under --deploy-templates) are cached without
+// managedFields and share their strings and labels, as the decoded kinds do.
+func TestRoleBindingsShare(t *testing.T) {
+	c := newTestCache()
+	var rbs []*rbacv1.RoleBinding
+	for _, ns := range []string{"cluster-1", "cluster-2"} {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "open-cluster-management:hello:agent", Namespace: ns,
+				Labels:        map[string]string{addonv1alpha1.AddonLabelKey: "hello"},
+				ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: strings.Clone("hello-agent")},
+			Subjects: []rbacv1.Subject{{Kind: "Group", Name: "system:open-cluster-management:cluster:" + ns + ":addon:hello"}},
+		}
+		obj, err := c.stripAndIntern(rb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rbs = append(rbs, obj.(*rbacv1.RoleBinding))
+	}
+	a, b := rbs[0], rbs[1]
+	if len(a.ManagedFields) != 0 {
+		t.Errorf("managedFields kept")
+	}
+	if unsafe.StringData(a.RoleRef.Name) != unsafe.StringData(b.RoleRef.Name) ||
+		reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
+		t.Errorf("the role name or the labels are not shared")
+	}
+	if a.Subjects[0].Name == b.Subjects[0].Name || a.Namespace != "cluster-1" {
+		t.Errorf("values changed: %+v %+v", a, b)
+	}
+}
+
+// countingLists records the list requests made through a real client.
+type countingLists struct {
+	dynamic.NamespaceableResourceInterface
+	calls []metav1.ListOptions
+}
+
+func (c *countingLists) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	c.calls = append(c.calls, o)
+	return c.NamespaceableResourceInterface.List(ctx, o)
 }
