@@ -197,6 +197,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		return nil, fmt.Errorf("building the add-on client: %w", err)
 	}
 	c.MCAWriter = mcawrite.NewWriter(c.Clients.Addon)
+	c.MCAWriter.Compact = func(m *addonv1alpha1.ManagedClusterAddOn) { c.interned.object(m) }
 	if c.Clients.Cluster, err = clusterclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("building the cluster client: %w", err)
 	}

@@ -319,6 +319,26 @@ func TestListPagesAndWriteBack(t *testing.T) {
 	if !managers["another-writer"] {
 		t.Errorf("the API server's managedFields lost the other writer's entry: %v", managers)
 	}
+
+	// What the controller's writer keeps of a write (until the cache shows it) shares the cache's
+	// strings and has no managedFields. The cache is behind (it shows the version before the write
+	// above): the writer's first attempt conflicts and is applied again to the live object.
+	kept, err := cache.MCAWriter.Status(ctx, cached, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionFalse, Reason: "R2", Message: "m2"})
+	})
+	if err != nil || kept == nil {
+		t.Fatalf("writing through the cache's writer: %v", err)
+	}
+	if len(kept.ManagedFields) != 0 {
+		t.Errorf("the writer keeps managedFields")
+	}
+	keptCond, cachedCond := meta.FindStatusCondition(kept.Status.Conditions, "Configured"), meta.FindStatusCondition(cached.Status.Conditions, "Configured")
+	if keptCond == nil || cachedCond == nil || keptCond.Message != cachedCond.Message {
+		t.Fatalf("Configured: kept %+v, cached %+v", keptCond, cachedCond)
+	}
+	if unsafe.StringData(keptCond.Message) != unsafe.StringData(cachedCond.Message) {
+		t.Errorf("the kept write does not share the cache's strings")
+	}
 }
 
 // The add-on RoleBindings (one per cluster and add-on under --deploy-templates) are cached without
