@@ -12,6 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -370,12 +371,17 @@ func (f *rolloutFixture) install(t *testing.T, ctx context.Context) {
 func (f *rolloutFixture) upgrade(t *testing.T, ctx context.Context, version string) {
 	t.Helper()
 	api := f.hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	cur, err := api.Get(ctx, f.addon, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur.Spec.InstallStrategy.Placements[0].Configs[0].Name = version
-	if _, err := api.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the CMA's status at any time (its install progression), which moves
+	// its resourceVersion: a person's edit read before that write conflicts and is made again.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := api.Get(ctx, f.addon, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.Spec.InstallStrategy.Placements[0].Configs[0].Name = version
+		_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 }
