@@ -217,8 +217,10 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	// manifests unless the template reconcilers need them: at thousands of clusters that is most of
 	// the memory.
 	var stripWork func(*unstructured.Unstructured)
+	stripClusters := stripCluster
 	if !opts.DeployTemplates {
 		stripWork = stripWorkManifests
+		stripClusters = stripClusterStatus
 	}
 	// Only RoleBindings and CSRs labelled with an add-on name are add-on business. They share
 	// strings and maps as the decoded kinds do (a RoleBinding per cluster and add-on, its labels,
@@ -241,7 +243,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}{
 		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies, false},
 		{&c.MCAInformer, kindMCA, nil, nil, nil, false},
-		{&c.ClusterInformer, kindCluster, nil, stripCluster, nil, false},
+		{&c.ClusterInformer, kindCluster, nil, stripClusters, nil, false},
 		{&c.PlacementInformer, kindPlacement, nil, nil, nil, true},
 		{&c.DecisionInformer, kindDecision, nil, nil, nil, true},
 		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil, false},
@@ -350,21 +352,47 @@ func stripManagedFields(obj any) (any, error) {
 }
 
 // stripCluster drops what no reconciler reads of a ManagedCluster, most of its size on a real
-// fleet: the hub's client configs (CA bundles), taints, and of its status all but the conditions
-// (capacity, allocatable, version, cluster claims, managed namespaces). The reconcilers read its
-// metadata (deletion, the image registries annotation) and its Available condition; nothing writes
-// a ManagedCluster. The rest of its spec stays: it is small, and a value there that does not decode
-// still makes the cluster one (DecodeError).
+// fleet: the hub's client configs (CA bundles), taints, and of its status all but the Available
+// condition (capacity, allocatable, version, cluster claims, managed namespaces, the registration
+// agent's other conditions). The reconcilers read its metadata (deletion, the image registries
+// annotation) and, as the health prober (--deploy-templates), its Available condition; nothing
+// writes a ManagedCluster. The rest of its spec stays: it is small, and a value there that does not
+// decode still makes the cluster one (DecodeError).
 func stripCluster(u *unstructured.Unstructured) {
-	unstructured.RemoveNestedField(u.Object, "spec", "managedClusterClientConfigs")
-	unstructured.RemoveNestedField(u.Object, "spec", "taints")
-	if status, ok := u.Object["status"].(map[string]any); ok {
-		for k := range status {
-			if k != "conditions" {
-				delete(status, k)
-			}
+	stripClusterSpec(u)
+	status, ok := u.Object["status"].(map[string]any)
+	if !ok {
+		return
+	}
+	for k := range status {
+		if k != "conditions" {
+			delete(status, k)
 		}
 	}
+	conds, ok := status["conditions"].([]any)
+	if !ok {
+		return
+	}
+	var kept []any
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == clusterv1.ManagedClusterConditionAvailable {
+			kept = append(kept, c)
+		}
+	}
+	status["conditions"] = kept
+}
+
+// stripClusterStatus is stripCluster where no reconciler probes health (OCM's addon-manager
+// deploys): then nothing reads a ManagedCluster's status at all. At 5,000 clusters its conditions
+// were ~1.5 MB of the live heap.
+func stripClusterStatus(u *unstructured.Unstructured) {
+	stripClusterSpec(u)
+	delete(u.Object, "status")
+}
+
+func stripClusterSpec(u *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(u.Object, "spec", "managedClusterClientConfigs")
+	unstructured.RemoveNestedField(u.Object, "spec", "taints")
 }
 
 // stripWorkManifests keeps what the rollout reads of a ManifestWork: metadata and conditions.

@@ -143,26 +143,46 @@ func TestInternLimit(t *testing.T) {
 	}
 }
 
-// A ManagedCluster is cached with what the reconcilers read (metadata, conditions) and without its
-// CA bundles, claims and resources.
+// A ManagedCluster is cached with what the reconcilers read (metadata, and as the health prober
+// its Available condition) and without its CA bundles, claims, resources and other conditions.
 func TestStripCluster(t *testing.T) {
-	c := newTestCache()
-	u := fromJSON(t, kindCluster, `{"metadata": {"name": "c1", "annotations": {"open-cluster-management.io/image-registries": "{}"}},
+	const raw = `{"metadata": {"name": "c1", "annotations": {"open-cluster-management.io/image-registries": "{}"}},
  "spec": {"hubAcceptsClient": true, "leaseDurationSeconds": 60, "managedClusterClientConfigs": [{"url": "https://x", "caBundle": "Y2E="}], "taints": [{"key": "k", "effect": "NoSelect"}]},
- "status": {"conditions": [{"type": "ManagedClusterConditionAvailable", "status": "Unknown", "reason": "Lost", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"}],
-  "capacity": {"cpu": "4"}, "allocatable": {"cpu": "3"}, "version": {"kubernetes": "v1.30.0"}, "clusterClaims": [{"name": "id.k8s.io", "value": "x"}]}}`)
-	obj, err := c.decode(kindCluster, stripCluster, nil)(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc := obj.(*clusterv1.ManagedCluster)
-	if mc.Annotations["open-cluster-management.io/image-registries"] != "{}" || !mc.Spec.HubAcceptsClient || mc.Spec.LeaseDurationSeconds != 60 ||
-		meta.FindStatusCondition(mc.Status.Conditions, "ManagedClusterConditionAvailable") == nil {
-		t.Errorf("what the reconcilers read is lost: %+v", mc)
-	}
-	if len(mc.Spec.ManagedClusterClientConfigs) != 0 || len(mc.Spec.Taints) != 0 || len(mc.Status.Capacity) != 0 || len(mc.Status.Allocatable) != 0 ||
-		mc.Status.Version.Kubernetes != "" || len(mc.Status.ClusterClaims) != 0 {
-		t.Errorf("kept what no reconciler reads: %+v", mc)
+ "status": {"conditions": [{"type": "HubAcceptedManagedCluster", "status": "True", "reason": "Accepted", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"},
+   {"type": "ManagedClusterConditionAvailable", "status": "Unknown", "reason": "Lost", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"},
+   {"type": "ManagedClusterJoined", "status": "True", "reason": "Joined", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"}],
+  "capacity": {"cpu": "4"}, "allocatable": {"cpu": "3"}, "version": {"kubernetes": "v1.30.0"}, "clusterClaims": [{"name": "id.k8s.io", "value": "x"}]}}`
+	for _, tc := range []struct {
+		name  string
+		strip func(*unstructured.Unstructured)
+		// available: the Available condition is kept (the health prober reads it)
+		available bool
+	}{
+		{"health prober", stripCluster, true},
+		{"no health prober", stripClusterStatus, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestCache()
+			obj, err := c.decode(kindCluster, tc.strip, nil)(fromJSON(t, kindCluster, raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mc := obj.(*clusterv1.ManagedCluster)
+			if mc.Annotations["open-cluster-management.io/image-registries"] != "{}" || !mc.Spec.HubAcceptsClient || mc.Spec.LeaseDurationSeconds != 60 {
+				t.Errorf("what the reconcilers read is lost: %+v", mc)
+			}
+			avail := meta.FindStatusCondition(mc.Status.Conditions, "ManagedClusterConditionAvailable")
+			if (avail != nil) != tc.available || (avail != nil && (avail.Status != metav1.ConditionUnknown || avail.Reason != "Lost")) {
+				t.Errorf("Available condition %+v, want kept: %v", avail, tc.available)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.available]; len(mc.Status.Conditions) != want {
+				t.Errorf("kept %d conditions, want %d: %+v", len(mc.Status.Conditions), want, mc.Status.Conditions)
+			}
+			if len(mc.Spec.ManagedClusterClientConfigs) != 0 || len(mc.Spec.Taints) != 0 || len(mc.Status.Capacity) != 0 || len(mc.Status.Allocatable) != 0 ||
+				mc.Status.Version.Kubernetes != "" || len(mc.Status.ClusterClaims) != 0 {
+				t.Errorf("kept what no reconciler reads: %+v", mc)
+			}
+		})
 	}
 }
 
