@@ -25,8 +25,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -287,8 +288,11 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 		}
 	}
 
+	// The manager's own client and cache stay unused (the reconcilers share one hub cache, package
+	// hubcache); it records the leader election's events on the Lease. So its scheme holds those
+	// kinds only, not a second copy of every built-in API group (~0.6 MB of live heap).
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+	if err := errors.Join(corev1.AddToScheme(scheme), coordinationv1.AddToScheme(scheme)); err != nil {
 		return err
 	}
 	mgr, err := manager.New(cfg, manager.Options{
