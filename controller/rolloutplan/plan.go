@@ -228,6 +228,8 @@ type decider struct {
 	history *history.Record
 	// waiting are the clusters waiting for a deployer (deployerWaits).
 	waiting []string
+	// pushed counts the clusters this decision moves to a new version (MaxPushes).
+	pushed int
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges

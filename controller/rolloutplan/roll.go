@@ -130,6 +130,19 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
 }
 
+// MaxPushes bounds how many clusters one decision moves to a new version; the clusters of the
+// batch past it are moved by the next decision, taken at once (PushRecheck). A decision's moves
+// are written before the add-on's next decision is taken, at the API server's pace: with strategy
+// All at 5,000 clusters that was tens of seconds in which a pause or an abort (a person's, or the automatic
+// one) could not stop the rest of the batch. Bounded, the next decision comes within a few seconds
+// and stops what it must. Writes per cluster stay as they are (a deferred cluster is
+// not written until it moves), and so does the pace (the API server takes the writes no faster).
+// The deferred clusters count as in progress: they are in the batch.
+var MaxPushes = 500
+
+// PushRecheck is how soon the next decision moves the clusters deferred by MaxPushes.
+const PushRecheck = 10 * time.Millisecond
+
 // clusterTarget is the workload sdk-go's RolloutHandler is instantiated with: an MCA and the
 // configs it should run.
 type clusterTarget struct {
@@ -243,7 +256,13 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			if !mcastatus.IsConfigured(w.mca, false) {
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
+		case st.Status == rollout.ToApply && rolling && d.pushed >= MaxPushes:
+			// Its turn came, but this decision moves as many clusters as one decision does.
+			r.inProgress++
+			recheck := PushRecheck
+			d.noteRecheck(&recheck)
 		case st.Status == rollout.ToApply && rolling:
+			d.pushed++
 			pushed := mcastatus.Push(w.mca, w.target, mcastatus.AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.health, d.in.Now)
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
