@@ -253,9 +253,9 @@ func (c *Cache) OnUndecodable(f func(*DecodeError)) { c.onUndecodable = f }
 // decodedInformer is a shared informer of kind k that lists and watches unstructured objects and
 // keeps them as their Go type (see the top of this file). strip drops what the cache does not need
 // before conversion; after sees every object that converted.
-func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip func(*unstructured.Unstructured),
+func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip stripper,
 	after func(*unstructured.Unstructured, runtime.Object), byNamespace bool) (cache.SharedIndexInformer, error) {
-	transform := c.decode(k, strip, after)
+	transform := c.decode(k, strip.unstructured, after)
 	client := c.Clients.Dynamic.Resource(k.gvr)
 	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 		if tweak != nil {
@@ -263,11 +263,22 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 		}
 		return decodedList(ctx, client, o, transform)
 	}
+	// Events arrive as Go types (watchdecode.go), except for kinds whose transform also reads the
+	// unstructured object (after): those few (CMAs) come as unstructured objects, as lists do.
+	var example runtime.Object = &unstructured.Unstructured{}
+	watchObjects := client.Watch
+	if after == nil {
+		typedWatch, err := c.typedWatch(k, strip.typed, transform)
+		if err != nil {
+			return nil, err
+		}
+		watchObjects, example = typedWatch, k.newObj()
+	}
 	watchFunc := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		if tweak != nil {
 			tweak(&o)
 		}
-		return client.Watch(ctx, o)
+		return watchObjects(ctx, o)
 	}
 	indexers := cache.Indexers{}
 	if byNamespace {
@@ -282,7 +293,7 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 			ListFunc:             func(o metav1.ListOptions) (runtime.Object, error) { return list(context.Background(), o) },
 			WatchFunc:            func(o metav1.ListOptions) (watch.Interface, error) { return watchFunc(context.Background(), o) },
 		}, c.Clients.Dynamic),
-		&unstructured.Unstructured{},
+		example,
 		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.Resync, Indexers: indexers,
 			ObjectDescription: k.gvr.String()})
 	if err := inf.SetTransform(transform); err != nil {

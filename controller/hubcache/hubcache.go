@@ -12,6 +12,7 @@ import (
 	"fmt"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -115,7 +116,10 @@ type Cache struct {
 
 	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
 	decodedInformers map[string]cache.SharedIndexInformer
-	kubeFactory      kubeinformers.SharedInformerFactory
+	// restConfig and httpClient build the decoded kinds' watch clients (watchdecode.go).
+	restConfig  *rest.Config
+	httpClient  *http.Client
+	kubeFactory kubeinformers.SharedInformerFactory
 	// undecodable records the objects the decoded informers hold placeholders for.
 	undecodable   undecodable
 	onUndecodable func(*DecodeError)
@@ -182,7 +186,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the HTTP client for %s: %w", cfg.Host, err)
 	}
-	c := &Cache{opts: opts, typed: newTypedConfigs(), undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
+	c := &Cache{opts: opts, restConfig: cfg, httpClient: httpClient, typed: newTypedConfigs(), undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
 		strategies: map[string]rolloutStrategies{}}
 	if len(opts.Only) > 0 {
 		c.only = map[string]bool{}
@@ -216,11 +220,11 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	// Objects are cached without managedFields (decode drops them), and works without their
 	// manifests unless the template reconcilers need them: at thousands of clusters that is most of
 	// the memory.
-	var stripWork func(*unstructured.Unstructured)
-	stripClusters := stripCluster
+	var stripWork stripper
+	stripClusters := clusterStripper
 	if !opts.DeployTemplates {
-		stripWork = stripWorkManifests
-		stripClusters = stripClusterStatus
+		stripWork = workManifestsStripper
+		stripClusters = clusterStatusStripper
 	}
 	// Only RoleBindings and CSRs labelled with an add-on name are add-on business. They share
 	// strings and maps as the decoded kinds do (a RoleBinding per cluster and add-on, its labels,
@@ -234,18 +238,18 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		inf   *cache.SharedIndexInformer
 		kind  decodedKind
 		tweak func(*metav1.ListOptions)
-		strip func(*unstructured.Unstructured)
+		strip stripper
 		after func(*unstructured.Unstructured, runtime.Object)
 		// byNamespace indexes the objects by namespace, for the kinds looked up by namespace (an
 		// index entry per namespace: 5,000 of them for MCAs or works at 5,000 clusters). Works
 		// are looked up by namespace and add-on (IndexWorksByAddon), MCAs by key.
 		byNamespace bool
 	}{
-		{&c.CMAInformer, kindCMA, nil, nil, c.noteRolloutStrategies, false},
-		{&c.MCAInformer, kindMCA, nil, nil, nil, false},
+		{&c.CMAInformer, kindCMA, nil, stripper{}, c.noteRolloutStrategies, false},
+		{&c.MCAInformer, kindMCA, nil, stripper{}, nil, false},
 		{&c.ClusterInformer, kindCluster, nil, stripClusters, nil, false},
-		{&c.PlacementInformer, kindPlacement, nil, nil, nil, true},
-		{&c.DecisionInformer, kindDecision, nil, nil, nil, true},
+		{&c.PlacementInformer, kindPlacement, nil, stripper{}, nil, true},
+		{&c.DecisionInformer, kindDecision, nil, stripper{}, nil, true},
 		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil, false},
 	} {
 		if *d.inf, err = c.decodedInformer(d.kind, d.tweak, d.strip, d.after, d.byNamespace); err != nil {

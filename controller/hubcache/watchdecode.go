@@ -1,0 +1,178 @@
+package hubcache
+
+// Watch events decoded straight into Go types.
+//
+// The decoded kinds were watched with the dynamic client: each event's JSON became an unstructured
+// object (maps of every field, several times the JSON), which the informer's transform encoded to
+// JSON again and decoded into the Go type. At 5,000 clusters those three passes were a sixth of
+// everything the controller allocated, most of it while thousands of MCAs and ManifestWorks
+// change at once, the moments that set its peak heap. A decoded kind's watch now decodes each
+// event's object from the API server's JSON into its Go type in one pass, with the same decoder
+// as Decode (case-sensitive, integers checked against their Go type's range), and strips it as
+// the transform would. An object that does not decode that way takes the transform's own path
+// (unstructured, strip, decode, DecodeError and a placeholder), so what the cache holds is the
+// same either way; TestWatchDecodeMatchesTransform checks that for every decoded kind and strip.
+// Lists keep the dynamic client (decodedList): they are rare, and paged.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// stripper removes what the cache does not keep of a decoded kind, in either form: before
+// decoding (unstructured) or after (the Go type). The two must leave the same object.
+type stripper struct {
+	unstructured func(*unstructured.Unstructured)
+	typed        func(runtime.Object)
+}
+
+var (
+	workManifestsStripper = stripper{stripWorkManifests, func(o runtime.Object) {
+		w := o.(*workv1.ManifestWork)
+		w.Spec = workv1.ManifestWorkSpec{}
+		w.Status.ResourceStatus = workv1.ManifestResourceStatus{}
+	}}
+	clusterStripper = stripper{stripCluster, func(o runtime.Object) {
+		mc := o.(*clusterv1.ManagedCluster)
+		stripClusterSpecTyped(mc)
+		var kept []metav1.Condition
+		for _, c := range mc.Status.Conditions {
+			if c.Type == clusterv1.ManagedClusterConditionAvailable {
+				kept = append(kept, c)
+			}
+		}
+		mc.Status = clusterv1.ManagedClusterStatus{Conditions: kept}
+	}}
+	clusterStatusStripper = stripper{stripClusterStatus, func(o runtime.Object) {
+		mc := o.(*clusterv1.ManagedCluster)
+		stripClusterSpecTyped(mc)
+		mc.Status = clusterv1.ManagedClusterStatus{}
+	}}
+)
+
+func stripClusterSpecTyped(mc *clusterv1.ManagedCluster) {
+	mc.Spec.ManagedClusterClientConfigs = nil
+	mc.Spec.Taints = nil
+}
+
+// watchDecoder decodes a decoded kind's watch event objects: runtime.Decoder for client-go's
+// watch decoder (rest/watch), which hands it each event's object as JSON.
+type watchDecoder struct {
+	c     *Cache
+	k     decodedKind
+	strip func(runtime.Object)
+	// transform is the informer's transform (Cache.decode), the path of an object that does not
+	// decode directly.
+	transform cache.TransformFunc
+}
+
+func (d watchDecoder) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	typed := d.k.newObj()
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, typed); err == nil {
+		gvk := typed.GetObjectKind().GroupVersionKind()
+		if gvk.Kind == "Status" {
+			// A watch error (an expired resourceVersion): the reflector reads it as a Status.
+			return d.status(data)
+		}
+		typed.(metav1.Object).SetManagedFields(nil)
+		if d.strip != nil {
+			d.strip(typed)
+		}
+		d.c.interned.object(typed)
+		return typed, &gvk, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, nil, fmt.Errorf("decoding a %s watch event: %w", d.k.gvk.Kind, err)
+	}
+	if u.GetKind() == "Status" {
+		return d.status(data)
+	}
+	obj, err := d.transform(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	gvk := u.GroupVersionKind()
+	return obj.(runtime.Object), &gvk, nil
+}
+
+func (d watchDecoder) status(data []byte) (runtime.Object, *schema.GroupVersionKind, error) {
+	st := &metav1.Status{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, st); err != nil {
+		return nil, nil, fmt.Errorf("decoding a %s watch error: %w", d.k.gvk.Kind, err)
+	}
+	gvk := metav1.SchemeGroupVersion.WithKind("Status")
+	return st, &gvk, nil
+}
+
+func (d watchDecoder) Encode(runtime.Object, io.Writer) error {
+	return fmt.Errorf("the %s watch decoder does not encode", d.k.gvk.Kind)
+}
+
+func (d watchDecoder) Identifier() runtime.Identifier { return "addonops-watch-decoder" }
+
+// watchEnvelopes decodes the watch events' envelopes (type and raw object), as the dynamic
+// client's own serializer does.
+var watchEnvelopes = func() runtime.Serializer {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return json.NewSerializerWithOptions(json.DefaultMetaFactory, s, s, json.SerializerOptions{})
+}()
+
+// watchSerializer is the NegotiatedSerializer of a decoded kind's watch client: JSON only, the
+// envelopes by watchEnvelopes, the objects by the kind's watchDecoder.
+type watchSerializer struct{ objects watchDecoder }
+
+func (s watchSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
+	return []runtime.SerializerInfo{{
+		MediaType: runtime.ContentTypeJSON, MediaTypeType: "application", MediaTypeSubType: "json", EncodesAsText: true,
+		Serializer:       s.objects,
+		StreamSerializer: &runtime.StreamSerializerInfo{EncodesAsText: true, Serializer: watchEnvelopes, Framer: json.Framer},
+	}}
+}
+
+func (watchSerializer) EncoderForVersion(e runtime.Encoder, _ runtime.GroupVersioner) runtime.Encoder {
+	return e
+}
+
+func (watchSerializer) DecoderToVersion(d runtime.Decoder, _ runtime.GroupVersioner) runtime.Decoder {
+	return d
+}
+
+// typedWatch returns the watch function of decoded kind k: its events carry k's Go type (or a
+// placeholder, with a DecodeError, for an object that does not decode).
+func (c *Cache) typedWatch(k decodedKind, strip func(runtime.Object), transform cache.TransformFunc) (func(context.Context, metav1.ListOptions) (watch.Interface, error), error) {
+	cfg := rest.CopyConfig(c.restConfig)
+	gv := k.gvr.GroupVersion()
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	cfg.ContentType = runtime.ContentTypeJSON
+	cfg.AcceptContentTypes = runtime.ContentTypeJSON
+	cfg.NegotiatedSerializer = watchSerializer{watchDecoder{c: c, k: k, strip: strip, transform: transform}}
+	client, err := rest.RESTClientForConfigAndClient(cfg, c.httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building the watch client of %s: %w", k.gvr, err)
+	}
+	return func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.Watch = true
+		var timeout time.Duration
+		if o.TimeoutSeconds != nil {
+			timeout = time.Duration(*o.TimeoutSeconds) * time.Second
+		}
+		return client.Get().Resource(k.gvr.Resource).VersionedParams(&o, metav1.ParameterCodec).Timeout(timeout).Watch(ctx)
+	}, nil
+}
