@@ -131,7 +131,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.IntVar(&opts.Workers, "workers", 4, "concurrent reconciles of each per-ManagedClusterAddOn reconciler: progress, and with --deploy-templates the deployer and registration")
 	fs.IntVar(&opts.WriteParallelism, "write-parallelism", 16, "concurrent status writes of one rollout decision")
 	fs.DurationVar(&opts.Resync, "resync", 0, "informer resync period: everything is reconciled again this often (default 10m)")
-	fs.DurationVar(&opts.Coalesce, "coalesce", 0, "delay that merges bursts of events into one rollout decision (default 250ms)")
+	fs.DurationVar(&opts.Coalesce, "coalesce", 0, "delay that merges bursts of events into one rollout decision (default 250ms); while an add-on's ManagedClusterAddOns change, its next decision also waits nine times as long as its last one took, at most 2s")
 	fs.BoolVar(&f.configGC, "config-gc", true, "delete superseded config versions (objects with config-hash's addonops.io/base-name and addonops.io/content-hash annotations that nothing references and a newer version of which is in use); see the README")
 	fs.IntVar(&opts.ConfigGC.Keep, "config-gc-keep", 1, "unused versions kept per config base name, newest first")
 	fs.DurationVar(&opts.ConfigGC.MinAge, "config-gc-min-age", 10*time.Minute, "how old a superseded config version must be before it is deleted (0: any age)")
