@@ -250,9 +250,10 @@ func (c *Cache) Undecodable(kind string) []*DecodeError {
 // the cache shows it: it must not block. Set it before the cache starts.
 func (c *Cache) OnUndecodable(f func(*DecodeError)) { c.onUndecodable = f }
 
-// decodedInformer is a shared informer of kind k that lists and watches unstructured objects and
-// keeps them as their Go type (see the top of this file). strip drops what the cache does not need
-// before conversion; after sees every object that converted.
+// decodedInformer is a shared informer of kind k that keeps its objects as their Go type (see the
+// top of this file): it lists unstructured objects and converts them, and watches them decoded
+// straight into the Go type (watchdecode.go) unless after is set. strip drops what the cache does
+// not need; after sees every object that converted.
 func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip stripper,
 	after func(*unstructured.Unstructured, runtime.Object), byNamespace bool) (cache.SharedIndexInformer, error) {
 	transform := c.decode(k, strip.unstructured, after)

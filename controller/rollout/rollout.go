@@ -72,8 +72,8 @@ type Reconciler struct {
 	decideTook sync.Map
 }
 
-// decisionShare is the part of the time one add-on's decisions may take while its MCAs change:
-// the next decision waits at least (1/decisionShare - 1) times as long as the last one took.
+// decisionShare: one add-on's decisions take at most about 1/decisionShare of the time while its
+// MCAs change, since the next decision waits decisionShare-1 times as long as the last one took.
 const decisionShare = 10
 
 // maxSpacing bounds that wait, so a status change is decided on within it at any fleet size.
