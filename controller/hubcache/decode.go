@@ -14,7 +14,9 @@ package hubcache
 // and watched as unstructured objects, with client-go's dynamic informer (resourceVersions,
 // bookmarks and watch-list streaming unchanged), and the informer's transform converts each object
 // to its Go type as it arrives: the indexers hold typed objects, so listers and every consumer work
-// as before, and no unstructured copy is kept. An object that does not convert is not dropped: the
+// as before, and no unstructured copy is kept. (Watch events of all but CMAs now skip the
+// unstructured form: watchdecode.go decodes them straight into the Go type, and only an object
+// that does not decode that way takes this path.) An object that does not convert is not dropped: the
 // indexer holds a placeholder, its Go type with its metadata only (name, labels, annotations,
 // resourceVersion: so it exists, is selected, indexed and triggers events as before), and the
 // decode error is recorded, by kind, namespace/name and resourceVersion, with the object as the API
