@@ -133,9 +133,9 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 // MaxPushes bounds how many clusters one decision moves to a new version; the clusters of the
 // batch past it are moved by the next decision, taken at once (PushRecheck). A decision's moves
 // are written before the add-on's next decision is taken, at the API server's pace: with strategy
-// All at 5,000 clusters that was tens of seconds in which a pause or an abort (a person's, or the automatic
-// one) could not stop the rest of the batch. Bounded, the next decision comes within a few seconds
-// and stops what it must. Writes per cluster stay as they are (a deferred cluster is
+// All at 5,000 clusters that was tens of seconds in which a pause or an abort (a person's, or the
+// automatic one) could not stop the rest of the batch. Bounded, the next decision comes within a
+// few seconds and stops what it must. Writes per cluster stay as they are (a deferred cluster is
 // not written until it moves), and so does the pace (the API server takes the writes no faster).
 // The deferred clusters count as in progress: they are in the batch.
 var MaxPushes = 500
@@ -257,7 +257,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
 		case st.Status == rollout.ToApply && rolling && d.pushed >= MaxPushes:
-			// Its turn came, but this decision moves as many clusters as one decision does.
+			// Its turn came, but this decision already moves MaxPushes clusters: the next one moves it.
 			r.inProgress++
 			recheck := PushRecheck
 			d.noteRecheck(&recheck)
