@@ -25,16 +25,24 @@ import (
 	"github.com/addonops/addonops/controller/addonview"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/installplan"
+	"github.com/addonops/addonops/controller/pacing"
 )
 
 // Reconciler is the install reconciler.
 type Reconciler struct {
 	*addonview.View
 	created *createdMCAs
+	// pace spaces an add-on's decisions triggered by MCA events by what its last one cost: while
+	// an install creates thousands of MCAs, each one's add event asked for a decision that reads
+	// every cluster and MCA (a third of what the controller allocated during a 5,000-cluster
+	// install). No floor: at a few hundred clusters a decision still follows at once.
+	pace *pacing.Pacer
 }
 
 // New returns the install reconciler on v.
-func New(v *addonview.View) *Reconciler { return &Reconciler{View: v, created: newCreatedMCAs()} }
+func New(v *addonview.View) *Reconciler {
+	return &Reconciler{View: v, created: newCreatedMCAs(), pace: pacing.New(0)}
+}
 
 // createdTTL bounds how long a created MCA the cache does not show counts as existing: the cache
 // shows it within moments, or its delete event clears it; the bound only covers a relist that
@@ -89,7 +97,11 @@ func (c *createdMCAs) notCached(addon string, cached map[string]bool, now time.T
 // Sync creates and deletes the MCAs of one add-on (package installplan decides which).
 func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
+	started := time.Now()
 	cma, ok := c.ManagedCMA(name)
+	if !ok {
+		c.pace.Forget(name)
+	}
 	if !ok || c.Hub.DecodeError(cma) != nil {
 		// A CMA that does not decode is only its metadata here: nothing is created or deleted for
 		// it (the rollout reconciler reports it).
@@ -152,6 +164,7 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 	}
 
 	plan := installplan.Decide(in)
+	c.pace.Took(name, time.Since(started))
 	if len(plan.Held) > 0 {
 		logger.Info("Keeping MCAs no placement selects while a placement's clusters are unknown",
 			"held", len(plan.Held), "unknownPlacements", in.Unknown)
@@ -235,17 +248,20 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	return addonview.Register(
 		addonview.Registration{Informer: c.Hub.CMAInformer, Handler: addonview.CMAHandler(q)},
 		addonview.Registration{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc: func(obj any) { q.Add(obj.(*addonv1alpha1.ManagedClusterAddOn).Name) },
+			AddFunc: func(obj any) {
+				m := obj.(*addonv1alpha1.ManagedClusterAddOn)
+				q.AddAfter(m.Name, c.pace.Wait(m.Name))
+			},
 			UpdateFunc: func(old, cur any) {
 				o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
 				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !maps.Equal(o.Labels, m.Labels) {
-					q.Add(m.Name)
+					q.AddAfter(m.Name, c.pace.Wait(m.Name))
 				}
 			},
 			DeleteFunc: func(obj any) {
 				if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
 					c.created.forget(m.Name, m.Namespace)
-					q.Add(m.Name)
+					q.AddAfter(m.Name, c.pace.Wait(m.Name))
 				}
 			},
 		}},

@@ -28,6 +28,7 @@ import (
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/controller/overlay"
+	"github.com/addonops/addonops/controller/pacing"
 	"github.com/addonops/addonops/controller/rolloutmetrics"
 	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -67,38 +68,13 @@ type Reconciler struct {
 	deployerMu   sync.Mutex
 	deployerTold map[string]bool
 
-	// decideTook is, per add-on (CMA name), how long its last decision took (time.Duration):
-	// the MCA events that trigger its next one wait for a multiple of it (Spacing).
-	decideTook sync.Map
-}
-
-// decisionShare: one add-on's decisions take at most about 1/decisionShare of the time while its
-// MCAs change, since the next decision waits decisionShare-1 times as long as the last one took.
-const decisionShare = 10
-
-// maxSpacing bounds that wait, so a status change is decided on within it at any fleet size.
-const maxSpacing = 2 * time.Second
-
-// Spacing is how long an MCA event waits before it triggers an add-on's decision, given the
-// configured coalescing delay and how long the add-on's last decision took. A decision reads every
-// MCA of the add-on; while thousands of them change (a batch applying, a health soak ending), one
-// runs after another, and at 5,000 clusters they were a third of the controller's CPU and half of
-// everything it allocated. With the wait scaled to the decision's own cost, decisions take at most
-// about a tenth of the time: at a few hundred clusters a decision takes milliseconds and the wait
-// stays the coalescing delay.
-func Spacing(coalesce, lastDecision time.Duration) time.Duration {
-	return max(coalesce, min(lastDecision*(decisionShare-1), maxSpacing))
-}
-
-func (c *Reconciler) spacing(addon string) time.Duration {
-	took, _ := c.decideTook.Load(addon)
-	d, _ := took.(time.Duration)
-	return Spacing(c.Coalesce, d)
+	// pace spaces an add-on's decisions triggered by MCA events by what its last one cost.
+	pace *pacing.Pacer
 }
 
 // New returns the rollout reconciler on v.
 func New(v *addonview.View, opts Options) *Reconciler {
-	return &Reconciler{View: v, opts: opts, writtenHistories: overlay.New[*corev1.ConfigMap]()}
+	return &Reconciler{View: v, opts: opts, writtenHistories: overlay.New[*corev1.ConfigMap](), pace: pacing.New(v.Coalesce)}
 }
 
 // staleRecheck is how soon a decision is taken again when some of its MCAs changed before they
@@ -154,7 +130,7 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		Raw:          raw,
 		DeployerWait: c.opts.DeployerWait,
 	})
-	c.decideTook.Store(name, time.Since(started))
+	c.pace.Took(name, time.Since(started))
 
 	// The history first: it records what the status and MCAs are about to say (a version
 	// started, completed, rolled back). A failed write does not hold the rollout up; it is
@@ -305,14 +281,14 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	c.queue.Store(&q)
 	mca := func(obj any) {
 		if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
-			q.AddAfter(m.Name, c.spacing(m.Name))
+			q.AddAfter(m.Name, c.pace.Wait(m.Name))
 		}
 	}
 	cma := addonview.CMAHandler(q)
 	cma.DeleteFunc = func(obj any) {
 		if m, ok := hubcache.Tombstone[*addonv1alpha1.ClusterManagementAddOn](obj); ok {
 			c.WrittenCMAs.Forget(m.Name)
-			c.decideTook.Delete(m.Name)
+			c.pace.Forget(m.Name)
 			c.deployerMu.Lock()
 			delete(c.deployerTold, string(m.UID))
 			c.deployerMu.Unlock()
