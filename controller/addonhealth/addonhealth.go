@@ -40,12 +40,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/addonwork"
+	"github.com/addonops/addonops/internal/manifesthead"
 )
 
 // Condition strings (addon-framework healthCheckSyncer).
@@ -84,22 +84,21 @@ func Probes(works []*workv1.ManifestWork) []Probe {
 	var out []Probe
 	for _, w := range works {
 		for _, m := range w.Spec.Workload.Manifests {
-			u := &unstructured.Unstructured{}
-			if err := u.UnmarshalJSON(m.Raw); err != nil {
+			h, err := manifesthead.Read(m.Raw)
+			if err != nil {
 				continue
 			}
-			gvk := u.GroupVersionKind()
-			if gvk.Group != appsv1.GroupName {
+			if h.GroupVersionKind().Group != appsv1.GroupName {
 				continue
 			}
-			switch gvk.Kind {
+			switch h.Kind {
 			case "Deployment":
-				if r, found, err := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); err == nil && found && isZero(r) {
+				if isZero(h.Replicas) {
 					continue
 				}
-				out = append(out, Probe{Resource: "deployments", Namespace: u.GetNamespace(), Name: u.GetName()})
+				out = append(out, Probe{Resource: "deployments", Namespace: h.Namespace, Name: h.Name})
 			case "DaemonSet":
-				out = append(out, Probe{Resource: "daemonsets", Namespace: u.GetNamespace(), Name: u.GetName()})
+				out = append(out, Probe{Resource: "daemonsets", Namespace: h.Namespace, Name: h.Name})
 			}
 		}
 	}

@@ -38,6 +38,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/manifesthead"
 )
 
 const (
@@ -554,20 +555,27 @@ func split(entries []entry, opts Options, limit int, newWork func(string) *workv
 }
 
 func manifestSplitKey(m workv1.Manifest) (string, bool) {
-	var obj runtime.Object = m.Object
-	if obj == nil {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(m.Raw); err != nil {
+	var gvk schema.GroupVersionKind
+	var namespace, name string
+	if m.Object != nil {
+		gvk = m.Object.GetObjectKind().GroupVersionKind()
+		acc, err := meta.Accessor(m.Object)
+		if err != nil {
 			return "", false
 		}
-		obj = u
+		namespace, name = acc.GetNamespace(), acc.GetName()
+	} else {
+		// A work read from the hub: its manifests are JSON.
+		h, err := manifesthead.Read(m.Raw)
+		if err != nil {
+			return "", false
+		}
+		gvk, namespace, name = h.GroupVersionKind(), h.Namespace, h.Name
 	}
-	gvk := obj.GetObjectKind().GroupVersionKind()
-	acc, err := meta.Accessor(obj)
-	if err != nil || gvk.Kind == "" {
+	if gvk.Kind == "" {
 		return "", false
 	}
-	return strings.Join([]string{schema.GroupVersion{Group: gvk.Group, Version: gvk.Version}.String(), gvk.Kind, acc.GetNamespace(), acc.GetName()}, "/"), true
+	return strings.Join([]string{schema.GroupVersion{Group: gvk.Group, Version: gvk.Version}.String(), gvk.Kind, namespace, name}, "/"), true
 }
 
 func describe(obj *unstructured.Unstructured) string {
