@@ -64,7 +64,12 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 		return nil
 	}
 	handlers := []hubcache.Handler{
-		{Informer: hub.MCAInformer, Keys: mcaKey},
+		{Informer: hub.MCAInformer, Keys: mcaKey, Changed: func(old, cur any) bool {
+			o, okOld := old.(*addonv1alpha1.ManagedClusterAddOn)
+			n, okCur := cur.(*addonv1alpha1.ManagedClusterAddOn)
+			// An MCA that does (or did) not decode is only its metadata in the cache.
+			return !okOld || !okCur || hub.DecodeError(o) != nil || hub.DecodeError(n) != nil || MCAChanged(o, n)
+		}},
 		// A work event looks at its add-on's MCA (status for ManifestApplied, hook completion,
 		// and a work changed or deleted by someone else is put back).
 		{Informer: hub.WorkInformer, Keys: func(obj any) []string {
