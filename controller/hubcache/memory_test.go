@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
+	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/localhub"
@@ -402,4 +403,45 @@ type countingLists struct {
 func (c *countingLists) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	c.calls = append(c.calls, o)
 	return c.NamespaceableResourceInterface.List(ctx, o)
+}
+
+// Under --deploy-templates a ManifestWork keeps its manifests, its conditions and, of each
+// manifest's status, its identity and status feedback (the deployer and the health prober read
+// them), not the manifest's conditions.
+func TestStripWorkResourceConditions(t *testing.T) {
+	const raw = `{"metadata": {"name": "addon-hello-deploy-0", "namespace": "c1", "labels": {"open-cluster-management.io/addon-name": "hello"}},
+ "spec": {"workload": {"manifests": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "namespace": "ns"}}]}},
+ "status": {"conditions": [{"type": "Available", "status": "True", "reason": "ResourcesAvailable", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z", "observedGeneration": 2}],
+  "resourceStatus": {"manifests": [{"resourceMeta": {"ordinal": 0, "group": "apps", "version": "v1", "kind": "Deployment", "resource": "deployments", "name": "a", "namespace": "ns"},
+   "statusFeedback": {"values": [{"name": "ReadyReplicas", "fieldValue": {"type": "Integer", "integer": 1}}]},
+   "conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"},
+    {"type": "Available", "status": "True", "reason": "ResourceAvailable", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"}]}]}}}`
+	for name, strip := range map[string]stripper{"transform": {unstructured: workResourceConditionsStripper.unstructured}, "typed": workResourceConditionsStripper} {
+		t.Run(name, func(t *testing.T) {
+			c := newTestCache()
+			var obj any
+			var err error
+			if strip.typed == nil {
+				obj, err = c.decode(kindWork, strip.unstructured, nil)(fromJSON(t, kindWork, raw))
+			} else {
+				d := watchDecoder{c: c, k: kindWork, strip: strip.typed, transform: c.decode(kindWork, strip.unstructured, nil)}
+				obj, _, err = d.Decode(withKind(t, kindWork, raw), nil, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := obj.(*workv1.ManifestWork)
+			if len(w.Spec.Workload.Manifests) != 1 || len(w.Status.Conditions) != 1 {
+				t.Errorf("manifests or work conditions lost: %+v", w)
+			}
+			ms := w.Status.ResourceStatus.Manifests
+			if len(ms) != 1 || ms[0].ResourceMeta.Resource != "deployments" || ms[0].ResourceMeta.Name != "a" ||
+				len(ms[0].StatusFeedbacks.Values) != 1 || ms[0].StatusFeedbacks.Values[0].Value.Integer == nil {
+				t.Fatalf("resource identity or status feedback lost: %+v", ms)
+			}
+			if len(ms[0].Conditions) != 0 {
+				t.Errorf("kept the manifest's conditions: %+v", ms[0].Conditions)
+			}
+		})
+	}
 }

@@ -46,6 +46,12 @@ var (
 		w.Spec = workv1.ManifestWorkSpec{}
 		w.Status.ResourceStatus = workv1.ManifestResourceStatus{}
 	}}
+	workResourceConditionsStripper = stripper{stripWorkResourceConditions, func(o runtime.Object) {
+		w := o.(*workv1.ManifestWork)
+		for i := range w.Status.ResourceStatus.Manifests {
+			w.Status.ResourceStatus.Manifests[i].Conditions = nil
+		}
+	}}
 	clusterStripper = stripper{stripCluster, func(o runtime.Object) {
 		mc := o.(*clusterv1.ManagedCluster)
 		stripClusterSpecTyped(mc)

@@ -55,6 +55,8 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 	badCluster := strings.Replace(cluster, `"leaseDurationSeconds": 60`, `"leaseDurationSeconds": 1099511627776`, 1)
 	badWorkStatus := strings.Replace(work, `"observedGeneration": 2`, `"observedGeneration": "two"`, 1)
 	badWorkSpec := strings.Replace(work, `"ordinal": 0`, `"ordinal": 4294967296`, 1)
+	badResourceCondition := strings.Replace(work, `"conditions": []`, `"conditions": [{"type": "Applied", "status": "True", "observedGeneration": "two"}]`, 1)
+	withResourceConditions := strings.Replace(work, `"conditions": []`, `"conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": "2026-01-02T03:04:05Z"}]`, 1)
 	placement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "4"}, "spec": {"decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": "25%"}}}}`
 	badPlacement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "5"}, "spec": {"numberOfClusters": 9223372036854775807}}`
 	decision := `{"metadata": {"name": "p-decision-1", "namespace": "default", "resourceVersion": "6", "labels": {"cluster.open-cluster-management.io/placement": "p"}},
@@ -74,6 +76,10 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 		{"work stripped, bad manifest status dropped", kindWork, workManifestsStripper, badWorkSpec, false},
 		{"work with a bad manifest status", kindWork, stripper{}, badWorkSpec, true},
 		{"work with a bad condition", kindWork, workManifestsStripper, badWorkStatus, true},
+		{"work for the template reconcilers", kindWork, workResourceConditionsStripper, withResourceConditions, false},
+		{"work for the template reconcilers, bad manifest condition dropped", kindWork, workResourceConditionsStripper, badResourceCondition, false},
+		{"work with a bad manifest condition", kindWork, stripper{}, badResourceCondition, true},
+		{"work for the template reconcilers with a bad condition", kindWork, workResourceConditionsStripper, badWorkStatus, true},
 		{"cluster for the health prober", kindCluster, clusterStripper, cluster, false},
 		{"cluster without status", kindCluster, clusterStatusStripper, cluster, false},
 		{"cluster with a bad spec", kindCluster, clusterStatusStripper, badCluster, true},
