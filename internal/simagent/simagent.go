@@ -52,6 +52,7 @@ import (
 
 	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/addonwork"
+	"github.com/addonops/addonops/internal/manifesthead"
 )
 
 // Outcome is what the simulated work agent reports for a work.
@@ -480,17 +481,8 @@ func (a *Agent) report(ctx context.Context, key string) error {
 func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition {
 	var out []workv1.ManifestCondition
 	for i, m := range w.Spec.Workload.Manifests {
-		var obj struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name      string `json:"name"`
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-			Spec struct {
-				Replicas *int64 `json:"replicas"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(m.Raw, &obj); err != nil {
+		obj, err := manifesthead.Read(m.Raw)
+		if err != nil {
 			continue
 		}
 		var values []workv1.FeedbackValue
@@ -503,8 +495,8 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 		case "Deployment":
 			resource = "deployments"
 			replicas := int64(1)
-			if obj.Spec.Replicas != nil {
-				replicas = *obj.Spec.Replicas
+			if r, ok := obj.Replicas.(int64); ok {
+				replicas = r
 			}
 			ready := replicas
 			if unhealthy {
@@ -529,14 +521,14 @@ func feedback(w *workv1.ManifestWork, unhealthy bool) []workv1.ManifestCondition
 		}
 		rollout[addonwork.FeedbackGeneration] = w.Generation
 		rollout[addonwork.FeedbackObservedGeneration] = w.Generation
-		for _, name := range jsonPathNames(w, resource, obj.Metadata.Namespace, obj.Metadata.Name) {
+		for _, name := range jsonPathNames(w, resource, obj.Namespace, obj.Name) {
 			if v, ok := rollout[name]; ok {
 				num(name, v)
 			}
 		}
 		out = append(out, workv1.ManifestCondition{
 			ResourceMeta: workv1.ManifestResourceMeta{Ordinal: int32(i), Group: "apps", Version: "v1", Kind: obj.Kind, Resource: resource,
-				Name: obj.Metadata.Name, Namespace: obj.Metadata.Namespace},
+				Name: obj.Name, Namespace: obj.Namespace},
 			StatusFeedbacks: workv1.StatusFeedbackResult{Values: values},
 			Conditions:      []metav1.Condition{},
 		})
