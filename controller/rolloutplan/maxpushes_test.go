@@ -10,19 +10,12 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 )
 
-// setMaxPushes sets MaxPushes for one test.
-func setMaxPushes(t *testing.T, n int) {
-	prev := MaxPushes
-	MaxPushes = n
-	t.Cleanup(func() { MaxPushes = prev })
-}
-
-// A batch larger than MaxPushes is moved by consecutive decisions, MaxPushes clusters each, taken
+// A batch larger than Input.MaxPushes is moved by consecutive decisions, MaxPushes clusters each, taken
 // at once: the deferred clusters are not written in between, count as in progress, and the
 // rollout completes as it would.
 func TestMaxPushesSplitsABatch(t *testing.T) {
-	setMaxPushes(t, 2)
 	w := newWorld(t)
+	w.maxPushes = 2
 	w.config("a")
 	clusters := []string{"c1", "c2", "c3", "c4", "c5"}
 	p := w.placement("aws", "a", all(), clusters)
@@ -49,8 +42,8 @@ func TestMaxPushesSplitsABatch(t *testing.T) {
 // moved 2 + 1, never more than 3 in flight, and each MCA gets the writes it gets without the bound.
 func TestMaxPushesKeepsWritesAndConcurrency(t *testing.T) {
 	upgrade := func(t *testing.T, maxPushes int) map[string]int {
-		setMaxPushes(t, maxPushes)
 		w := newWorld(t)
+		w.maxPushes = maxPushes
 		w.config("a")
 		w.config("b")
 		clusters := []string{"c1", "c2", "c3", "c4", "c5"}

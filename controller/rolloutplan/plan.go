@@ -157,6 +157,9 @@ type Input struct {
 	// before it counts as waiting for a deployer (mcastatus.WaitingForDeployer); 0 means
 	// mcastatus.DefaultDeployerWait.
 	DeployerWait time.Duration
+	// MaxPushes bounds how many clusters one decision moves to a new version; 0 means
+	// DefaultMaxPushes.
+	MaxPushes int
 }
 
 // Update is a new status for one MCA.
@@ -228,7 +231,7 @@ type decider struct {
 	history *history.Record
 	// waiting are the clusters waiting for a deployer (deployerWaits).
 	waiting []string
-	// pushed counts the clusters this decision moves to a new version (MaxPushes).
+	// pushed counts the clusters this decision moves to a new version (Input.MaxPushes).
 	pushed int
 }
 

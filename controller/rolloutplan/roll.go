@@ -3,6 +3,7 @@ package rolloutplan
 // One placement's rollout with sdk-go's RolloutHandler, and its result.
 
 import (
+	"cmp"
 	"fmt"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
@@ -130,17 +131,17 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
 }
 
-// MaxPushes bounds how many clusters one decision moves to a new version; the clusters of the
-// batch past it are moved by the next decision, taken at once (PushRecheck). A decision's moves
+// DefaultMaxPushes bounds how many clusters one decision moves to a new version (Input.MaxPushes);
+// the clusters of the batch past it are moved by the next decision, taken at once (PushRecheck). A decision's moves
 // are written before the add-on's next decision is taken, at the API server's pace: with strategy
 // All at 5,000 clusters that was tens of seconds in which a pause or an abort (a person's, or the
 // automatic one) could not stop the rest of the batch. Bounded, the next decision comes within a
 // few seconds and stops what it must. Writes per cluster stay as they are (a deferred cluster is
 // not written until it moves), and so does the pace (the API server takes the writes no faster).
 // The deferred clusters count as in progress: they are in the batch.
-var MaxPushes = 500
+const DefaultMaxPushes = 500
 
-// PushRecheck is how soon the next decision moves the clusters deferred by MaxPushes.
+// PushRecheck is how soon the next decision moves the clusters deferred by Input.MaxPushes.
 const PushRecheck = 10 * time.Millisecond
 
 // clusterTarget is the workload sdk-go's RolloutHandler is instantiated with: an MCA and the
@@ -256,7 +257,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 			if !mcastatus.IsConfigured(w.mca, false) {
 				d.updates[c] = mcastatus.Hold(w.mca, d.in.Now)
 			}
-		case st.Status == rollout.ToApply && rolling && d.pushed >= MaxPushes:
+		case st.Status == rollout.ToApply && rolling && d.pushed >= cmp.Or(d.in.MaxPushes, DefaultMaxPushes):
 			// Its turn came, but this decision already moves MaxPushes clusters: the next one moves it.
 			r.inProgress++
 			recheck := PushRecheck

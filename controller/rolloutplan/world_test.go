@@ -50,6 +50,8 @@ type world struct {
 	lastPlan Plan
 	// history is the add-on's version history as the controller would store it.
 	history *history.Record
+	// maxPushes is Input.MaxPushes (0: the default).
+	maxPushes int
 }
 
 var adcGR = configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
@@ -174,7 +176,7 @@ func (w *world) input() Input {
 	}
 	return Input{
 		Now: mcastatus.Now(w.now), CMA: w.cma, Placements: w.placements, Decisions: w, MCAs: mcas, History: w.history,
-		Generations: generations,
+		Generations: generations, MaxPushes: w.maxPushes,
 		Works: func(ns string) []*workv1.ManifestWork {
 			if wk := w.works[ns]; wk != nil {
 				return []*workv1.ManifestWork{wk}
