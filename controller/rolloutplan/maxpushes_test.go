@@ -7,7 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // A batch larger than Input.MaxPushes is moved by consecutive decisions, MaxPushes clusters each, taken
@@ -88,4 +91,70 @@ func TestMaxPushesKeepsWritesAndConcurrency(t *testing.T) {
 	if !maps.Equal(bounded, unbounded) {
 		t.Errorf("MCA writes per cluster with MaxPushes 2: %v, without the bound: %v", bounded, unbounded)
 	}
+}
+
+// splitWorld: p (All, c1..c5) runs a and moves to b with MaxPushes 2: the first decision moved c1
+// and c2; c3..c5 wait for the next decisions.
+func splitWorld(t *testing.T) (*world, PlacementKey) {
+	w := newWorld(t)
+	w.maxPushes = 2
+	w.config("a")
+	w.config("b")
+	p := w.placement("p", "a", all(), []string{"c1", "c2", "c3", "c4", "c5"})
+	w.installAll()
+	w.setConfig(p, "b")
+	w.step()
+	w.expectStates("c1=b/a/T c2=b/a/T c3=a/a/T c4=a/a/T c5=a/a/T")
+	return w, p
+}
+
+// A pause between the decisions of a split batch stops it there: the clusters the batch had not
+// yet moved are not moved while paused, however often the controller decides; the two moved
+// finish. Resuming moves the rest, still MaxPushes per decision.
+func TestMaxPushesPauseMidSplit(t *testing.T) {
+	w, p := splitWorld(t)
+	w.cma.Annotations[operations.PauseAnnotation] = p.String()
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonPaused, "paused (annotation addonops.io/pause): no new cluster starts, clusters in flight finish", "b", "a", "a")
+	w.agents(succeed, "c1", "c2")
+	for range 5 {
+		w.advance(PushRecheck)
+		w.step()
+	}
+	w.expectStates("c1=b/b/T c2=b/b/T c3=a/a/F c4=a/a/F c5=a/a/F")
+	w.expectProgression(p, addonstatus.ReasonPaused, "2/5 clusters done, 0 in progress", "b", "a", "a")
+
+	delete(w.cma.Annotations, operations.PauseAnnotation)
+	if plan := w.step(); w.inFlight("b") != 2 {
+		t.Fatalf("after the resume %d clusters in flight (%d updates), want MaxPushes 2: %s", w.inFlight("b"), len(plan.Updates), w.states())
+	}
+	w.settle()
+	w.expectStates("c1=b/b/T c2=b/b/T c3=b/b/T c4=b/b/T c5=b/b/T")
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "5/5 upgrade completed", "b", "b", "b")
+}
+
+// An abort between the decisions of a split batch: the clusters already moved go back, the ones
+// not yet moved are never told b, and the rollout ends Aborted.
+func TestMaxPushesAbortMidSplit(t *testing.T) {
+	w, p := splitWorld(t)
+	w.agent("c1", succeed)
+	idB := versionID([]mcastatus.Config{cfgOf("b")})
+	w.cma.Annotations[operations.AbortAnnotation] = operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): idB})
+	for range 10 {
+		w.step()
+		for _, c := range []string{"c3", "c4", "c5"} {
+			if w.desiredOf(c) == "b" {
+				t.Fatalf("%s was moved to b after the abort: %s", c, w.states())
+			}
+		}
+		for c := range w.mcas {
+			if w.desiredOf(c) == "a" && w.appliedOf(c) != "a" {
+				w.agent(c, succeed)
+			}
+		}
+		w.advance(PushRecheck)
+	}
+	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T c5=a/a/T")
+	w.expectProgression(p, addonstatus.ReasonAborted, "5/5 clusters are back on", "b", "a", "a")
+	w.expectVersions(p, "a:Superseded:c b:Aborted")
 }
