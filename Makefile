@@ -10,6 +10,9 @@ export PATH := $(BIN):$(PATH)
 # The version stamped into every binary (internal/version); `--version` prints it.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 GO_LDFLAGS := -X github.com/addonops/addonops/internal/version.Version=$(VERSION)
+# How the shipped controller is built (hack/image.mk; hack/release.sh says the same): static, no
+# symbol table. The controller benchmark measures that binary, not bin/'s.
+RELEASE_BUILD_FLAGS = -trimpath -ldflags '-s -w $(GO_LDFLAGS)'
 
 # Binaries of the product; each is `go build`-able on its own.
 FUNCTIONS := config-hash addon-template rollout-strategy
