@@ -177,28 +177,34 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	// The same first write declares the add-on's health as this process probes it (health mode
 	// Customized, Available Unknown until its works tell: addonhealth.Set), which the progress
 	// reconciler would otherwise write on its own a moment later: a status write per cluster.
+	var first func(*addonv1alpha1.ManagedClusterAddOn) // nil: nothing to declare
 	if supported, ok := SupportedConfigs(cma); ok {
-		first := func(m *addonv1alpha1.ManagedClusterAddOn) {
-			m.Status.SupportedConfigs = slices.Clone(supported)
-			addonhealth.Set(&m.Status, nil, mcastatus.Now(time.Now()))
-		}
 		declared := mca.Status.HealthCheck.Mode == addonv1alpha1.HealthCheckModeCustomized &&
 			meta.FindStatusCondition(mca.Status.Conditions, addonhealth.ConditionAvailable) != nil
 		if !declared || !equality.Semantic.DeepEqual(mca.Status.SupportedConfigs, supported) {
-			if mca, err = r.hub.MCAWriter.Status(ctx, mca, first); err != nil || mca == nil {
-				return 0, err
+			first = func(m *addonv1alpha1.ManagedClusterAddOn) {
+				m.Status.SupportedConfigs = slices.Clone(supported)
+				addonhealth.Set(&m.Status, nil, mcastatus.Now(time.Now()))
 			}
 		}
+	}
+	writeFirst := func() error {
+		if first == nil {
+			return nil
+		}
+		_, err := r.hub.MCAWriter.Status(ctx, mca, first)
+		return err
 	}
 	desired := r.hub.DesiredOf(mca)
 	if desired.Template == nil || !desired.Current() {
 		// Not a template add-on, or its configs changed and its rollout turn has not come: the
-		// registration of the version it runs stays.
-		return 0, nil
+		// registration of the version it runs stays. (The usual install order: this first write
+		// comes before the rollout's desired configs, the registrations after them.)
+		return 0, writeFirst()
 	}
 	t, adcs, err := desired.Typed()
 	if err != nil {
-		return 0, err
+		return 0, errors.Join(err, writeFirst())
 	}
 	regs := Registrations(t, mca)
 	bindings, pending, bindErr := RoleBindings(t, mca, regs)
@@ -218,7 +224,12 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 		namespace = InstallNamespace(t, adcs)
 	}
 	st := Status{Registrations: regs, Namespace: namespace, Condition: Condition(regs, pending, bindErr, caProblems)}
+	// The rollout got to the MCA first (under load it does): the declaration goes with the
+	// registrations, one status write instead of two.
 	if _, err := r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		if first != nil {
+			first(m)
+		}
 		st.Apply(&m.Status, func(c *[]metav1.Condition, cond metav1.Condition) { meta.SetStatusCondition(c, cond) })
 	}); err != nil {
 		return 0, errors.Join(bindErr, err)
