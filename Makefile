@@ -29,6 +29,10 @@ $(BIN)/%: FORCE
 	@mkdir -p $(BIN)
 	@if [ -d functions/$* ]; then $(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./functions/$*; else $(GO) build -ldflags '$(GO_LDFLAGS)' -o $@ ./cmd/$*; fi
 
+# `make bin/X` builds it too (the rule above is for the absolute path): without this, make found
+# no rule for the relative name and said nothing when the file existed, leaving it stale.
+bin/%: $(BIN)/% ;
+
 .PHONY: FORCE
 FORCE:
 
