@@ -131,9 +131,9 @@ func (r rollResult) condition(k addonstatus.Kind, note string) metav1.Condition 
 		Message: fmt.Sprintf("%s... %s%s", verb, r.counts(), note)}
 }
 
-// DefaultMaxPushes bounds how many clusters one decision moves to a new version (Input.MaxPushes);
-// the clusters of the batch past it are moved by the next decision, taken at once (PushRecheck). A decision's moves
-// are written before the add-on's next decision is taken, at the API server's pace: with strategy
+// DefaultMaxPushes is the default of Input.MaxPushes, the bound on how many clusters one decision
+// moves to a new version; the clusters of the batch past it are moved by the next decision, taken
+// at once (PushRecheck). A decision's moves are written before the add-on's next decision is taken, at the API server's pace: with strategy
 // All at 5,000 clusters that was tens of seconds in which a pause or an abort (a person's, or the
 // automatic one) could not stop the rest of the batch. Bounded, the next decision comes within a
 // few seconds and stops what it must. Writes per cluster stay as they are (a deferred cluster is
