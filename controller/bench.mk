@@ -21,7 +21,8 @@
 #   make bench-controller BENCH_MODE=template BENCH_PEER=ocm BENCH_CLUSTERS=1000,5000 BENCH_STRATEGIES=all
 #   (BENCH_PEER=ocm needs bin/ocm-addon: `make ocm-binaries`. BENCH_PEER_MAX_CLUSTERS=1000: the
 #   peer's largest count; BENCH_OCM_ARGS: OCM's flags, by
-#   default the client rate limits addonops gets)
+#   default the client rate limits addonops gets; BENCH_SOAKS=default,0s: addonops runs once per
+#   health soak of the add-on, `default` being the controller's 10 s, each with its ratios to OCM)
 BENCH_CLUSTERS ?= 1000
 BENCH_STRATEGIES ?= all,progressive
 BENCH_CONTROLLER_ARGS ?=
@@ -29,6 +30,7 @@ BENCH_MODE ?= rollout
 BENCH_PEER ?=
 BENCH_PEER_MAX_CLUSTERS ?= 1000
 BENCH_OCM_ARGS ?= --kube-api-qps=2000 --kube-api-burst=4000
+BENCH_SOAKS ?= default
 
 # The controller as the image ships it (hack/image.mk): CGO_ENABLED=0, RELEASE_BUILD_FLAGS. Its
 # peak RSS is what a user's pod shows; a cgo build maps libc as well.
@@ -44,5 +46,5 @@ bench-controller: hub-binaries $(BENCH_CONTROLLER) ## Benchmark the controller (
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} ADDONOPS_CONTROLLER=$(BENCH_CONTROLLER) \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./controller/rolloutbench/ \
 	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' \
-	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)'
+	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)'
 	@uptime

@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/simagent"
 )
@@ -47,6 +48,7 @@ var (
 	peerFlag        = flag.String("peer", "", "template mode: \"ocm\" also runs the scenario with OCM's addon-manager (bin/ocm-addon) deploying the add-on, and prints the ratios")
 	peerMaxClusters = flag.Int("peer-max-clusters", 1000, "template mode: run the peer only for cluster counts up to this")
 	ocmArgs         = flag.String("ocm-args", "--kube-api-qps=2000 --kube-api-burst=4000", "template mode: extra flags of OCM's addon-manager (the client rate limits -controller-args gives addonops)")
+	soaksFlag       = flag.String("soaks", "default", "template mode: comma-separated health soaks addonops runs the add-on with, one run each: \"default\" (the controller's, 10s) or a Go duration set on the CMA (addonops.io/health-soak), e.g. default,0s")
 )
 
 const addon = "bench"
@@ -96,6 +98,18 @@ func benchmarkTemplate(b *testing.B) {
 	if *peerFlag != "" && *peerFlag != "ocm" {
 		b.Fatalf("-peer: unknown peer %q (ocm, or empty)", *peerFlag)
 	}
+	var ours []managerKind
+	for _, s := range strings.Split(*soaksFlag, ",") {
+		s = strings.TrimSpace(s)
+		if s == "default" {
+			ours = append(ours, byAddonops)
+			continue
+		}
+		if _, _, err := mcastatus.ParseHealthSoak(map[string]string{mcastatus.HealthSoakAnnotation: s}); err != nil {
+			b.Fatalf("-soaks: %v (or \"default\")", err)
+		}
+		ours = append(ours, managerKind{soak: s})
+	}
 	for _, n := range strings.Split(*clustersFlag, ",") {
 		clusters, err := strconv.Atoi(strings.TrimSpace(n))
 		if err != nil || clusters <= 0 {
@@ -111,12 +125,16 @@ func benchmarkTemplate(b *testing.B) {
 					if *peerFlag == "ocm" && clusters <= *peerMaxClusters {
 						results = append(results, runTemplate(b, clusters, rs, byOCM, nil))
 					}
-					r := runTemplate(b, clusters, rs, byAddonops, nil)
-					results = append(results, r)
-					b.ReportMetric(r.install.Seconds(), "install-s")
-					b.ReportMetric(r.upgrade.Seconds(), "upgrade-s")
-					b.ReportMetric(r.perCluster(r.writes(phaseUpgrade, isMCA)), "upgrade-MCA-writes/cluster")
-					b.ReportMetric(r.peakRSSMB, "ctrl-peak-rss-MB")
+					for i, m := range ours {
+						r := runTemplate(b, clusters, rs, m, nil)
+						results = append(results, r)
+						if i == 0 {
+							b.ReportMetric(r.install.Seconds(), "install-s")
+							b.ReportMetric(r.upgrade.Seconds(), "upgrade-s")
+							b.ReportMetric(r.perCluster(r.writes(phaseUpgrade, isMCA)), "upgrade-MCA-writes/cluster")
+							b.ReportMetric(r.peakRSSMB, "ctrl-peak-rss-MB")
+						}
+					}
 					printTemplate(clusters, s, results)
 				}
 			})

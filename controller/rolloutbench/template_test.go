@@ -29,6 +29,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/apiaudit"
 	"github.com/addonops/addonops/internal/localhub"
@@ -60,17 +61,27 @@ const (
 	adcUpgrade = "cfg-b"
 )
 
-// managerKind is who deploys the add-on.
-type managerKind string
+// managerKind is who deploys the add-on, and for addonops the add-on's health soak.
+type managerKind struct {
+	ocm bool
+	// soak is addonops' health soak for the add-on (mcastatus.HealthSoakAnnotation on its CMA),
+	// "" for the controller's default (mcastatus.DefaultHealthSoak). OCM has no soak: its
+	// Completed does not wait for health at all; addonops with a soak of 0s still waits until the
+	// agent is healthy on the new work generation, and only drops the time it must stay so.
+	soak string
+}
 
-const (
-	byOCM      managerKind = "ocm"
-	byAddonops managerKind = "addonops"
+var (
+	byOCM      = managerKind{ocm: true}
+	byAddonops = managerKind{}
 )
 
 func (m managerKind) label() string {
-	if m == byOCM {
+	switch {
+	case m.ocm:
 		return "OCM v1.2.1 addon-manager"
+	case m.soak != "":
+		return "addonops, health soak " + m.soak
 	}
 	return "addonops --deploy-templates"
 }
@@ -228,8 +239,11 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 
 	// Install.
 	annotations := map[string]string{}
-	if m == byAddonops {
+	if !m.ocm {
 		annotations[addonv1alpha1.AddonLifecycleAnnotationKey] = addonv1alpha1.AddonLifecycleSelfManageAnnotationValue
+		if m.soak != "" {
+			annotations[mcastatus.HealthSoakAnnotation] = m.soak
+		}
 	}
 	bounds[phaseInstall] = time.Now()
 	_, err = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, templateCMA(ns, annotations, strategy), metav1.CreateOptions{})
@@ -271,7 +285,7 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 		res.requests[p], res.failed[p] = apiaudit.Counts{}, apiaudit.Counts{}
 	}
 	user := userAddonops
-	if m == byOCM {
+	if m.ocm {
 		user = userOCM
 	}
 	err = apiaudit.Read(auditLog, func(r apiaudit.Request) {
@@ -638,12 +652,20 @@ func printTemplate(n int, strategy string, results []*templateResult) {
 		rows[r.manager] = row(r)
 		printRow(r.manager.label(), rows[r.manager])
 	}
-	if o, a := rows[byOCM], rows[byAddonops]; o != nil && a != nil {
+	for _, r := range results {
+		o, a := rows[byOCM], rows[r.manager]
+		if o == nil || r.manager.ocm {
+			continue
+		}
 		ratio := make([]float64, len(o))
 		for i := range o {
 			ratio[i] = a[i] / o[i]
 		}
-		fmt.Printf("%-28s %9.2f %9.2f %6.2f/%6.2f %6.2f/%6.2f %7.2f/%7.2f %6.2f/%5.2f/%6.2f %8.2f\n", "ratio addonops/OCM",
+		label := "ratio addonops/OCM"
+		if r.manager.soak != "" {
+			label = "ratio, soak " + r.manager.soak + "/OCM"
+		}
+		fmt.Printf("%-28s %9.2f %9.2f %6.2f/%6.2f %6.2f/%6.2f %7.2f/%7.2f %6.2f/%5.2f/%6.2f %8.2f\n", label,
 			ratio[0], ratio[1], ratio[2], ratio[3], ratio[4], ratio[5], ratio[6], ratio[7], ratio[8], ratio[9], ratio[10], ratio[11])
 	}
 	for _, r := range results {
@@ -680,7 +702,8 @@ func printTemplate(n int, strategy string, results []*templateResult) {
 		"API requests: every request, reads, watches and refused writes included (the API server's audit log, the manager's own user).")
 	fmt.Println("Phase end: every MCA Progressing=False with Completed (OCM) or InstallSucceed/UpgradeSucceed (addonops), its " +
 		"configs applied at the desired versions, and the install progression saying the same. addonops' end includes " +
-		"its 10 s health soak; OCM's Completed does not wait for health.")
+		"its health soak (10 s, the default, unless the row names another; a soak of 0s still waits for the agent to be healthy on the new work generation); " +
+		"OCM's Completed does not wait for health.")
 }
 
 func all(string) bool { return true }
