@@ -18,7 +18,7 @@
 # audit log counts its requests. Prints per manager install and upgrade seconds, MCA and ManifestWork
 # writes per cluster, API requests per cluster, manager CPU and peak RSS, where the CPU went, and
 # the ratios addonops/OCM. The issue 20 table (1,000 clusters for both, 5,000 for addonops):
-#   make bench-controller BENCH_MODE=template BENCH_PEER=ocm BENCH_CLUSTERS=1000,5000 BENCH_STRATEGIES=all
+#   make bench-controller BENCH_MODE=template BENCH_PEER=ocm BENCH_CLUSTERS=1000,5000 BENCH_STRATEGIES=all BENCH_SOAKS=default,0s
 #   (BENCH_PEER=ocm needs bin/ocm-addon: `make ocm-binaries`. BENCH_PEER_MAX_CLUSTERS=1000: the
 #   peer's largest count; BENCH_OCM_ARGS: OCM's flags, by
 #   default the client rate limits addonops gets; BENCH_SOAKS=default,0s: addonops runs once per
@@ -31,6 +31,9 @@ BENCH_PEER ?=
 BENCH_PEER_MAX_CLUSTERS ?= 1000
 BENCH_OCM_ARGS ?= --kube-api-qps=2000 --kube-api-burst=4000
 BENCH_SOAKS ?= default
+# Template mode: a folder for CPU profiles of kube-apiserver, one per manager and phase (its first
+# 20 s), e.g. BENCH_APISERVER_PROFILE=/tmp/apiprof; read with `go tool pprof -top bin/kube-apiserver FILE`.
+BENCH_APISERVER_PROFILE ?=
 
 # The controller as the image ships it (hack/image.mk): CGO_ENABLED=0, RELEASE_BUILD_FLAGS. Its
 # peak RSS is what a user's pod shows; a cgo build maps libc as well.
@@ -46,5 +49,6 @@ bench-controller: hub-binaries $(BENCH_CONTROLLER) ## Benchmark the controller (
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} ADDONOPS_CONTROLLER=$(BENCH_CONTROLLER) \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./controller/rolloutbench/ \
 	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' \
-	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)'
+	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)' \
+	  -apiserver-profile='$(BENCH_APISERVER_PROFILE)'
 	@uptime

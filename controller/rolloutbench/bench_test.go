@@ -48,6 +48,8 @@ var (
 	peerFlag        = flag.String("peer", "", "template mode: \"ocm\" also runs the scenario with OCM's addon-manager (bin/ocm-addon) deploying the add-on, and prints the ratios")
 	peerMaxClusters = flag.Int("peer-max-clusters", 1000, "template mode: run the peer only for cluster counts up to this")
 	ocmArgs         = flag.String("ocm-args", "--kube-api-qps=2000 --kube-api-burst=4000", "template mode: extra flags of OCM's addon-manager (the client rate limits -controller-args gives addonops)")
+	apiProfileFlag  = flag.String("apiserver-profile", "", "template mode: a folder to write a CPU profile of kube-apiserver into for each manager and phase (its first -apiserver-profile-seconds), to see where the API server's time goes")
+	apiProfileSecs  = flag.Int("apiserver-profile-seconds", 20, "template mode: how long each -apiserver-profile runs from the phase's start")
 	soaksFlag       = flag.String("soaks", "default", "template mode: comma-separated health soaks addonops runs the add-on with, one run each: \"default\" (the controller's, 10s) or a Go duration set on the CMA (addonops.io/health-soak), e.g. default,0s")
 )
 

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,6 +248,7 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 		}
 	}
 	bounds[phaseInstall] = time.Now()
+	profiled := profileAPIServer(ctx, cfg, m, n, phaseInstall)
 	_, err = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, templateCMA(ns, annotations, strategy), metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -256,9 +259,13 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	}
 	res.install = time.Since(bounds[phaseInstall])
 	s1 := sample()
+	if err := profiled(); err != nil {
+		b.Error(err)
+	}
 
 	// Upgrade: a new config version for the placement.
 	bounds[phaseUpgrade] = time.Now()
+	profiled = profileAPIServer(ctx, cfg, m, n, phaseUpgrade)
 	if err := setConfigs(ctx, c, []addonv1alpha1.AddOnConfig{adcRef(ns, adcUpgrade)}); err != nil {
 		b.Fatal(err)
 	}
@@ -268,6 +275,9 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	}
 	res.upgrade = time.Since(bounds[phaseUpgrade])
 	s2 := sample()
+	if err := profiled(); err != nil {
+		b.Error(err)
+	}
 	bounds[phases] = time.Now()
 	res.bounds = bounds
 	res.use[phaseInstall] = s1.since(s0)
@@ -309,6 +319,58 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 		b.Fatal(err)
 	}
 	return res
+}
+
+// profileAPIServer takes a CPU profile of kube-apiserver (its /debug/pprof, on by default) for
+// the first -apiserver-profile-seconds of a phase into -apiserver-profile, when that is set. The
+// function it returns waits for the profile to be written and says why it was not.
+func profileAPIServer(ctx context.Context, cfg *rest.Config, m managerKind, n, phase int) func() error {
+	if *apiProfileFlag == "" {
+		return func() error { return nil }
+	}
+	name := strings.NewReplacer(" ", "-", ",", "").Replace(fmt.Sprintf("%s-%d-%s.pprof", m.label(), n, phaseNames[phase]))
+	path := filepath.Join(*apiProfileFlag, name)
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			if err := os.MkdirAll(*apiProfileFlag, 0o755); err != nil {
+				return err
+			}
+			client, err := rest.HTTPClientFor(cfg)
+			if err != nil {
+				return err
+			}
+			url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), *apiProfileSecs)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %s", url, resp.Status)
+			}
+			f, err := os.Create(path)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				_ = f.Close()
+				return err
+			}
+			return f.Close()
+		}()
+	}()
+	return func() error {
+		if err := <-done; err != nil {
+			return fmt.Errorf("kube-apiserver CPU profile %s: %w", path, err)
+		}
+		fmt.Fprintf(os.Stderr, "kube-apiserver CPU profile of the first %d s of the %s: %s\n", *apiProfileSecs, phaseNames[phase], path)
+		return nil
+	}
 }
 
 // createTemplateObjects creates the add-on's template, its two config versions and the ClusterRole
