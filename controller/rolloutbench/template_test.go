@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,7 +249,7 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 		}
 	}
 	bounds[phaseInstall] = time.Now()
-	profiled := profileAPIServer(ctx, cfg, m, n, phaseInstall)
+	profiled := profileAPIServer(ctx, c, m, n, phaseInstall)
 	_, err = c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, templateCMA(ns, annotations, strategy), metav1.CreateOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -265,7 +266,7 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 
 	// Upgrade: a new config version for the placement.
 	bounds[phaseUpgrade] = time.Now()
-	profiled = profileAPIServer(ctx, cfg, m, n, phaseUpgrade)
+	profiled = profileAPIServer(ctx, c, m, n, phaseUpgrade)
 	if err := setConfigs(ctx, c, []addonv1alpha1.AddOnConfig{adcRef(ns, adcUpgrade)}); err != nil {
 		b.Fatal(err)
 	}
@@ -321,14 +322,17 @@ func runTemplate(b testing.TB, n int, strategy clusterv1alpha1.RolloutStrategy, 
 	return res
 }
 
+// nonWord is what a profile's file name replaces in a manager's label.
+var nonWord = regexp.MustCompile(`[^A-Za-z0-9.]+`)
+
 // profileAPIServer takes a CPU profile of kube-apiserver (its /debug/pprof, on by default) for
 // the first -apiserver-profile-seconds of a phase into -apiserver-profile, when that is set. The
 // function it returns waits for the profile to be written and says why it was not.
-func profileAPIServer(ctx context.Context, cfg *rest.Config, m managerKind, n, phase int) func() error {
+func profileAPIServer(ctx context.Context, c *localhub.Clients, m managerKind, n, phase int) func() error {
 	if *apiProfileFlag == "" {
 		return func() error { return nil }
 	}
-	name := strings.NewReplacer(" ", "-", ",", "").Replace(fmt.Sprintf("%s-%d-%s.pprof", m.label(), n, phaseNames[phase]))
+	name := strings.Trim(nonWord.ReplaceAllString(m.label(), "-"), "-") + fmt.Sprintf("-%d-%s.pprof", n, phaseNames[phase])
 	path := filepath.Join(*apiProfileFlag, name)
 	done := make(chan error, 1)
 	go func() {
@@ -336,28 +340,17 @@ func profileAPIServer(ctx context.Context, cfg *rest.Config, m managerKind, n, p
 			if err := os.MkdirAll(*apiProfileFlag, 0o755); err != nil {
 				return err
 			}
-			client, err := rest.HTTPClientFor(cfg)
+			body, err := c.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+				Param("seconds", strconv.Itoa(*apiProfileSecs)).Stream(ctx)
 			if err != nil {
 				return err
 			}
-			url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(cfg.Host, "/"), *apiProfileSecs)
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return err
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("GET %s: %s", url, resp.Status)
-			}
+			defer body.Close()
 			f, err := os.Create(path)
 			if err != nil {
 				return err
 			}
-			if _, err := io.Copy(f, resp.Body); err != nil {
+			if _, err := io.Copy(f, body); err != nil {
 				_ = f.Close()
 				return err
 			}
