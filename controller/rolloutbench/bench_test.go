@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,7 @@ var (
 	ocmArgs         = flag.String("ocm-args", "--kube-api-qps=2000 --kube-api-burst=4000", "template mode: extra flags of OCM's addon-manager (the client rate limits -controller-args gives addonops)")
 	apiProfileFlag  = flag.String("apiserver-profile", "", "template mode: a folder to write a CPU profile of kube-apiserver into for each manager and phase (its first -apiserver-profile-seconds), to see where the API server's time goes")
 	apiProfileSecs  = flag.Int("apiserver-profile-seconds", 20, "template mode: how long each -apiserver-profile runs from the phase's start")
-	soaksFlag       = flag.String("soaks", "default", "template mode: comma-separated health soaks addonops runs the add-on with, one run each: \"default\" (the controller's, 10s) or a Go duration set on the CMA (addonops.io/health-soak), e.g. default,0s")
+	soaksFlag       = flag.String("soaks", "default", "template mode: comma-separated health soaks addonops runs the add-on with, one run each: \"default\" (the controller's, "+mcastatus.DefaultHealthSoak.String()+") or a Go duration set on the CMA (addonops.io/health-soak), e.g. default,0s")
 )
 
 const addon = "bench"
@@ -68,6 +69,9 @@ func BenchmarkRollout(b *testing.B) {
 	}
 	if *peerFlag != "" {
 		b.Fatalf("-peer=%s: only the template mode has a peer", *peerFlag)
+	}
+	if *soaksFlag != "default" || *apiProfileFlag != "" {
+		b.Fatalf("-soaks and -apiserver-profile are for the template mode (-mode=template)")
 	}
 	for _, n := range strings.Split(*clustersFlag, ",") {
 		clusters, err := strconv.Atoi(strings.TrimSpace(n))
@@ -102,15 +106,17 @@ func benchmarkTemplate(b *testing.B) {
 	}
 	var ours []managerKind
 	for _, s := range strings.Split(*soaksFlag, ",") {
-		s = strings.TrimSpace(s)
-		if s == "default" {
-			ours = append(ours, byAddonops)
-			continue
+		m := byAddonops
+		if s = strings.TrimSpace(s); s != "default" {
+			if _, _, err := mcastatus.ParseHealthSoak(map[string]string{mcastatus.HealthSoakAnnotation: s}); err != nil {
+				b.Fatalf("-soaks: %v (or \"default\")", err)
+			}
+			m = managerKind{soak: s}
 		}
-		if _, _, err := mcastatus.ParseHealthSoak(map[string]string{mcastatus.HealthSoakAnnotation: s}); err != nil {
-			b.Fatalf("-soaks: %v (or \"default\")", err)
+		if slices.Contains(ours, m) {
+			b.Fatalf("-soaks: %q twice: each soak is one run and one row", s)
 		}
-		ours = append(ours, managerKind{soak: s})
+		ours = append(ours, m)
 	}
 	for _, n := range strings.Split(*clustersFlag, ",") {
 		clusters, err := strconv.Atoi(strings.TrimSpace(n))

@@ -353,11 +353,14 @@ func profileAPIServer(ctx context.Context, c *localhub.Clients, m managerKind, n
 			if err != nil {
 				return err
 			}
-			if _, err := io.Copy(f, body); err != nil {
-				_ = f.Close()
-				return err
+			_, err = io.Copy(f, body)
+			if cerr := f.Close(); err == nil {
+				err = cerr
 			}
-			return f.Close()
+			if err != nil {
+				_ = os.Remove(path) // no half-written profile
+			}
+			return err
 		}()
 	}()
 	return func() error {
@@ -760,7 +763,7 @@ func printTemplate(n int, strategy string, results []*templateResult) {
 		"API requests: every request, reads, watches and refused writes included (the API server's audit log, the manager's own user).")
 	fmt.Println("Phase end: every MCA Progressing=False with Completed (OCM) or InstallSucceed/UpgradeSucceed (addonops), its " +
 		"configs applied at the desired versions, and the install progression saying the same. addonops' end includes " +
-		"its health soak (10 s, the default, unless the row names another; a soak of 0s still waits for the agent to be healthy on the new work generation); " +
+		"its health soak (" + mcastatus.DefaultHealthSoak.String() + ", the default, unless the row names another; a soak of 0s still waits for the agent to be healthy on the new work generation); " +
 		"OCM's Completed does not wait for health.")
 }
 
