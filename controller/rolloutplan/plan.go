@@ -42,6 +42,14 @@
 // (progressDeadline None) — where OCM reports progressing for ever (rollResult.stopped). Such a
 // rollout is not complete: the placement's last applied configs stay, as in OCM.
 //
+// # maxConcurrency
+//
+// sdk-go's Progressive batch is the first maxConcurrency clusters in name order that are not done;
+// it never looks at clusters in flight later in that order, which exist whenever clusters earlier in
+// the order join a rollout under way (MCAs that appear after the first batch started, clusters a
+// placement selects since). Here every cluster in flight takes a slot and every failure and timeout
+// counts toward maxFailures (pastTheCut), so no more than maxConcurrency clusters are ever in flight.
+//
 // # Rollback wins
 //
 // A change of a placement's desired configs to a version the add-on already ran successfully is a

@@ -232,6 +232,8 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		return rollResult{}, false
 	}
 	d.noteRecheck(result.RecheckAfter)
+	result, recheck := pastTheCut(strategy, len(clusters), result, statuses, soak)
+	d.noteRecheck(recheck)
 	r.breach = result.MaxFailureBreach
 
 	inRollout := make(map[string]rollout.RolloutStatus, len(result.ClustersToRollout))

@@ -76,21 +76,27 @@ func MaxConcurrency(s clusterv1alpha1.RolloutStrategy, placement *clusterv1beta1
 	if eff.Type != clusterv1alpha1.Progressive {
 		return total
 	}
-	mc := eff.Progressive.MaxConcurrency
+	return sizeOf(eff.Progressive.MaxConcurrency, total, total)
+}
+
+// sizeOf is a maxConcurrency or maxFailures of total clusters as sdk-go sizes it
+// (calculateRolloutSize): a count, or a percentage of total rounded up; 0, unset, more than total or
+// invalid (the placement then waits) means def.
+func sizeOf(v intstr.IntOrString, total, def int) int {
 	n := 0
-	switch mc.Type {
+	switch v.Type {
 	case intstr.Int:
-		n = int(mc.IntVal)
+		n = int(v.IntVal)
 	case intstr.String:
-		pct, ok := strings.CutSuffix(mc.StrVal, "%")
+		pct, ok := strings.CutSuffix(v.StrVal, "%")
 		f, err := strconv.ParseFloat(pct, 64)
 		if !ok || err != nil {
-			return total
+			return def
 		}
 		n = int(math.Ceil(f / 100 * float64(total)))
 	}
 	if n <= 0 || n > total {
-		return total
+		return def
 	}
 	return n
 }
