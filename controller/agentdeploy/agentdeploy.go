@@ -29,6 +29,7 @@ import (
 
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/manifesthead"
 )
 
 // Options configure the deployer.
@@ -212,6 +213,10 @@ func (r *Reconciler) writeWorks(ctx context.Context, mcaKey string, plan Plan) (
 	var out []*workv1.ManifestWork
 	var errs []error
 	for _, w := range plan.Create {
+		if err := notStandIns(w); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		res, err := r.hub.Clients.Work.WorkV1().ManifestWorks(w.Namespace).Create(ctx, w, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			// Our cache lags: the informer will show it and requeue.
@@ -226,6 +231,10 @@ func (r *Reconciler) writeWorks(ctx context.Context, mcaKey string, plan Plan) (
 		out = append(out, res)
 	}
 	for _, w := range plan.Update {
+		if err := notStandIns(w); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		res, err := r.hub.Clients.Work.WorkV1().ManifestWorks(w.Namespace).Update(ctx, w, metav1.UpdateOptions{})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("updating ManifestWork %s/%s: %w", w.Namespace, w.Name, err))
@@ -255,6 +264,18 @@ func (r *Reconciler) deleteWorks(ctx context.Context, mcaKey string, works []*wo
 		klog.FromContext(ctx).V(2).Info("Deleted ManifestWork", "work", w.Namespace+"/"+w.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// notStandIns refuses a work that holds a manifest's stand-in (package manifesthead), which only
+// the cache holds: written, the agent would apply the head alone. Works are built from the
+// rendered manifests, so this is a bug of the deployer, reported rather than written.
+func notStandIns(w *workv1.ManifestWork) error {
+	for i, m := range w.Spec.Workload.Manifests {
+		if _, ok := manifesthead.StandInDigest(m.Raw); ok {
+			return fmt.Errorf("not writing ManifestWork %s/%s: its manifest %d is the cache's stand-in (head and digest), not the rendered manifest; this is a bug of addonops' deployer", w.Namespace, w.Name, i)
+		}
+	}
+	return nil
 }
 
 // mergeWorks is the cached works with the written ones replacing them and the deleted ones left

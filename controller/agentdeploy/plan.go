@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/addonwork"
+	"github.com/addonops/addonops/internal/manifesthead"
 	"github.com/addonops/addonops/internal/render"
 )
 
@@ -396,12 +397,26 @@ func normalize(in workv1.ManifestWorkSpec) workv1.ManifestWorkSpec {
 }
 
 // sameManifest compares manifests as JSON values, ignoring metadata.creationTimestamp and
-// spec.template.metadata.creationTimestamp as OCM's applier does (typed round trips add them).
+// spec.template.metadata.creationTimestamp as OCM's applier does (typed round trips add them). A
+// manifest of a cached work is a stand-in (package manifesthead, hubcache): its digest is compared
+// with the other's.
 func sameManifest(a, b workv1.Manifest) bool {
 	if ra := bytes.TrimSpace(a.Raw); len(ra) > 0 && bytes.Equal(ra, bytes.TrimSpace(b.Raw)) {
 		// The same bytes, as almost always: both are encoding/json's output with sorted keys (the
 		// written one ends with the newline of a json.Encoder).
 		return true
+	}
+	da, standInA := manifesthead.StandInDigest(a.Raw)
+	db, standInB := manifesthead.StandInDigest(b.Raw)
+	if standInA || standInB {
+		var err error
+		if !standInA {
+			da, err = digestOf(a)
+		}
+		if !standInB {
+			db, err = digestOf(b)
+		}
+		return err == nil && da == db
 	}
 	x, errA := manifestValue(a)
 	y, errB := manifestValue(b)
@@ -409,6 +424,19 @@ func sameManifest(a, b workv1.Manifest) bool {
 		return false
 	}
 	return equality.Semantic.DeepEqual(x, y)
+}
+
+// digestOf is manifesthead.Digest of a manifest that is not a stand-in.
+func digestOf(m workv1.Manifest) (string, error) {
+	raw := m.Raw
+	if len(raw) == 0 && m.Object != nil {
+		b, err := json.Marshal(m.Object)
+		if err != nil {
+			return "", err
+		}
+		raw = b
+	}
+	return manifesthead.Digest(raw)
 }
 
 func manifestValue(m workv1.Manifest) (map[string]any, error) {

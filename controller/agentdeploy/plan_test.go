@@ -22,6 +22,7 @@ import (
 
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/manifesthead"
 	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -562,6 +563,20 @@ func TestNeedsUpdate(t *testing.T) {
 			if got := NeedsUpdate(existing, base); got != tc.want {
 				t.Errorf("NeedsUpdate = %v, want %v", got, tc.want)
 			}
+			// As the cache holds it (hubcache, --deploy-templates): a stand-in per manifest.
+			standIns := 0
+			for i, m := range existing.Spec.Workload.Manifests {
+				if s, ok := manifesthead.StandIn(m.Raw); ok {
+					existing.Spec.Workload.Manifests[i].Raw = s
+					standIns++
+				}
+			}
+			if standIns == 0 {
+				t.Fatal("no manifest of the work is larger than its stand-in")
+			}
+			if got := NeedsUpdate(existing, base); got != tc.want {
+				t.Errorf("with stand-ins: NeedsUpdate = %v, want %v", got, tc.want)
+			}
 		})
 	}
 	// Defaults on both sides compare equal to their absence.
@@ -708,5 +723,24 @@ func TestPlanIsDeterministic(t *testing.T) {
 		if string(b) != string(first) {
 			t.Fatal("the same input gave different works")
 		}
+	}
+}
+
+// A work holding a stand-in of the cache is never written: writeWorks refuses it with an error.
+func TestNotStandIns(t *testing.T) {
+	w := hello(t)
+	work := Decide(w.input()).Create[0]
+	if err := notStandIns(work); err != nil {
+		t.Fatalf("a rendered work refused: %v", err)
+	}
+	cached := work.DeepCopy()
+	for i, m := range cached.Spec.Workload.Manifests {
+		if s, ok := manifesthead.StandIn(m.Raw); ok {
+			cached.Spec.Workload.Manifests[i].Raw = s
+		}
+	}
+	err := notStandIns(cached)
+	if err == nil || !strings.Contains(err.Error(), "stand-in") || !strings.Contains(err.Error(), cached.Name) {
+		t.Fatalf("a work with stand-ins: %v", err)
 	}
 }

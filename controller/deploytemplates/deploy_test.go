@@ -90,6 +90,36 @@ func TestHelloTemplateGolden(t *testing.T) {
 	if again := e.work("cluster1", name); again.ResourceVersion != w.ResourceVersion {
 		t.Errorf("work rewritten while nothing changed: resourceVersion %s -> %s", w.ResourceVersion, again.ResourceVersion)
 	}
+
+	// A manifest changed behind the deployer's back is put back. The deployer's cache holds a
+	// stand-in of each manifest (its head and the digest of its content): the changed content has
+	// another digest. Put back once, the work stays as it is.
+	drifted := e.work("cluster1", name)
+	changed := 0
+	for i, m := range drifted.Spec.Workload.Manifests {
+		if strings.Contains(string(m.Raw), `"kind":"Deployment"`) {
+			drifted.Spec.Workload.Manifests[i].Raw = []byte(strings.Replace(string(m.Raw), `"replicas":1`, `"replicas":3`, 1))
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Fatalf("%d Deployments in the work, want 1", changed)
+	}
+	if _, err := e.c.Work.WorkV1().ManifestWorks("cluster1").Update(e.ctx, drifted, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(30*time.Second, "the changed manifest put back", func() string {
+		got, err := agentdeploy.Describe(e.work("cluster1", name))
+		if err != nil {
+			return err.Error()
+		}
+		return cmp.Diff(string(want), string(got))
+	})
+	restored := e.work("cluster1", name)
+	time.Sleep(3 * time.Second)
+	if again := e.work("cluster1", name); again.ResourceVersion != restored.ResourceVersion {
+		t.Errorf("work rewritten after it was put back: resourceVersion %s -> %s", restored.ResourceVersion, again.ResourceVersion)
+	}
 }
 
 // bigConfigMaps is a template with ConfigMaps of the given names, each holding size bytes of

@@ -43,6 +43,7 @@ import (
 	"github.com/addonops/addonops/controller/mcawrite"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/manifesthead"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
@@ -63,8 +64,9 @@ type Options struct {
 	// Resync is the informers' resync period. Default 10m.
 	Resync time.Duration
 	// DeployTemplates caches what the template reconcilers need besides the rollout's objects:
-	// ManifestWorks with their manifests and their manifests' status feedback (otherwise the cache
-	// drops them, most of a work's size),
+	// ManifestWorks with a stand-in of each manifest (its head and the digest of its content,
+	// package manifesthead) and their manifests' status feedback (otherwise the cache drops them,
+	// most of a work's size),
 	// AddOnTemplates and AddOnDeploymentConfigs from the start, and add-on RoleBindings and CSRs.
 	DeployTemplates bool
 	// HistoryNamespace, when set, caches the add-ons' version history ConfigMaps (package
@@ -219,9 +221,9 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	byAddonLabel := func(o *metav1.ListOptions) { o.LabelSelector = addonLabelExists.String() }
 	// Objects are cached without managedFields (decode drops them), and works without their
-	// manifests unless the template reconcilers need them: at thousands of clusters that is most of
-	// the memory.
-	stripWork := workResourceConditionsStripper
+	// manifests, or with stand-ins of them when the template reconcilers need them: at thousands of
+	// clusters that is most of the memory.
+	stripWork := workStandInsStripper
 	stripClusters := clusterStripper
 	if !opts.DeployTemplates {
 		stripWork = workManifestsStripper
@@ -404,6 +406,29 @@ func stripClusterSpec(u *unstructured.Unstructured) {
 func stripWorkManifests(u *unstructured.Unstructured) {
 	unstructured.RemoveNestedField(u.Object, "spec")
 	unstructured.RemoveNestedField(u.Object, "status", "resourceStatus")
+}
+
+// standInWorkManifests replaces each manifest of a ManifestWork with its stand-in (package
+// manifesthead): its head and the digest of its content, which is what the template reconcilers
+// read of it (the deployer which work holds a manifest and whether its content is the desired one,
+// the health prober which workloads to ask about). A manifest without a head a stand-in can hold
+// stays whole.
+func standInWorkManifests(u *unstructured.Unstructured) {
+	list, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "workload", "manifests")
+	if !ok {
+		return
+	}
+	manifests, ok := list.([]any)
+	if !ok {
+		return
+	}
+	for i, m := range manifests {
+		if v, ok := m.(map[string]any); ok {
+			if s, ok := manifesthead.StandInValue(v); ok {
+				manifests[i] = s
+			}
+		}
+	}
 }
 
 // stripWorkResourceConditions keeps what the template reconcilers read of a ManifestWork: all but

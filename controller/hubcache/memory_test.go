@@ -2,7 +2,6 @@ package hubcache
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -31,8 +31,9 @@ func newTestCache() *Cache {
 
 func fromJSON(t *testing.T, k decodedKind, doc string) *unstructured.Unstructured {
 	t.Helper()
+	// As the dynamic client decodes the API server's JSON: integers as int64.
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal([]byte(doc), &u.Object); err != nil {
+	if err := utiljson.Unmarshal([]byte(doc), &u.Object); err != nil {
 		t.Fatal(err)
 	}
 	u.SetGroupVersionKind(k.gvk)

@@ -31,6 +31,8 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/addonops/addonops/internal/manifesthead"
 )
 
 // stripper removes what the cache does not keep of a decoded kind, in either form: before
@@ -50,6 +52,19 @@ var (
 		w := o.(*workv1.ManifestWork)
 		for i := range w.Status.ResourceStatus.Manifests {
 			w.Status.ResourceStatus.Manifests[i].Conditions = nil
+		}
+	}}
+	workStandInsStripper = stripper{func(u *unstructured.Unstructured) {
+		stripWorkResourceConditions(u)
+		standInWorkManifests(u)
+	}, func(o runtime.Object) {
+		workResourceConditionsStripper.typed(o)
+		w := o.(*workv1.ManifestWork)
+		for i := range w.Spec.Workload.Manifests {
+			m := &w.Spec.Workload.Manifests[i]
+			if s, ok := manifesthead.StandIn(m.Raw); ok {
+				m.Raw, m.Object = s, nil
+			}
 		}
 	}}
 	clusterStripper = stripper{stripCluster, func(o runtime.Object) {

@@ -57,6 +57,12 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 	badWorkSpec := strings.Replace(work, `"ordinal": 0`, `"ordinal": 4294967296`, 1)
 	badResourceCondition := strings.Replace(work, `"conditions": []`, `"conditions": [{"type": "Applied", "status": "True", "observedGeneration": "two"}]`, 1)
 	withResourceConditions := strings.Replace(work, `"conditions": []`, `"conditions": [{"type": "Applied", "status": "True", "reason": "AppliedManifestComplete", "message": "Apply manifest complete", "lastTransitionTime": "2026-01-02T03:04:05Z"}]`, 1)
+	// A manifest larger than its stand-in (the work's ConfigMap is kept whole), with the creation
+	// timestamps the digest ignores, and one without a head a stand-in holds.
+	largeManifest := strings.Replace(withResourceConditions, `"data": {"k": "v"}}]}}`,
+		`"data": {"k": "`+strings.Repeat("v", 400)+`"}}, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "y", "creationTimestamp": null},
+  "spec": {"replicas": 2, "template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [{"name": "c", "image": "`+strings.Repeat("i", 300)+`"}]}}}},
+  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": null, "data": {"k": "`+strings.Repeat("v", 400)+`"}}]}}`, 1)
 	placement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "4"}, "spec": {"decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": "25%"}}}}`
 	badPlacement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "5"}, "spec": {"numberOfClusters": 9223372036854775807}}`
 	decision := `{"metadata": {"name": "p-decision-1", "namespace": "default", "resourceVersion": "6", "labels": {"cluster.open-cluster-management.io/placement": "p"}},
@@ -80,6 +86,10 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 		{"work for the template reconcilers, bad manifest condition dropped", kindWork, workResourceConditionsStripper, badResourceCondition, false},
 		{"work with a bad manifest condition", kindWork, stripper{}, badResourceCondition, true},
 		{"work for the template reconcilers with a bad condition", kindWork, workResourceConditionsStripper, badWorkStatus, true},
+		{"work with stand-ins", kindWork, workStandInsStripper, withResourceConditions, false},
+		{"work with stand-ins, a large manifest", kindWork, workStandInsStripper, largeManifest, false},
+		{"work with stand-ins, bad manifest condition dropped", kindWork, workStandInsStripper, badResourceCondition, false},
+		{"work with stand-ins and a bad condition", kindWork, workStandInsStripper, badWorkStatus, true},
 		{"cluster for the health prober", kindCluster, clusterStripper, cluster, false},
 		{"cluster without status", kindCluster, clusterStatusStripper, cluster, false},
 		{"cluster with a bad spec", kindCluster, clusterStatusStripper, badCluster, true},
