@@ -111,7 +111,6 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		Strategy: cma.Spec.InstallStrategy.Type,
 		Decided:  map[string][]string{},
 		Unknown:  map[string]string{},
-		Clusters: map[string]installplan.Cluster{},
 	}
 	if in.Strategy != installplan.StrategyPlacements {
 		return 0, nil
@@ -145,13 +144,18 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 	if err != nil {
 		return 0, fmt.Errorf("listing ManagedClusters: %w", err)
 	}
-	annotations := map[string]map[string]string{}
+	// Sized once: a decision reads every cluster and MCA, and growing these by doubling was most of
+	// what it allocated.
+	in.Clusters = make(map[string]installplan.Cluster, len(clusters))
+	annotations := make(map[string]map[string]string, len(clusters))
 	for _, mc := range clusters {
 		in.Clusters[mc.Name] = installplan.Cluster{Deleting: mc.DeletionTimestamp != nil}
 		annotations[mc.Name] = mc.Annotations
 	}
-	cached := map[string]bool{}
-	for _, m := range c.AddonMCAs(name) {
+	existing := c.AddonMCAs(name)
+	cached := make(map[string]bool, len(existing))
+	in.Existing = make([]installplan.MCA, 0, len(existing))
+	for _, m := range existing {
 		cached[m.Namespace] = true
 		in.Existing = append(in.Existing, installplan.MCA{
 			Namespace: m.Namespace,

@@ -709,3 +709,41 @@ func TestProgressTransitionOnRecovery(t *testing.T) {
 		})
 	}
 }
+
+// DesiredIs, LastAppliedIs and HasLastApplied say what comparing the lists says.
+func TestListFreeComparisons(t *testing.T) {
+	gr := addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.io", Resource: "addondeploymentconfigs"}
+	gr2 := addonv1alpha1.ConfigGroupResource{Group: "", Resource: "configmaps"}
+	h := func(name, hash string) *addonv1alpha1.ConfigSpecHash {
+		return &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Namespace: "ns", Name: name}, SpecHash: hash}
+	}
+	refs := [][]addonv1alpha1.ConfigReference{
+		nil,
+		{{ConfigGroupResource: gr}},
+		{{ConfigGroupResource: gr, DesiredConfig: h("a", "1")}},
+		{{ConfigGroupResource: gr, DesiredConfig: h("a", "1"), LastAppliedConfig: h("a", "1")}},
+		{{ConfigGroupResource: gr, DesiredConfig: h("b", "2"), LastAppliedConfig: h("a", "1")}},
+		{{ConfigGroupResource: gr, LastAppliedConfig: h("a", "1")}, {ConfigGroupResource: gr2, DesiredConfig: h("c", "3")}},
+		{{ConfigGroupResource: gr, DesiredConfig: h("a", "1")}, {ConfigGroupResource: gr2, DesiredConfig: h("c", "3"), LastAppliedConfig: h("c", "3")}},
+	}
+	targets := [][]Config{nil, {}}
+	for _, r := range refs {
+		m := &addonv1alpha1.ManagedClusterAddOn{Status: addonv1alpha1.ManagedClusterAddOnStatus{ConfigReferences: r}}
+		targets = append(targets, Desired(m), LastApplied(m))
+	}
+	targets = append(targets, []Config{FromSpecHash(gr, h("a", "2"))}, []Config{FromSpecHash(gr2, h("a", "1"))})
+	for i, r := range refs {
+		m := &addonv1alpha1.ManagedClusterAddOn{Status: addonv1alpha1.ManagedClusterAddOnStatus{ConfigReferences: r}}
+		if got, want := HasLastApplied(m), len(LastApplied(m)) > 0; got != want {
+			t.Errorf("refs %d: HasLastApplied %v, want %v", i, got, want)
+		}
+		for j, target := range targets {
+			if got, want := DesiredIs(m, target), Equal(Desired(m), target); got != want {
+				t.Errorf("refs %d, target %d: DesiredIs %v, want %v", i, j, got, want)
+			}
+			if got, want := LastAppliedIs(m, target), Equal(LastApplied(m), target); got != want {
+				t.Errorf("refs %d, target %d: LastAppliedIs %v, want %v", i, j, got, want)
+			}
+		}
+	}
+}

@@ -311,7 +311,7 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 		if b != nil {
 			continue
 		}
-		if mcastatus.Equal(mcastatus.LastApplied(mca), t) || addonstatus.Applied(mca) && mcastatus.Equal(mcastatus.Desired(mca), t) {
+		if mcastatus.LastAppliedIs(mca, t) || addonstatus.Applied(mca) && mcastatus.DesiredIs(mca, t) {
 			return true
 		}
 	}
@@ -336,10 +336,10 @@ func (d *decider) placementKind(p *placementState, target []mcastatus.Config) ad
 		}
 		for _, c := range p.owned {
 			mca := d.mcas[c]
-			if mca == nil || len(mcastatus.LastApplied(mca)) == 0 {
+			if mca == nil || !mcastatus.HasLastApplied(mca) {
 				continue
 			}
-			if !mcastatus.Equal(mcastatus.Desired(mca), target) || !addonstatus.Applied(mca) {
+			if !mcastatus.DesiredIs(mca, target) || !addonstatus.Applied(mca) {
 				return addonstatus.Upgrade // it ran another version before
 			}
 		}
@@ -378,7 +378,7 @@ func (d *decider) holdAll(p *placementState) {
 			d.block(c, mca, b)
 			continue
 		}
-		running := mcastatus.Equal(mcastatus.Desired(mca), target)
+		running := mcastatus.DesiredIs(mca, target)
 		if !mcastatus.IsConfigured(mca, running) {
 			if running {
 				d.updates[c] = mcastatus.Keep(mca, d.in.Now)

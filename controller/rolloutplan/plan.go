@@ -279,7 +279,7 @@ func (d *decider) decide() Plan {
 		// the defaults and their own configs at once, as in OCM's "defaults" node; the others keep
 		// what they run (rolloutUnplaced). The install progressions stay as history.
 		if len(defaultProblems) == 0 {
-			d.rolloutUnplaced(defaultCfgs, nil)
+			d.rolloutUnplaced(defaultCfgs)
 		}
 		for _, old := range cma.Status.InstallProgressions {
 			ip := *old.DeepCopy()
@@ -326,7 +326,7 @@ func (d *decider) decide() Plan {
 	// MCAs that no placement owns take the defaults, unless some placement's clusters are unknown:
 	// they might be its clusters, which must wait rather than be moved to other configs.
 	if !unknown && canaryErr == nil && len(defaultProblems) == 0 {
-		d.rolloutUnplaced(defaultCfgs, states)
+		d.rolloutUnplaced(defaultCfgs)
 	}
 
 	d.recordHistory(states)

@@ -191,7 +191,6 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 		p.wait(addonstatus.ReasonPlacementDecisionInvalid, err.Error())
 		return rollResult{}, false
 	}
-	owned := sets.New(p.owned...)
 	clusters := sets.List(p.tracker.ExistingClusterGroupsBesides().GetClusters())
 	// Sized once: a decision runs over every cluster, back to back while events arrive, and growing
 	// these by doubling was a tenth of all the controller allocated at 5,000 clusters.
@@ -200,7 +199,7 @@ func (d *decider) roll(p *placementState, target []mcastatus.Config) (rollResult
 	r := rollResult{total: len(p.owned)}
 	for _, c := range clusters {
 		mca := d.mcas[c]
-		if !owned.Has(c) || mca == nil {
+		if d.owner[c] != p || mca == nil {
 			// Not this placement's to move (owned by another placement) or no MCA yet: Skip keeps
 			// it out of the batch, so it never takes a slot of maxConcurrency.
 			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})

@@ -5,7 +5,6 @@ package rolloutplan
 import (
 	"github.com/addonops/addonops/internal/addonstatus"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
@@ -14,19 +13,15 @@ import (
 	"github.com/addonops/addonops/controller/mcastatus"
 )
 
-// rolloutUnplaced handles the MCAs no placement owns (every MCA under Manual), all at once: OCM's
+// rolloutUnplaced handles the MCAs no placement owns (d.owner; every MCA under Manual), all at once: OCM's
 // "defaults" node, with one rule OCM lacks (seed 002: switching to Manual must not re-target
 // anything): an MCA that runs configs a placement gave it keeps them as long as its own spec is
 // unchanged (keepsPlacementConfigs); the others take the defaults and their own configs. MCAs this controller created for a cluster that left the
 // placements are skipped: the install controller deletes them.
-func (d *decider) rolloutUnplaced(defaults []mcastatus.Config, states []*placementState) {
-	owned := sets.New[string]()
-	for _, p := range states {
-		owned.Insert(p.owned...)
-	}
+func (d *decider) rolloutUnplaced(defaults []mcastatus.Config) {
 	placements := d.in.CMA.Spec.InstallStrategy.Type == installplan.StrategyPlacements
 	for ns, mca := range d.mcas {
-		if owned.Has(ns) || placements && mca.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue {
+		if d.owner[ns] != nil || placements && mca.Labels[installplan.CreatedByLabel] == installplan.CreatedByValue {
 			continue
 		}
 		if d.keepsPlacementConfigs(mca) {
