@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
@@ -428,33 +427,34 @@ func sameManifest(a, b workv1.Manifest) bool {
 
 // digestOf is manifesthead.Digest of a manifest that is not a stand-in.
 func digestOf(m workv1.Manifest) (string, error) {
-	raw := m.Raw
-	if len(raw) == 0 && m.Object != nil {
-		b, err := json.Marshal(m.Object)
-		if err != nil {
-			return "", err
-		}
-		raw = b
+	raw, err := manifestJSON(m)
+	if err != nil {
+		return "", err
 	}
 	return manifesthead.Digest(raw)
 }
 
+// manifestValue is a manifest as a JSON value without the fields the comparison ignores
+// (manifesthead.DropIgnored, which Digest leaves out too).
 func manifestValue(m workv1.Manifest) (map[string]any, error) {
-	raw := m.Raw
-	if len(raw) == 0 && m.Object != nil {
-		b, err := json.Marshal(m.Object)
-		if err != nil {
-			return nil, err
-		}
-		raw = b
+	raw, err := manifestJSON(m)
+	if err != nil {
+		return nil, err
 	}
 	var v map[string]any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	unstructured.RemoveNestedField(v, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(v, "spec", "template", "metadata", "creationTimestamp")
+	manifesthead.DropIgnored(v)
 	return v, nil
+}
+
+// manifestJSON is a manifest's JSON: its raw bytes, or its object encoded.
+func manifestJSON(m workv1.Manifest) ([]byte, error) {
+	if len(m.Raw) == 0 && m.Object != nil {
+		return json.Marshal(m.Object)
+	}
+	return m.Raw, nil
 }
 
 // HookCompleted reports whether a pre-delete hook work finished: Available at its generation and

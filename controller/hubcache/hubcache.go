@@ -414,19 +414,27 @@ func stripWorkManifests(u *unstructured.Unstructured) {
 // the health prober which workloads to ask about). A manifest without a head a stand-in can hold
 // stays whole.
 func standInWorkManifests(u *unstructured.Unstructured) {
-	list, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "workload", "manifests")
+	eachObject(u, func(i int, v map[string]any, list []any) {
+		if s, ok := manifesthead.StandInValue(v); ok {
+			list[i] = s
+		}
+	}, "spec", "workload", "manifests")
+}
+
+// eachObject calls f with each object of the list at path in u (and the list, for replacing it);
+// anything else there is left as it is.
+func eachObject(u *unstructured.Unstructured, f func(i int, v map[string]any, list []any), path ...string) {
+	field, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...)
 	if !ok {
 		return
 	}
-	manifests, ok := list.([]any)
+	list, ok := field.([]any)
 	if !ok {
 		return
 	}
-	for i, m := range manifests {
+	for i, m := range list {
 		if v, ok := m.(map[string]any); ok {
-			if s, ok := manifesthead.StandInValue(v); ok {
-				manifests[i] = s
-			}
+			f(i, v, list)
 		}
 	}
 }
@@ -437,19 +445,7 @@ func standInWorkManifests(u *unstructured.Unstructured) {
 // reports three conditions per manifest: some 3 MB at 5,000 clusters by the structs' size (too
 // little to tell apart in the benchmark's peak RSS).
 func stripWorkResourceConditions(u *unstructured.Unstructured) {
-	manifests, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "resourceStatus", "manifests")
-	if !ok {
-		return
-	}
-	list, ok := manifests.([]any)
-	if !ok {
-		return
-	}
-	for _, m := range list {
-		if m, ok := m.(map[string]any); ok {
-			delete(m, "conditions")
-		}
-	}
+	eachObject(u, func(_ int, m map[string]any, _ []any) { delete(m, "conditions") }, "status", "resourceStatus", "manifests")
 }
 
 // Managed reports whether the reconcilers act on the add-on of that name: its CMA exists, is not

@@ -33,12 +33,13 @@ func pastTheCut(s clusterv1alpha1.RolloutStrategy, total int, res rollout.Rollou
 	if s.Type != clusterv1alpha1.Progressive || s.Progressive == nil {
 		return res, nil
 	}
-	seen := make(map[string]bool, len(res.ClustersToRollout)+len(res.ClustersTimeOut))
-	for _, c := range res.ClustersToRollout {
-		seen[c.ClusterName] = true
-	}
-	for _, c := range res.ClustersTimeOut {
-		seen[c.ClusterName] = true
+	// sdk-go looked at every cluster up to the last one it returned, in name order, and put each
+	// one in flight among them in its batch or its timeouts; the clusters after it are past the cut.
+	cut := ""
+	for _, l := range [][]rollout.ClusterRolloutStatus{res.ClustersToRollout, res.ClustersTimeOut} {
+		for _, c := range l {
+			cut = max(cut, c.ClusterName)
+		}
 	}
 	now := rollout.RolloutClock.Now()
 	timeout, timesOut := parseDeadline(progressDeadline(s))
@@ -51,7 +52,7 @@ func pastTheCut(s clusterv1alpha1.RolloutStrategy, total int, res rollout.Rollou
 		}
 	}
 	for _, st := range statuses {
-		if seen[st.ClusterName] {
+		if st.ClusterName <= cut {
 			continue
 		}
 		switch st.Status {
@@ -104,21 +105,24 @@ func pastTheCut(s clusterv1alpha1.RolloutStrategy, total int, res rollout.Rollou
 	}
 	// The batch's clusters still to apply give up their slots from the end of the name order; after
 	// a breach all of them do (sdk-go then moves no new cluster either).
-	drop := len(extra)
-	if res.MaxFailureBreach {
-		drop = len(res.ClustersToRollout)
+	keep := 0 // of the batch's clusters still to apply, in name order
+	if !res.MaxFailureBreach {
+		for _, c := range res.ClustersToRollout {
+			if c.Status == rollout.ToApply {
+				keep++
+			}
+		}
+		keep = max(keep-len(extra), 0)
 	}
 	batch := make([]rollout.ClusterRolloutStatus, 0, len(res.ClustersToRollout)+len(extra))
-	for i := len(res.ClustersToRollout) - 1; i >= 0; i-- {
-		c := res.ClustersToRollout[i]
-		if c.Status == rollout.ToApply && drop > 0 {
-			drop--
-			continue
+	for _, c := range res.ClustersToRollout {
+		if c.Status == rollout.ToApply {
+			if keep == 0 {
+				continue
+			}
+			keep--
 		}
 		batch = append(batch, c)
-	}
-	for i, j := 0, len(batch)-1; i < j; i, j = i+1, j-1 {
-		batch[i], batch[j] = batch[j], batch[i]
 	}
 	res.ClustersToRollout = append(batch, extra...)
 	res.ClustersTimeOut = append(res.ClustersTimeOut, timedOut...)

@@ -1,13 +1,16 @@
 package rolloutplan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -99,4 +102,39 @@ func TestLateMCAsKeepMaxConcurrency(t *testing.T) {
 		w.advance(time.Second)
 	}
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T c5=a/a/T c6=a/a/T c7=a/a/T c8=a/a/T")
+}
+
+// The clusters past the cut bring the next decision when the first of them may time out or end its
+// soak: a slot they hold is freed by time alone, so nothing else would ask.
+func TestPastTheCutRecheck(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	prev := rollout.RolloutClock
+	rollout.RolloutClock = clocktesting.NewFakeClock(now)
+	t.Cleanup(func() { rollout.RolloutClock = prev })
+	at := func(ago time.Duration) *metav1.Time { v := metav1.NewTime(now.Add(-ago)); return &v }
+	statuses := []rollout.ClusterRolloutStatus{
+		{ClusterName: "c1", Status: rollout.ToApply},
+		{ClusterName: "c2", Status: rollout.ToApply},
+		{ClusterName: "c5", Status: rollout.Progressing, LastTransitionTime: at(30 * time.Second)},
+		{ClusterName: "c6", Status: rollout.Succeeded, LastTransitionTime: at(50 * time.Second)},
+	}
+	// sdk-go's batch: c1 and c2, cut there.
+	res := rollout.RolloutResult{ClustersToRollout: statuses[:2]}
+	s := progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{ProgressDeadline: "90s", MinSuccessTime: metav1.Duration{Duration: time.Minute}})
+	got, recheck := pastTheCut(s, 4, res, statuses, time.Minute)
+	var names []string
+	for _, c := range got.ClustersToRollout {
+		names = append(names, c.ClusterName)
+	}
+	if !slices.Equal(names, []string{"c5", "c6"}) {
+		t.Errorf("batch %v, want the two clusters in flight past the cut", names)
+	}
+	// c6's soak ends in 10 s, c5 times out in 60 s.
+	if recheck == nil || *recheck != 10*time.Second {
+		t.Errorf("recheck %v, want 10s", recheck)
+	}
+	// Strategies other than Progressive are sdk-go's as they are.
+	if got, recheck := pastTheCut(all(), 4, res, statuses, 0); len(got.ClustersToRollout) != 2 || recheck != nil {
+		t.Errorf("All: batch %v, recheck %v", got.ClustersToRollout, recheck)
+	}
 }

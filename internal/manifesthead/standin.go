@@ -27,9 +27,7 @@ import (
 const DigestField = "addonops.io/manifest-sha256"
 
 // Digest is the SHA-256 (hex) of a manifest's content as a JSON value: decoded as the API server's
-// JSON is (integers kept), without metadata.creationTimestamp and
-// spec.template.metadata.creationTimestamp (typed round trips add them as null; OCM's applier
-// ignores them too), and encoded with sorted keys. So two manifests have the same digest exactly
+// JSON is (integers kept), without the ignored fields (DropIgnored), and encoded with sorted keys. So two manifests have the same digest exactly
 // when they are the same JSON value, whatever their formatting.
 func Digest(raw []byte) (string, error) {
 	var v map[string]any
@@ -61,8 +59,18 @@ func digestValue(v map[string]any) (string, int, error) {
 	return hex.EncodeToString(sum[:]), len(b), nil
 }
 
-// ignored are the fields Digest leaves out.
+// ignored are the fields a manifest's content leaves out: metadata.creationTimestamp and
+// spec.template.metadata.creationTimestamp, which typed round trips add as null and OCM's applier
+// ignores.
 var ignored = [][]string{{"metadata", "creationTimestamp"}, {"spec", "template", "metadata", "creationTimestamp"}}
+
+// DropIgnored removes from a decoded manifest the fields Digest leaves out, for comparisons of
+// manifests as JSON values that must agree with Digest.
+func DropIgnored(v map[string]any) {
+	for _, path := range ignored {
+		unstructured.RemoveNestedField(v, path...)
+	}
+}
 
 // StandInValue returns the stand-in of a manifest decoded as an unstructured object (v is not
 // changed). ok is false when the manifest is better kept whole: it has no head a stand-in can hold
