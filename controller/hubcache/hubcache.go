@@ -91,14 +91,16 @@ var (
 
 // Index names.
 const (
-	// IndexWorksByAddon indexes add-on ManifestWorks by "<namespace>/<addon-name label>".
+	// IndexWorksByAddon indexes add-on ManifestWorks by "<namespace>/<addon-name label>", but
+	// for each one's deploy work 0 (a sparse index: AddonWorks reads both).
 	IndexWorksByAddon = "addonWorks"
 	// IndexMCAsByAddon indexes ManagedClusterAddOns by name (= add-on name).
 	IndexMCAsByAddon = "addon"
 	// IndexMCAsByConfig indexes ManagedClusterAddOns by the configs they were told to run
 	// (ConfigKey of each desired config).
 	IndexMCAsByConfig = "desiredConfig"
-	// IndexByAddonCluster indexes RoleBindings and CertificateSigningRequests by
+	// IndexByAddonCluster indexes RoleBindings (but for the hubPermission binding in the
+	// cluster namespace: AddonBindings reads both) and CertificateSigningRequests by
 	// "<cluster>/<addon>" from their labels.
 	IndexByAddonCluster = "addonCluster"
 )
@@ -314,29 +316,25 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("indexing ManagedClusterAddOns: %w", err)
 	}
-	if err := c.WorkInformer.AddIndexers(cache.Indexers{IndexWorksByAddon: func(obj any) ([]string, error) {
-		w := obj.(*workv1.ManifestWork)
-		return []string{w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey]}, nil
-	}}); err != nil {
+	if err := c.WorkInformer.AddIndexers(worksByAddon.indexer()); err != nil {
 		return nil, fmt.Errorf("indexing ManifestWorks: %w", err)
 	}
-	byAddonCluster := cache.Indexers{IndexByAddonCluster: func(obj any) ([]string, error) {
-		m, ok := obj.(metav1.Object)
-		if !ok {
+	if c.RoleBindingInformer != nil {
+		if err := c.RoleBindingInformer.AddIndexers(bindingsByAddonCluster.indexer()); err != nil {
+			return nil, fmt.Errorf("indexing RoleBindings by cluster and add-on: %w", err)
+		}
+	}
+	if c.CSRInformer != nil {
+		// CSRs are named by the agent that files them: every one is indexed.
+		if err := c.CSRInformer.AddIndexers(cache.Indexers{IndexByAddonCluster: func(obj any) ([]string, error) {
+			if m, ok := obj.(metav1.Object); ok {
+				if v := byAddonCluster(m); v != "" {
+					return []string{v}, nil
+				}
+			}
 			return nil, nil
-		}
-		l := m.GetLabels()
-		if l[ClusterNameLabel] == "" || l[addonv1alpha1.AddonLabelKey] == "" {
-			return nil, nil
-		}
-		return []string{l[ClusterNameLabel] + "/" + l[addonv1alpha1.AddonLabelKey]}, nil
-	}}
-	for _, inf := range []cache.SharedIndexInformer{c.RoleBindingInformer, c.CSRInformer} {
-		if inf == nil {
-			continue
-		}
-		if err := inf.AddIndexers(byAddonCluster); err != nil {
-			return nil, fmt.Errorf("indexing by cluster and add-on: %w", err)
+		}}); err != nil {
+			return nil, fmt.Errorf("indexing CSRs by cluster and add-on: %w", err)
 		}
 	}
 	return c, nil
@@ -478,7 +476,7 @@ func Selects(addons string, cma *addonv1alpha1.ClusterManagementAddOn) bool {
 // AddonWorks returns the ManifestWorks in namespace labelled with the add-on's name, sorted by
 // name. They are cached objects: copy before changing them.
 func (c *Cache) AddonWorks(namespace, addon string) []*workv1.ManifestWork {
-	objs, _ := c.WorkInformer.GetIndexer().ByIndex(IndexWorksByAddon, namespace+"/"+addon)
+	objs, _ := worksByAddon.lookup(c.WorkInformer, namespace+"/"+addon) // errors only for an unknown index
 	out := make([]*workv1.ManifestWork, 0, len(objs))
 	for _, o := range objs {
 		out = append(out, o.(*workv1.ManifestWork))
@@ -494,10 +492,15 @@ func (c *Cache) MCAsByIndex(index, value string) []string {
 	return keys
 }
 
-// ByAddonCluster returns the cached objects of inf (RoleBindings or CSRs) labelled for cluster and
-// add-on.
-func ByAddonCluster(inf cache.SharedIndexInformer, cluster, addon string) []any {
-	objs, _ := inf.GetIndexer().ByIndex(IndexByAddonCluster, cluster+"/"+addon)
+// AddonBindings returns the cached RoleBindings labelled for cluster and add-on.
+func (c *Cache) AddonBindings(cluster, addon string) []any {
+	objs, _ := bindingsByAddonCluster.lookup(c.RoleBindingInformer, cluster+"/"+addon) // errors only for an unknown index
+	return objs
+}
+
+// AddonCSRs returns the cached CertificateSigningRequests labelled for cluster and add-on.
+func (c *Cache) AddonCSRs(cluster, addon string) []any {
+	objs, _ := c.CSRInformer.GetIndexer().ByIndex(IndexByAddonCluster, cluster+"/"+addon)
 	return objs
 }
 

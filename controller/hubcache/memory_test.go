@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,12 @@ func TestInternKeepsValues(t *testing.T) {
 		reflect.ValueOf(a.Annotations).UnsafePointer() != reflect.ValueOf(b.Annotations).UnsafePointer() {
 		t.Errorf("equal labels or annotations are not one shared map")
 	}
+	if unsafe.SliceData(a.Status.ConfigReferences) != unsafe.SliceData(b.Status.ConfigReferences) {
+		t.Errorf("equal configReferences are not one shared slice")
+	}
+	if unsafe.SliceData(a.Status.Conditions) == unsafe.SliceData(b.Status.Conditions) {
+		t.Errorf("conditions are shared")
+	}
 	if n := len(a.Status.Conditions); cap(a.Status.Conditions) != n || n != 3 {
 		t.Errorf("%d conditions held in room for %d", n, cap(a.Status.Conditions))
 	}
@@ -110,6 +117,49 @@ func TestInternKeepsValues(t *testing.T) {
 
 // Maps of strings are shared by content only: a map that differs in one key or value, or has one
 // entry more, is its own; and a named map type (a label selector's matchLabels) is shared too.
+func TestInternSlices(t *testing.T) {
+	var in interner
+	ref := func(desired, applied string) addonv1alpha1.ConfigReference {
+		r := addonv1alpha1.ConfigReference{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: "addon.open-cluster-management.io", Resource: "addontemplates"},
+			DesiredConfig: &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Name: desired}, SpecHash: desired + "-hash"}}
+		if applied != "" {
+			r.LastAppliedConfig = &addonv1alpha1.ConfigSpecHash{ConfigReferent: addonv1alpha1.ConfigReferent{Name: applied}, SpecHash: applied + "-hash"}
+		}
+		return r
+	}
+	status := func(refs ...addonv1alpha1.ConfigReference) *addonv1alpha1.ManagedClusterAddOnStatus {
+		st := &addonv1alpha1.ManagedClusterAddOnStatus{ConfigReferences: refs}
+		in.object(st)
+		return st
+	}
+	base := status(ref("v2", "v1"))
+	if got := status(ref("v2", "v1")); unsafe.SliceData(got.ConfigReferences) != unsafe.SliceData(base.ConfigReferences) {
+		t.Errorf("an equal slice is not the shared one")
+	}
+	for what, refs := range map[string][]addonv1alpha1.ConfigReference{
+		"another applied config": {ref("v2", "v2")},
+		"none applied":           {ref("v2", "")},
+		"one more":               {ref("v2", "v1"), ref("v3", "")},
+		"generation": {func() addonv1alpha1.ConfigReference {
+			r := ref("v2", "v1")
+			r.LastObservedGeneration = 2
+			return r
+		}()},
+	} {
+		want := slices.Clone(refs)
+		got := status(refs...)
+		if !reflect.DeepEqual(got.ConfigReferences, want) {
+			t.Errorf("%s: %+v, want %+v", what, got.ConfigReferences, want)
+		}
+		if unsafe.SliceData(got.ConfigReferences) == unsafe.SliceData(base.ConfigReferences) {
+			t.Errorf("%s: shares the slice of another value", what)
+		}
+	}
+	if st := status(); st.ConfigReferences != nil {
+		t.Errorf("an empty slice became %v", st.ConfigReferences)
+	}
+}
+
 func TestInternMaps(t *testing.T) {
 	var in interner
 	base := in.stringMap(map[string]string{"a": "1", "b": "2"})

@@ -144,7 +144,7 @@ func (r *Reconciler) enqueueCSRs(cluster, addon string) {
 	if q == nil {
 		return
 	}
-	for _, obj := range hubcache.ByAddonCluster(r.hub.CSRInformer, cluster, addon) {
+	for _, obj := range r.hub.AddonCSRs(cluster, addon) {
 		if csr, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
 			if _, denied, issued := Decided(csr); !denied && !issued {
 				(*q).Add(csr.Name)
@@ -245,7 +245,7 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 
 func (r *Reconciler) ourBindings(cluster, addon string) []*rbacv1.RoleBinding {
 	var out []*rbacv1.RoleBinding
-	for _, obj := range hubcache.ByAddonCluster(r.hub.RoleBindingInformer, cluster, addon) {
+	for _, obj := range r.hub.AddonBindings(cluster, addon) {
 		if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 			out = append(out, rb)
 		}

@@ -123,9 +123,7 @@ func customSubject(cs *addonv1alpha1.CustomSignerRegistrationConfig, cluster, ad
 }
 
 // CurrentClusterBindingName is OCM's name for a hubPermission's RoleBinding in the cluster namespace.
-func CurrentClusterBindingName(addon string) string {
-	return fmt.Sprintf("open-cluster-management:%s:clusterrole:agent", addon)
-}
+func CurrentClusterBindingName(addon string) string { return hubcache.ClusterBindingName(addon) }
 
 // SingleNamespaceBindingName names a SingleNamespace RoleBinding: per cluster, because every
 // cluster's agent is bound in the same namespace.

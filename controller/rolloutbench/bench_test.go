@@ -239,7 +239,9 @@ func runScenario(b *testing.B, n int, strategy string) {
 	f.cpuInstall = proc.cpu() - cpu0
 
 	// Upgrade: the measured part.
-	counter.reset()
+	if err := counter.reset(); err != nil {
+		b.Fatal(err)
+	}
 	cpu1 := proc.cpu()
 	hubCPU1 := []float64{cpuOf(hubPIDs[0]), cpuOf(hubPIDs[1])}
 	self1 := cpuOf(os.Getpid())
@@ -259,7 +261,7 @@ func runScenario(b *testing.B, n int, strategy string) {
 	f.benchCPU = cpuOf(os.Getpid()) - self1
 	f.writes, f.maxWrites, f.cmaWrites = counter.totals()
 	if counter.broken.Load() {
-		b.Fatal("the MCA watch failed: write counts are incomplete")
+		b.Fatal("the MCA watch failed during the upgrade: write counts are incomplete")
 	}
 	f.peakRSSMB = proc.peakRSSMB()
 	f.agent = agent.Stats()
@@ -416,10 +418,14 @@ func waitProgression(ctx context.Context, c *localhub.Clients, reason string, n 
 // writeCounter counts status writes with watches: every MODIFIED event of an MCA of the add-on
 // (the controller is the only writer of MCAs here) and of the CMA.
 type writeCounter struct {
+	ctx    context.Context
+	c      *localhub.Clients
 	mu     sync.Mutex
 	perNS  map[string]int
 	cma    atomic.Int64
 	broken atomic.Bool
+	// stop ends the current watches.
+	stop context.CancelFunc
 }
 
 // watchFunc adapts a watch call to client-go's WatcherWithContext.
@@ -430,33 +436,41 @@ func (f watchFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (
 }
 
 func countWrites(ctx context.Context, c *localhub.Clients) (*writeCounter, error) {
-	wc := &writeCounter{perNS: map[string]int{}}
+	wc := &writeCounter{ctx: ctx, c: c, perNS: map[string]int{}}
+	return wc, wc.watch()
+}
+
+// watch starts the counter's watches from a fresh list.
+func (wc *writeCounter) watch() error {
+	ctx, stop := context.WithCancel(wc.ctx)
+	wc.stop = stop
 	sel := fields.OneTermEqualSelector("metadata.name", addon).String()
-	mcas := c.Addon.AddonV1alpha1().ManagedClusterAddOns("")
+	mcas := wc.c.Addon.AddonV1alpha1().ManagedClusterAddOns("")
 	ml, err := mcas.List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Retry watchers resume where the server closed a watch (it does under load), so no write is
-	// missed.
+	// missed, unless the server no longer has the events since (410 Expired): then the counter is
+	// broken until reset watches again.
 	mw, err := watchtools.NewRetryWatcherWithContext(ctx, ml.ResourceVersion, watchFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		o.FieldSelector = sel
 		return mcas.Watch(ctx, o)
 	}))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cmas := c.Addon.AddonV1alpha1().ClusterManagementAddOns()
+	cmas := wc.c.Addon.AddonV1alpha1().ClusterManagementAddOns()
 	cl, err := cmas.List(ctx, metav1.ListOptions{FieldSelector: sel})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cw, err := watchtools.NewRetryWatcherWithContext(ctx, cl.ResourceVersion, watchFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		o.FieldSelector = sel
 		return cmas.Watch(ctx, o)
 	}))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	go func() {
 		for ev := range mw.ResultChan() {
@@ -478,14 +492,25 @@ func countWrites(ctx context.Context, c *localhub.Clients) (*writeCounter, error
 			}
 		}
 	}()
-	return wc, nil
+	return nil
 }
 
-func (wc *writeCounter) reset() {
+// reset starts counting again, with new watches if the old ones broke (the install's figures are
+// not counted: a watch that expired then does not take the upgrade's with it).
+func (wc *writeCounter) reset() error {
+	if wc.broken.Load() {
+		wc.stop()
+		fmt.Fprintln(os.Stderr, "MCA watch broke before the upgrade: watching again from a fresh list")
+		wc.broken.Store(false)
+		if err := wc.watch(); err != nil {
+			return err
+		}
+	}
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	wc.perNS = map[string]int{}
 	wc.cma.Store(0)
+	return nil
 }
 
 func (wc *writeCounter) totals() (total, most, cma int) {
