@@ -26,6 +26,9 @@
 BENCH_CLUSTERS ?= 1000
 BENCH_STRATEGIES ?= all,progressive
 BENCH_CONTROLLER_ARGS ?=
+# Environment of the controller's process only, e.g. BENCH_CONTROLLER_ENV=GOGC=50 (Go's garbage
+# collector: the heap may grow to 1.5 times the live heap instead of 2).
+BENCH_CONTROLLER_ENV ?=
 BENCH_MODE ?= rollout
 BENCH_PEER ?=
 BENCH_PEER_MAX_CLUSTERS ?= 1000
@@ -48,7 +51,7 @@ bench-controller: hub-binaries $(BENCH_CONTROLLER) ## Benchmark the controller (
 	@uptime
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} ADDONOPS_CONTROLLER=$(BENCH_CONTROLLER) \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./controller/rolloutbench/ \
-	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' \
+	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' -controller-env='$(BENCH_CONTROLLER_ENV)' \
 	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)' \
 	  -apiserver-profile='$(BENCH_APISERVER_PROFILE)'
 	@uptime

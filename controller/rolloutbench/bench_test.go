@@ -43,6 +43,7 @@ var (
 	strategiesFlag = flag.String("strategies", "all,progressive", "comma-separated strategies: all, progressive (25%)")
 	controllerBin  = flag.String("controller", "", "controller binary (default: bin/addonops-controller of the repository)")
 	controllerArgs = flag.String("controller-args", "--workers=16 --write-parallelism=32 --kube-api-qps=2000 --kube-api-burst=4000", "extra controller flags")
+	controllerEnv  = flag.String("controller-env", "", "environment variables added to the controller's only, e.g. GOGC=50 (the API server and the benchmark keep theirs)")
 	moreArgs       = flag.String("more-controller-args", "", "controller flags added to -controller-args, e.g. --deploy-templates (its caches and reconcilers run; the bench's add-on has no AddOnTemplate, so they deploy nothing)")
 	modeFlag       = flag.String("mode", "rollout", "rollout: an add-on without AddOnTemplate, the simulated add-on manager renders its works; "+
 		"template: a template add-on deployed by addonops-controller --deploy-templates (and by OCM's addon-manager with -peer=ocm), the simulated work agent reporting status feedback")
@@ -278,7 +279,7 @@ func runScenario(b *testing.B, n int, strategy string) {
 	b.ReportMetric(f.cpuUpgrade, "ctrl-cpu-upgrade-s")
 	b.ReportMetric(f.cpuInstall, "ctrl-cpu-install-s")
 	b.ReportMetric(f.peakRSSMB, "ctrl-peak-rss-MB")
-	fmt.Printf("\n=== %d clusters, strategy %s ===\n", n, strategy)
+	fmt.Printf("\n=== %d clusters, strategy %s%s ===\n", n, strategy, envLabel())
 	fmt.Printf("hub setup (clusters, placement):        %8.1f s\n", f.setup.Seconds())
 	fmt.Printf("fresh install, wall time:                %8.1f s   controller CPU %6.1f s\n", f.install.Seconds(), f.cpuInstall)
 	fmt.Printf("config change until all MCAs completed:  %8.1f s   controller CPU %6.1f s\n", f.upgrade.Seconds(), f.cpuUpgrade)
@@ -562,6 +563,7 @@ func startController(kubeconfig string, extra ...string) (*controllerProcess, er
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, append(strings.Fields(*controllerArgs), strings.Fields(*moreArgs)...)...)
 	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), strings.Fields(*controllerEnv)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

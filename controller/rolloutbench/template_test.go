@@ -84,9 +84,17 @@ func (m managerKind) label() string {
 	case m.ocm:
 		return "OCM v1.2.1 addon-manager"
 	case m.soak != "":
-		return "addonops, health soak " + m.soak
+		return "addonops, health soak " + m.soak + envLabel()
 	}
-	return "addonops --deploy-templates"
+	return "addonops --deploy-templates" + envLabel()
+}
+
+// envLabel names the controller's own environment (-controller-env) in its rows.
+func envLabel() string {
+	if *controllerEnv == "" {
+		return ""
+	}
+	return " " + *controllerEnv
 }
 
 // doneReasons is what an MCA's and the install progression's Progressing condition says, with
