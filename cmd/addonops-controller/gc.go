@@ -1,0 +1,49 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+)
+
+// defaultGCPercent is the controller's garbage collection target unless --gc-percent or GOGC
+// says otherwise. Go's default, 100, lets the heap grow to twice what is live before a
+// collection, and the controller's peak resident set is its binary plus about 2.2 times its live
+// heap; 50 lets it grow by half. In `make bench-controller` at 5,000 clusters under
+// --deploy-templates that took the peak RSS from 178 MB to 128 MB for 4 % more controller CPU
+// (the API server's CPU, not the controller's, bounds a rollout's speed). Prometheus sets its own
+// default below Go's (75) for the same reason.
+const defaultGCPercent = 50
+
+// gcPercent decides the garbage collection target: --gc-percent when given on the command line,
+// else the GOGC environment variable when set (Go applied it at start), else defaultGCPercent.
+// apply tells whether the process must set it (debug.SetGCPercent).
+func gcPercent(flag int, flagGiven bool, gogc string) (percent int, source string, apply bool, err error) {
+	switch {
+	case flagGiven:
+		if flag < 1 {
+			return 0, "", false, fmt.Errorf("--gc-percent=%d: want 1 or more (percent the heap may grow past what is live before a collection)", flag)
+		}
+		return flag, "--gc-percent", true, nil
+	case gogc != "":
+		p, err := strconv.Atoi(gogc)
+		if err != nil { // "off", or what Go itself ignores
+			return 0, "GOGC", false, nil
+		}
+		return p, "GOGC", false, nil
+	}
+	return defaultGCPercent, "default", true, nil
+}
+
+// setGCPercent applies the garbage collection target and returns it and where it came from.
+func setGCPercent(flag int, flagGiven bool) (int, string, error) {
+	p, source, apply, err := gcPercent(flag, flagGiven, os.Getenv("GOGC"))
+	if err != nil {
+		return 0, "", err
+	}
+	if apply {
+		debug.SetGCPercent(p)
+	}
+	return p, source, nil
+}
