@@ -95,8 +95,13 @@ func (t *interner) value(v reflect.Value) {
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return // bytes (a RawExtension's, FieldsV1's): not strings
 		}
-		if sharedSlices[v.Type()] && v.CanSet() {
-			if shared, ok := t.sharedSlice(v); ok {
+		// A slice of a shared type becomes the table's equal one, or joins the table once its
+		// strings are shared (its hash does not change: contents stay equal).
+		var hash uint64
+		share := sharedSlices[v.Type()] && v.CanSet() && v.Len() > 0
+		if share {
+			hash = valueHash(v)
+			if shared, ok := t.sharedSlice(hash, v); ok {
 				v.Set(shared)
 				return
 			}
@@ -111,8 +116,8 @@ func (t *interner) value(v reflect.Value) {
 		for i := range v.Len() {
 			t.value(v.Index(i))
 		}
-		if sharedSlices[v.Type()] && v.CanSet() && v.Len() > 0 {
-			t.keepSlice(v)
+		if share {
+			t.keepSlice(hash, v)
 		}
 	case reflect.Array:
 		for i := range v.Len() {
@@ -137,15 +142,11 @@ var sharedSlices = map[reflect.Type]bool{
 	reflect.TypeFor[[]workv1.ManifestConfigOption]():       true,
 }
 
-// sharedSlice returns the slice in the table equal to v, if there is one.
-func (t *interner) sharedSlice(v reflect.Value) (reflect.Value, bool) {
-	if v.Len() == 0 {
-		return v, false
-	}
-	h := valueHash(v)
+// sharedSlice returns the slice in the table equal to v (hash being valueHash(v)), if there is one.
+func (t *interner) sharedSlice(hash uint64, v reflect.Value) (reflect.Value, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, shared := range t.slices[h] {
+	for _, shared := range t.slices[hash] {
 		if shared.Type() == v.Type() && reflect.DeepEqual(shared.Interface(), v.Interface()) {
 			return shared, true
 		}
@@ -154,15 +155,14 @@ func (t *interner) sharedSlice(v reflect.Value) (reflect.Value, bool) {
 }
 
 // keepSlice puts v, its strings shared and its capacity its length, in the table.
-func (t *interner) keepSlice(v reflect.Value) {
-	h := valueHash(v)
+func (t *interner) keepSlice(hash uint64, v reflect.Value) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.slices == nil || len(t.slices) >= sliceLimit {
 		t.slices = make(map[uint64][]reflect.Value, 64)
 	}
 	// The slice itself, not v: v is the object's field, and would keep the whole object alive.
-	t.slices[h] = append(t.slices[h], reflect.ValueOf(v.Interface()))
+	t.slices[hash] = append(t.slices[hash], reflect.ValueOf(v.Interface()))
 }
 
 // sliceLimit bounds the shared slices' table as internLimit does the strings': an add-on has a

@@ -122,9 +122,6 @@ func customSubject(cs *addonv1alpha1.CustomSignerRegistrationConfig, cluster, ad
 	return addonv1alpha1.Subject{User: DefaultUser(cluster, addon), Groups: DefaultGroups(cluster, addon)}
 }
 
-// CurrentClusterBindingName is OCM's name for a hubPermission's RoleBinding in the cluster namespace.
-func CurrentClusterBindingName(addon string) string { return hubcache.ClusterBindingName(addon) }
-
 // SingleNamespaceBindingName names a SingleNamespace RoleBinding: per cluster, because every
 // cluster's agent is bound in the same namespace.
 func SingleNamespaceBindingName(addon, cluster string, ref rbacv1.RoleRef) string {
@@ -178,7 +175,7 @@ func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClus
 			if p.CurrentCluster == nil || p.CurrentCluster.ClusterRoleName == "" {
 				return nil, false, fmt.Errorf("hubPermissions[%d]: type CurrentCluster needs currentCluster.clusterRoleName", i)
 			}
-			rb.Namespace, rb.Name = cluster, CurrentClusterBindingName(addon)
+			rb.Namespace, rb.Name = cluster, hubcache.ClusterBindingName(addon)
 			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: p.CurrentCluster.ClusterRoleName}
 			// Garbage collection removes it with the MCA; the reconciler does too, for hubs without.
 			rb.OwnerReferences = []metav1.OwnerReference{owner}
