@@ -189,6 +189,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Changes that may wait for another write of their MCA wait as long as an interim status does.
+	hub.MCAWriter.Hold = opts.InterimHold
+	if hub.MCAWriter.Hold == 0 {
+		hub.MCAWriter.Hold = mcastatus.DefaultInterimHold
+	}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	utilruntime.Must(corev1.AddToScheme(scheme))

@@ -96,10 +96,11 @@ func (v *View) AddonMCAs(addon string) []*addonv1alpha1.ManagedClusterAddOn {
 	return out
 }
 
-// MCA returns the cached MCA of key at its freshest known version (WrittenMCAs), with the interim
-// conditions held for it (Held): as the decisions must see it.
+// MCA returns the cached MCA of key at its freshest known version (WrittenMCAs), with the changes
+// deferred for it (mcawrite.Writer.View) and the interim conditions held for it (Held): as the
+// decisions must see it.
 func (v *View) MCA(key string, cached *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
-	return v.Held.Apply(key, v.WrittenMCAs.Get(key, cached))
+	return v.Held.Apply(key, v.Hub.MCAWriter.View(key, cached))
 }
 
 // AddonWorks returns the add-on's ManifestWorks in a cluster namespace.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/manifesthead"
 )
@@ -179,7 +181,7 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	conds := plan.Conditions
 	if len(conds) > 0 || plan.TrackApplied || writeErr != nil {
 		deploy := DeployWorks(name, mergeWorks(works, written, plan.Delete))
-		if mca, err = r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		change := func(m *addonv1alpha1.ManagedClusterAddOn) {
 			for _, c := range conds {
 				meta.SetStatusCondition(&m.Status.Conditions, c)
 			}
@@ -189,7 +191,17 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 			case plan.TrackApplied:
 				SetManifestApplied(&m.Status.Conditions, deploy)
 			}
-		}); err != nil || mca == nil {
+		}
+		view := r.hub.MCAWriter.View(key, mca)
+		next := view.DeepCopy()
+		change(next)
+		if applied, ok := FirstApplied(view.Status, next.Status); ok {
+			// The progress reconciler writes the MCA again when the agent is healthy, usually
+			// within seconds: this goes with that write (mcawrite.Writer.Defer).
+			r.hub.MCAWriter.Defer(key, deferOwner, func(m *addonv1alpha1.ManagedClusterAddOn) {
+				meta.SetStatusCondition(&m.Status.Conditions, applied)
+			})
+		} else if mca, err = r.hub.MCAWriter.Status(ctx, mca, change); err != nil || mca == nil {
 			return 0, errors.Join(writeErr, err)
 		}
 	}
@@ -201,7 +213,46 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 			return 0, err
 		}
 	}
+	// A deferred ManifestApplied that no other write took is written once it has waited long
+	// enough.
+	if left, ok := r.hub.MCAWriter.Deferred(key, deferOwner); ok {
+		if left > 0 {
+			return left, nil
+		}
+		if _, err := r.hub.MCAWriter.Flush(ctx, mca); err != nil {
+			return 0, err
+		}
+	}
 	return 0, nil
+}
+
+// deferOwner names the deployer's changes deferred to an MCA's next write (mcawrite.Writer.Defer).
+const deferOwner = "deployer"
+
+// FirstApplied reports whether next, the status the deployer computed for an MCA whose status
+// (as this process knows it) is cur, differs from it only by the first ManifestApplied=True of
+// an MCA under way (Progressing True with an installing, upgrading or rolling back reason), and
+// returns that condition. Such a report may wait for the MCA's next write, which comes when the
+// agent is healthy on the works (done): any other change of the deployer's (a False, a True
+// again after a False, another condition) is written at once.
+func FirstApplied(cur, next addonv1alpha1.ManagedClusterAddOnStatus) (metav1.Condition, bool) {
+	p := meta.FindStatusCondition(cur.Conditions, addonstatus.ConditionProgressing)
+	if p == nil || p.Status != metav1.ConditionTrue || !addonstatus.IsBusyReason(p.Reason) {
+		return metav1.Condition{}, false
+	}
+	if meta.FindStatusCondition(cur.Conditions, ConditionManifestApplied) != nil {
+		return metav1.Condition{}, false
+	}
+	applied := meta.FindStatusCondition(next.Conditions, ConditionManifestApplied)
+	if applied == nil || applied.Status != metav1.ConditionTrue {
+		return metav1.Condition{}, false
+	}
+	without := next.DeepCopy()
+	meta.RemoveStatusCondition(&without.Conditions, ConditionManifestApplied)
+	if !equality.Semantic.DeepEqual(cur, *without) {
+		return metav1.Condition{}, false
+	}
+	return *applied, true
 }
 
 func (p Plan) writesWorks() bool { return len(p.Create)+len(p.Update)+len(p.Delete) > 0 }

@@ -3,7 +3,9 @@ package mcawrite
 import (
 	"context"
 	"sync"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -26,6 +28,10 @@ import (
 // version this process knows (the cache, or what it wrote since: Written), and each write is
 // recorded there for the next writer. Conflicts are then left to writers in other processes;
 // every write still carries the resourceVersion it was computed from.
+//
+// And a change that can wait is deferred (Defer) to the MCA's next write, whoever makes it: a new
+// MCA's registration declaration goes with its desired configs, the deployer's first
+// ManifestApplied with the done write, two status writes fewer per cluster at install.
 type Writer struct {
 	client addonclient.Interface
 	// Written are the MCAs this process wrote that the cache may not show yet, by
@@ -38,8 +44,24 @@ type Writer struct {
 	// each: at 5,000 clusters some 10 MB at the controller's peak.
 	Compact func(*addonv1alpha1.ManagedClusterAddOn)
 
+	// Hold is how long a deferred change (Defer) may wait for another write of its MCA to go with;
+	// 0 defers nothing: every change is written at once.
+	Hold time.Duration
+
 	mu    sync.Mutex
 	locks map[string]*keyLock
+	// deferred are the changes waiting to go with the next status write of their MCA, by key
+	// and owner (Defer).
+	deferred map[string]map[string]*deferredChange
+	seq      uint64
+	notify   []func(key string)
+}
+
+// deferredChange is one owner's change waiting for a write of its MCA.
+type deferredChange struct {
+	change func(*addonv1alpha1.ManagedClusterAddOn)
+	since  time.Time // when the owner first deferred a change of this MCA, unwritten since
+	seq    uint64    // which version of the change: a write clears only the ones it carried
 }
 
 type keyLock struct {
@@ -49,7 +71,8 @@ type keyLock struct {
 
 // NewWriter returns a writer with client.
 func NewWriter(client addonclient.Interface) *Writer {
-	return &Writer{client: client, Written: overlay.New[*addonv1alpha1.ManagedClusterAddOn](), locks: map[string]*keyLock{}}
+	return &Writer{client: client, Written: overlay.New[*addonv1alpha1.ManagedClusterAddOn](), locks: map[string]*keyLock{},
+		deferred: map[string]map[string]*deferredChange{}}
 }
 
 // Key is the Written key of mca.
@@ -94,11 +117,13 @@ func (w *Writer) StatusFrom(ctx context.Context, cached, from *addonv1alpha1.Man
 	}
 	updated := from.DeepCopy()
 	updated.Status = status
+	carried := w.applyDeferred(Key(from), updated)
 	res, err := w.client.AddonV1alpha1().ManagedClusterAddOns(from.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if err != nil {
 		return nil, false, err
 	}
 	w.keep(res, from.ResourceVersion)
+	w.written(Key(from), carried)
 	return res, false, nil
 }
 
@@ -123,11 +148,183 @@ func (w *Writer) record(out *addonv1alpha1.ManagedClusterAddOn, replaced []strin
 	return out, err
 }
 
-// Status is the package's Status, under the MCA's lock, from its freshest version, recorded.
+// Status is the package's Status, under the MCA's lock, from its freshest version, recorded. The
+// deferred changes of the MCA (Defer) go with the write, if change makes one: a change that the
+// MCA shows with them applied writes nothing.
 func (w *Writer) Status(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn,
 	change func(*addonv1alpha1.ManagedClusterAddOn)) (*addonv1alpha1.ManagedClusterAddOn, error) {
-	defer w.lock(Key(mca))()
-	return w.record(status(ctx, w.client, w.fresh(mca), change))
+	key := Key(mca)
+	defer w.lock(key)()
+	cur := w.fresh(mca)
+	if w.hasDeferred(key) {
+		view := cur.DeepCopy()
+		w.applyDeferred(key, view)
+		next := view.DeepCopy()
+		change(next)
+		if equality.Semantic.DeepEqual(view.Status, next.Status) {
+			return cur, nil // nothing of the caller's to write; the deferred changes wait on
+		}
+	}
+	var carried map[string]uint64
+	out, replaced, err := status(ctx, w.client, cur, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		change(m)
+		carried = w.applyDeferred(key, m)
+	})
+	if err == nil && len(replaced) > 0 {
+		w.written(key, carried)
+	}
+	return w.record(out, replaced, err)
+}
+
+// Defer asks for change, owner's change of the status of the MCA of key, to go with the next
+// status write of that MCA by this process, whoever makes it, rather than cost a write of its
+// own: at fleet scale, one write per cluster. Every write of the MCA through the writer (Status,
+// StatusFrom) applies the deferred changes on top of its own, so change must be a pure function
+// of the MCA, that sets only owner's fields and can be applied again; decisions see it applied
+// (View). An owner's change replaces the one it deferred before (the same change computed again),
+// but not the time it has waited since. Defer returns how much longer it may wait: the owner
+// looks again then and writes it by itself (Flush) when no other write took it. With Hold 0,
+// nothing is deferred and Defer returns 0.
+func (w *Writer) Defer(key, owner string, change func(*addonv1alpha1.ManagedClusterAddOn)) time.Duration {
+	if w.Hold <= 0 {
+		return 0
+	}
+	now := time.Now()
+	w.mu.Lock()
+	byOwner := w.deferred[key]
+	if byOwner == nil {
+		byOwner = map[string]*deferredChange{}
+		w.deferred[key] = byOwner
+	}
+	d := byOwner[owner]
+	var notify []func(string)
+	if d == nil {
+		d = &deferredChange{since: now}
+		byOwner[owner] = d
+		notify = w.notify
+	}
+	w.seq++
+	d.change, d.seq = change, w.seq
+	left := w.Hold - now.Sub(d.since)
+	w.mu.Unlock()
+	for _, n := range notify {
+		n(key)
+	}
+	return max(left, 0)
+}
+
+// Flush writes the deferred changes of mca now (an owner's has waited long enough), unless the MCA
+// already shows them. It returns the MCA as written, the freshest known version when nothing was written,
+// or nil when the MCA is gone.
+func (w *Writer) Flush(ctx context.Context, mca *addonv1alpha1.ManagedClusterAddOn) (*addonv1alpha1.ManagedClusterAddOn, error) {
+	key := Key(mca)
+	defer w.lock(key)()
+	cur := w.fresh(mca)
+	var carried map[string]uint64
+	out, replaced, err := status(ctx, w.client, cur, func(m *addonv1alpha1.ManagedClusterAddOn) {
+		carried = w.applyDeferred(key, m)
+	})
+	if err == nil {
+		// Written now, or shown already (by another write): either way, no longer waiting.
+		w.written(key, carried)
+	}
+	if err == nil && out == nil {
+		w.Drop(key, "") // the MCA is gone
+	}
+	return w.record(out, replaced, err)
+}
+
+// Drop forgets owner's deferred change of the MCA of key (every owner's with owner ""): the
+// owner no longer wants it, or the MCA is gone.
+func (w *Writer) Drop(key, owner string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if owner == "" {
+		delete(w.deferred, key)
+		return
+	}
+	delete(w.deferred[key], owner)
+	if len(w.deferred[key]) == 0 {
+		delete(w.deferred, key)
+	}
+}
+
+// OnDefer calls notify with the key of each MCA an owner defers a change of (the first time until
+// it is written): a reconciler that decides on the view (View) looks at it again.
+func (w *Writer) OnDefer(notify func(key string)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.notify = append(w.notify, notify)
+}
+
+// View returns cached (the informer's version of the MCA of key) at the freshest version this
+// process knows (Written), with the changes deferred for it applied: the MCA as decisions must
+// see it. It returns what Written has when nothing is deferred; a copy otherwise.
+func (w *Writer) View(key string, cached *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
+	cur := w.Written.Get(key, cached)
+	if !w.hasDeferred(key) {
+		return cur
+	}
+	view := cur.DeepCopy()
+	w.applyDeferred(key, view)
+	return view
+}
+
+func (w *Writer) hasDeferred(key string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.deferred[key]) > 0
+}
+
+// applyDeferred applies the changes deferred for the MCA of key to m and returns which versions
+// of them it applied, by owner.
+func (w *Writer) applyDeferred(key string, m *addonv1alpha1.ManagedClusterAddOn) map[string]uint64 {
+	w.mu.Lock()
+	byOwner := w.deferred[key]
+	if len(byOwner) == 0 {
+		w.mu.Unlock()
+		return nil
+	}
+	carried := make(map[string]uint64, len(byOwner))
+	changes := make([]func(*addonv1alpha1.ManagedClusterAddOn), 0, len(byOwner))
+	for owner, d := range byOwner {
+		carried[owner] = d.seq
+		changes = append(changes, d.change)
+	}
+	w.mu.Unlock()
+	for _, c := range changes {
+		c(m)
+	}
+	return carried
+}
+
+// written forgets the deferred changes a write carried, unless they were deferred again since.
+func (w *Writer) written(key string, carried map[string]uint64) {
+	if len(carried) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for owner, seq := range carried {
+		if d := w.deferred[key][owner]; d != nil && d.seq == seq {
+			delete(w.deferred[key], owner)
+		}
+	}
+	if len(w.deferred[key]) == 0 {
+		delete(w.deferred, key)
+	}
+}
+
+// Deferred reports whether owner has a change of the MCA of key waiting (Defer), and how much
+// longer it may wait: 0 when it is time to write it (Flush).
+func (w *Writer) Deferred(key, owner string) (left time.Duration, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.deferred[key][owner]
+	if d == nil {
+		return 0, false
+	}
+	return max(w.Hold-time.Since(d.since), 0), true
 }
 
 // Finalizers is the package's Finalizers, under the MCA's lock, from its freshest version,

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -125,5 +126,106 @@ func TestWriterSerialisesWritesOfOneMCA(t *testing.T) {
 	}
 	if n4.Load() != 2 {
 		t.Errorf("a plain write from a stale version applied its change %d times, want 2", n4.Load())
+	}
+}
+
+// On a real API server: a deferred change goes with the MCA's next write by another owner (one
+// write for both), is seen by decisions before (View), is not written by a write that has nothing
+// of its own, and is written by itself when flushed; a deferral is replaced, not repeated.
+func TestWriterDefer(t *testing.T) {
+	hub := localhub.ForTest(t)
+	ctx := context.Background()
+	const ns = "mcawrite-defer"
+	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
+	create := func(name string) *addonv1alpha1.ManagedClusterAddOn {
+		m, err := api.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = api.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		return m
+	}
+	condition := func(typ string) func(*addonv1alpha1.ManagedClusterAddOn) {
+		return func(m *addonv1alpha1.ManagedClusterAddOn) {
+			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "Test", Message: typ})
+		}
+	}
+	has := func(m *addonv1alpha1.ManagedClusterAddOn, typ string) bool {
+		return meta.IsStatusConditionTrue(m.Status.Conditions, typ)
+	}
+
+	w := NewWriter(hub.Clients.Addon)
+	w.Hold = time.Hour
+	var notified []string
+	w.OnDefer(func(key string) { notified = append(notified, key) })
+
+	v1 := create("joined")
+	key := Key(v1)
+	if left := w.Defer(key, "deployer", condition("Deferred")); left <= 0 || left > time.Hour {
+		t.Fatalf("Defer: %v left, want up to the hold", left)
+	}
+	if left := w.Defer(key, "deployer", condition("Deferred")); left <= 0 {
+		t.Fatalf("Defer again: %v left", left)
+	}
+	if len(notified) != 1 || notified[0] != key {
+		t.Errorf("notified %v, want %s once", notified, key)
+	}
+	if !has(w.View(key, v1), "Deferred") {
+		t.Errorf("View does not show the deferred change")
+	}
+	if has(v1, "Deferred") {
+		t.Errorf("View changed the cached object")
+	}
+	// A write with nothing of its own to write sends nothing.
+	got, err := w.Status(ctx, v1, condition("Deferred"))
+	if err != nil || got.ResourceVersion != v1.ResourceVersion {
+		t.Fatalf("a write with nothing new was sent (rv %s, was %s, err %v)", got.ResourceVersion, v1.ResourceVersion, err)
+	}
+	// Another owner's write takes it along: one write.
+	got, err = w.Status(ctx, v1, condition("Own"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := api.Get(ctx, v1.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has(live, "Own") || !has(live, "Deferred") || live.ResourceVersion != got.ResourceVersion {
+		t.Errorf("after the other owner's write the MCA has %+v, want both conditions in that one write", live.Status.Conditions)
+	}
+	if _, ok := w.Deferred(key, "deployer"); ok {
+		t.Errorf("the change is still deferred after a write took it")
+	}
+
+	// A decision's whole status (StatusFrom) takes it along too.
+	v2 := create("decided")
+	w.Defer(Key(v2), "registration", condition("Declared"))
+	st := *v2.Status.DeepCopy()
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: "Decided", Status: metav1.ConditionTrue, Reason: "Test", Message: "x"})
+	res, stale, err := w.StatusFrom(ctx, v2, v2, st)
+	if err != nil || stale || !has(res, "Decided") || !has(res, "Declared") {
+		t.Fatalf("StatusFrom: stale %v, err %v, conditions %+v; want the decision and the deferred change", stale, err, res)
+	}
+
+	// Flushed: written by itself, and no longer deferred.
+	v3 := create("flushed")
+	w.Defer(Key(v3), "deployer", condition("Deferred"))
+	res, err = w.Flush(ctx, v3)
+	if err != nil || !has(res, "Deferred") || res.ResourceVersion == v3.ResourceVersion {
+		t.Fatalf("Flush: err %v, wrote %v", err, res != nil && res.ResourceVersion != v3.ResourceVersion)
+	}
+	if _, ok := w.Deferred(Key(v3), "deployer"); ok {
+		t.Errorf("still deferred after Flush")
+	}
+	// With no hold, nothing is deferred.
+	w.Hold = 0
+	if left := w.Defer(Key(v3), "deployer", condition("Other")); left != 0 {
+		t.Errorf("Defer with no hold: %v left, want 0", left)
+	}
+	if _, ok := w.Deferred(Key(v3), "deployer"); ok {
+		t.Errorf("deferred with no hold")
 	}
 }

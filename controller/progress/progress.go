@@ -86,12 +86,15 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 	}
 	if !exists {
 		c.Held.Forget(key)
+		c.Hub.MCAWriter.Drop(key, "")
 		return 0, nil
 	}
 	if c.Hub.DecodeError(obj) != nil {
 		return 0, nil // only its metadata is known: never written (the cache reported it)
 	}
-	written := c.WrittenMCAs.Get(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
+	// What this process wrote or will write with its next write: a deferred ManifestApplied is the
+	// deployer's word as much as a written one.
+	written := c.Hub.MCAWriter.View(key, obj.(*addonv1alpha1.ManagedClusterAddOn))
 	if written.DeletionTimestamp != nil {
 		c.Held.Forget(key)
 		return 0, nil
@@ -219,5 +222,8 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 		regs = append(regs, addonview.Registration{Informer: c.Hub.ClusterInformer, Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc: cluster, UpdateFunc: func(_, cur any) { cluster(cur) }, DeleteFunc: cluster}})
 	}
+	// A change deferred to the MCA's next write (the deployer's first ManifestApplied) is one this
+	// reconciler decides on, like a written one.
+	c.Hub.MCAWriter.OnDefer(q.Add)
 	return addonview.Register(regs...)
 }

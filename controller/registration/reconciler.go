@@ -153,6 +153,9 @@ func (r *Reconciler) enqueueCSRs(cluster, addon string) {
 	}
 }
 
+// deferOwner names registration's changes deferred to an MCA's next write (mcawrite.Writer.Defer).
+const deferOwner = "registration"
+
 // syncMCA writes an MCA's registration status and its RoleBindings.
 func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, error) {
 	cluster, addon, err := cache.SplitMetaNamespaceKey(key)
@@ -198,8 +201,21 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	desired := r.hub.DesiredOf(mca)
 	if desired.Template == nil || !desired.Current() {
 		// Not a template add-on, or its configs changed and its rollout turn has not come: the
-		// registration of the version it runs stays. (The usual install order: this first write
-		// comes before the rollout's desired configs, the registrations after them.)
+		// registration of the version it runs stays. A new MCA's declaration waits for its next
+		// write, the rollout's desired configs, which usually come within seconds (it is the
+		// install order: this declaration, the desired configs, then the registrations), and is
+		// written alone once it has waited the writer's hold.
+		if first == nil {
+			r.hub.MCAWriter.Drop(key, deferOwner)
+			return 0, nil
+		}
+		if len(mca.Status.ConfigReferences) == 0 {
+			if wait := r.hub.MCAWriter.Defer(key, deferOwner, first); wait > 0 {
+				return wait, nil
+			}
+			_, err := r.hub.MCAWriter.Flush(ctx, mca)
+			return 0, err
+		}
 		return 0, writeFirst()
 	}
 	t, adcs, err := desired.Typed()
