@@ -210,6 +210,14 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	c.MCAWriter = mcawrite.NewWriter(c.Clients.Addon)
 	c.MCAWriter.Compact = func(m *addonv1alpha1.ManagedClusterAddOn) { c.interned.object(m) }
+	c.MCAWriter.Cached = func(key string) *addonv1alpha1.ManagedClusterAddOn {
+		obj, ok, err := c.MCAInformer.GetIndexer().GetByKey(key)
+		if err != nil || !ok || c.DecodeError(obj) != nil {
+			return nil
+		}
+		m, _ := obj.(*addonv1alpha1.ManagedClusterAddOn)
+		return m
+	}
 	if c.Clients.Cluster, err = clusterclient.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, fmt.Errorf("building the cluster client: %w", err)
 	}

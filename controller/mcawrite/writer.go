@@ -44,6 +44,13 @@ type Writer struct {
 	// each: at 5,000 clusters some 10 MB at the controller's peak.
 	Compact func(*addonv1alpha1.ManagedClusterAddOn)
 
+	// Cached, when set, returns the informer's version of the MCA of key now, nil when it has
+	// none (hubcache sets it). A writer handed an older version, read before a long call (a
+	// RoleBinding write, under load a second), then writes from the cache's: the version it was
+	// handed may have been replaced since by a write the cache already shows, which the API server
+	// would refuse as a conflict and cost a read and a second write.
+	Cached func(key string) *addonv1alpha1.ManagedClusterAddOn
+
 	// Hold is how long a deferred change (Defer) may wait for another write of its MCA to go with;
 	// 0 defers nothing: every change is written at once.
 	Hold time.Duration
@@ -100,9 +107,16 @@ func (w *Writer) lock(key string) (unlock func()) {
 	}
 }
 
-// fresh returns what this process last wrote of mca when mca (a cached version) is older, else mca.
+// fresh returns the freshest version of mca this process knows: what it last wrote when the
+// cache's version (or mca, when the cache has none) is older, else the cache's.
 func (w *Writer) fresh(mca *addonv1alpha1.ManagedClusterAddOn) *addonv1alpha1.ManagedClusterAddOn {
-	return w.Written.Peek(Key(mca), mca)
+	base := mca
+	if w.Cached != nil {
+		if cur := w.Cached(Key(mca)); cur != nil && cur.UID == mca.UID {
+			base = cur
+		}
+	}
+	return w.Written.Peek(Key(mca), base)
 }
 
 // StatusFrom writes status, which a decision computed from the version from, unless the MCA

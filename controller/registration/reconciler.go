@@ -55,7 +55,7 @@ type Reconciler struct {
 	refused map[string]string // last refusal reported per CSR name, so an event is raised once
 }
 
-// New builds the reconciler and adds it (workers concurrent MCA reconciles, half as many for CSRs)
+// New builds the reconciler and adds it (2*workers concurrent MCA reconciles, workers/2 for CSRs)
 // to the shared cache, which runs it.
 func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 	if opts.SigningCANamespace == "" {
@@ -113,7 +113,11 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 			r.csrQ.Store(&q)
 			return hubcache.Watch(q, hubcache.Handler{Informer: hub.CSRInformer, Keys: csrKeys})
 		}},
-		{Name: "registration", Workers: workers, Sync: r.syncMCA, Watch: func(q hubcache.Queue) error {
+		// Twice the workers: a new cluster's registration is two writes in a row (its RoleBindings,
+		// then the MCA's registrations), where the deployer's is one, and the agent needs them
+		// first. With as many workers as the deployer, under load it fell behind the rest of an
+		// install at 1,000 clusters.
+		{Name: "registration", Workers: 2 * workers, Sync: r.syncMCA, Watch: func(q hubcache.Queue) error {
 			return hubcache.Watch(q, mcaHandlers...)
 		}},
 	} {
