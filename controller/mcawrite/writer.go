@@ -52,7 +52,7 @@ type Writer struct {
 	Cached func(key string) *addonv1alpha1.ManagedClusterAddOn
 
 	// Hold is how long a deferred change (Defer) may wait for another write of its MCA to go with;
-	// 0 defers nothing: every change is written at once.
+	// 0 (or less): none waits, its owner writes it at once.
 	Hold time.Duration
 
 	mu    sync.Mutex
@@ -198,11 +198,8 @@ func (w *Writer) Status(ctx context.Context, mca *addonv1alpha1.ManagedClusterAd
 // (View). An owner's change replaces the one it deferred before (the same change computed again),
 // but not the time it has waited since. Defer returns how much longer it may wait: the owner
 // looks again then and writes it by itself (Flush) when no other write took it. With Hold 0,
-// nothing is deferred and Defer returns 0.
+// Defer returns 0: the owner writes it at once.
 func (w *Writer) Defer(key, owner string, change func(*addonv1alpha1.ManagedClusterAddOn)) time.Duration {
-	if w.Hold <= 0 {
-		return 0
-	}
 	now := time.Now()
 	w.mu.Lock()
 	byOwner := w.deferred[key]

@@ -220,13 +220,16 @@ func TestWriterDefer(t *testing.T) {
 	if _, ok := w.Deferred(Key(v3), "deployer"); ok {
 		t.Errorf("still deferred after Flush")
 	}
-	// With no hold, nothing is deferred.
+	// With no hold, nothing waits: the owner is told to write at once, and its Flush does.
 	w.Hold = 0
 	if left := w.Defer(Key(v3), "deployer", condition("Other")); left != 0 {
 		t.Errorf("Defer with no hold: %v left, want 0", left)
 	}
-	if _, ok := w.Deferred(Key(v3), "deployer"); ok {
-		t.Errorf("deferred with no hold")
+	if left, ok := w.Deferred(Key(v3), "deployer"); !ok || left != 0 {
+		t.Errorf("Deferred with no hold: %v, %v; want it due now", left, ok)
+	}
+	if res, err = w.Flush(ctx, res); err != nil || !has(res, "Other") {
+		t.Fatalf("Flush with no hold: err %v, the change written %v", err, err == nil && has(res, "Other"))
 	}
 }
 

@@ -45,7 +45,9 @@ func TestMCAChanged(t *testing.T) {
 		{"namespace", func(m *addonv1alpha1.ManagedClusterAddOn) { m.Status.Namespace = "other" }, true},
 		{"RegistrationApplied", func(m *addonv1alpha1.ManagedClusterAddOn) { m.Status.Conditions[0].Status = metav1.ConditionFalse }, true},
 		{"health declaration gone", func(m *addonv1alpha1.ManagedClusterAddOn) { m.Status.Conditions = m.Status.Conditions[:1] }, true},
-		{"health check mode", func(m *addonv1alpha1.ManagedClusterAddOn) { m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeLease }, true},
+		{"health check mode", func(m *addonv1alpha1.ManagedClusterAddOn) {
+			m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeLease
+		}, true},
 		{"supportedConfigs", func(m *addonv1alpha1.ManagedClusterAddOn) {
 			m.Status.SupportedConfigs = []addonv1alpha1.ConfigGroupResource{{Resource: "x"}}
 		}, true},
