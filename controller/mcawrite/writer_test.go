@@ -12,29 +12,41 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonv1alpha1client "open-cluster-management.io/api/client/addon/clientset/versioned/typed/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/localhub"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
 
+// mcas returns a real API server's MCA client for namespace ns (made for the test) and a function
+// that creates an MCA there, deleted when the test ends.
+func mcas(t *testing.T, ns string) (*localhub.Hub, addonv1alpha1client.ManagedClusterAddOnInterface, func(name string) *addonv1alpha1.ManagedClusterAddOn) {
+	t.Helper()
+	hub := localhub.ForTest(t)
+	if err := localhub.EnsureNamespace(context.Background(), hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
+	return hub, api, func(name string) *addonv1alpha1.ManagedClusterAddOn {
+		t.Helper()
+		m, err := api.Create(context.Background(), &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = api.Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		return m
+	}
+}
+
 // On a real API server: writers of one MCA in this process never refuse each other, however stale
 // the version they were handed (the informer cache lags behind writes), and each sees the others'
 // fields; a writer of another process still makes a write conflict, which is retried on the live
 // object as before.
 func TestWriterSerialisesWritesOfOneMCA(t *testing.T) {
-	hub := localhub.ForTest(t)
 	ctx := context.Background()
-	const ns = "mcawrite-writer"
-	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
-		t.Fatal(err)
-	}
-	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
-	v1, err := api.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = api.Delete(context.Background(), "hello", metav1.DeleteOptions{}) })
+	hub, api, create := mcas(t, "mcawrite-writer")
+	v1 := create("hello")
 
 	w := NewWriter(hub.Clients.Addon)
 	// counted returns a change and the number of times it was applied: twice or more means a write
@@ -133,21 +145,8 @@ func TestWriterSerialisesWritesOfOneMCA(t *testing.T) {
 // write for both), is seen by decisions before (View), is not written by a write that has nothing
 // of its own, and is written by itself when flushed; a deferral is replaced, not repeated.
 func TestWriterDefer(t *testing.T) {
-	hub := localhub.ForTest(t)
 	ctx := context.Background()
-	const ns = "mcawrite-defer"
-	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
-		t.Fatal(err)
-	}
-	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
-	create := func(name string) *addonv1alpha1.ManagedClusterAddOn {
-		m, err := api.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = api.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-		return m
-	}
+	hub, api, create := mcas(t, "mcawrite-defer")
 	condition := func(typ string) func(*addonv1alpha1.ManagedClusterAddOn) {
 		return func(m *addonv1alpha1.ManagedClusterAddOn) {
 			meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "Test", Message: typ})
@@ -236,18 +235,10 @@ func TestWriterDefer(t *testing.T) {
 // On a real API server: a writer handed a version that the cache has since replaced writes from
 // the cache's (Cached), not from the one it was handed: no conflict, no second write.
 func TestWriterWritesFromTheCache(t *testing.T) {
-	hub := localhub.ForTest(t)
 	ctx := context.Background()
-	const ns = "mcawrite-cached"
-	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
-		t.Fatal(err)
-	}
-	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(ns)
-	v1, err := api.Create(ctx, &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: ns}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = api.Delete(context.Background(), "hello", metav1.DeleteOptions{}) })
+	hub, api, create := mcas(t, "mcawrite-cached")
+	v1 := create("hello")
+	var err error
 	// Another writer's version, which "the cache" shows.
 	v2 := v1.DeepCopy()
 	v2.Status.Namespace = "other"

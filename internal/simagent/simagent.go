@@ -154,19 +154,24 @@ func New(cfg *rest.Config, opts Options) (*Agent, error) {
 	a.workFactory = workinformers.NewSharedInformerFactoryWithOptions(work, 0, workinformers.WithTransform(strip),
 		workinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = req.String() }))
 
-	mcaInf := a.addonFactory.Addon().V1alpha1().ManagedClusterAddOns().Informer()
 	workInf := a.workFactory.Work().V1().ManifestWorks().Informer()
-	a.mcas = mcaInf.GetIndexer()
 	a.works = workInf.GetIndexer()
-	mcaKey := func(obj any) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			a.deployQ.Add(key)
+	// The add-on manager and health prober read MCAs; a work agent alone does not, and on a real
+	// fleet it runs on the managed clusters: in a benchmark its watch of every MCA would take CPU
+	// and an API server watch from the hub it measures.
+	if !opts.WorkAgentOnly {
+		mcaInf := a.addonFactory.Addon().V1alpha1().ManagedClusterAddOns().Informer()
+		a.mcas = mcaInf.GetIndexer()
+		mcaKey := func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				a.deployQ.Add(key)
+			}
 		}
-	}
-	if _, err := mcaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: mcaKey, UpdateFunc: func(_, cur any) { mcaKey(cur) }, DeleteFunc: mcaKey,
-	}); err != nil {
-		return nil, err
+		if _, err := mcaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: mcaKey, UpdateFunc: func(_, cur any) { mcaKey(cur) }, DeleteFunc: mcaKey,
+		}); err != nil {
+			return nil, err
+		}
 	}
 	workKey := func(obj any) {
 		w, ok := obj.(*workv1.ManifestWork)
@@ -177,7 +182,9 @@ func New(cfg *rest.Config, opts Options) (*Agent, error) {
 			return
 		}
 		// The MCA may need its work back (deleted by someone), and the agent reports after Delay.
-		a.deployQ.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
+		if !a.opts.WorkAgentOnly {
+			a.deployQ.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
+		}
 		a.agentQ.AddAfter(w.Namespace+"/"+w.Name, a.opts.Delay)
 	}
 	if _, err := workInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
