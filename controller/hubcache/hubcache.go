@@ -202,7 +202,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	// Kubernetes' own kinds (RoleBindings, CSRs, ConfigMaps, Secrets, Events) travel as protobuf,
 	// as kube-controller-manager's do: cheaper to encode and decode than JSON on both ends. OCM's
 	// kinds are custom resources, which the API server serves as JSON only.
-	if c.Clients.Kube, err = kubernetes.NewForConfigAndClient(Protobuf(cfg), httpClient); err != nil {
+	if c.Clients.Kube, err = kubernetes.NewForConfigAndClient(protobuf(cfg), httpClient); err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client: %w", err)
 	}
 	if c.Clients.Addon, err = addonclient.NewForConfigAndClient(cfg, httpClient); err != nil {
@@ -351,9 +351,9 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	return c, nil
 }
 
-// Protobuf returns a copy of cfg for clients of Kubernetes' built-in kinds: protobuf requests,
+// protobuf returns a copy of cfg for clients of Kubernetes' built-in kinds: protobuf requests,
 // protobuf answers (JSON accepted too, for an API that has no protobuf form).
-func Protobuf(cfg *rest.Config) *rest.Config {
+func protobuf(cfg *rest.Config) *rest.Config {
 	out := rest.CopyConfig(cfg)
 	out.ContentType = runtime.ContentTypeProtobuf
 	out.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
