@@ -67,12 +67,7 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 		return nil
 	}
 	handlers := []hubcache.Handler{
-		{Informer: hub.MCAInformer, Keys: mcaKey, Changed: func(old, cur any) bool {
-			o, okOld := old.(*addonv1alpha1.ManagedClusterAddOn)
-			n, okCur := cur.(*addonv1alpha1.ManagedClusterAddOn)
-			// An MCA that does (or did) not decode is only its metadata in the cache.
-			return !okOld || !okCur || hub.DecodeError(o) != nil || hub.DecodeError(n) != nil || MCAChanged(o, n)
-		}},
+		{Informer: hub.MCAInformer, Keys: mcaKey, Changed: hub.MCAUpdates(MCAChanged)},
 		// A work event looks at its add-on's MCA (status for ManifestApplied, hook completion,
 		// and a work changed or deleted by someone else is put back).
 		{Informer: hub.WorkInformer, Keys: func(obj any) []string {
@@ -192,10 +187,15 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 				SetManifestApplied(&m.Status.Conditions, deploy)
 			}
 		}
-		view := r.hub.MCAWriter.View(key, mca)
-		next := view.DeepCopy()
-		change(next)
-		if applied, ok := FirstApplied(view.Status, next.Status); ok {
+		// Only an MCA without any ManifestApplied yet can take a first one: the rest (every sync of
+		// an upgrade) skip the copy.
+		applied, first := metav1.Condition{}, false
+		if view := r.hub.MCAWriter.View(key, mca); meta.FindStatusCondition(view.Status.Conditions, ConditionManifestApplied) == nil {
+			next := view.DeepCopy()
+			change(next)
+			applied, first = FirstApplied(view.Status, next.Status)
+		}
+		if first {
 			// The progress reconciler writes the MCA again when the agent is healthy, usually
 			// within seconds: this goes with that write (mcawrite.Writer.Defer).
 			r.hub.MCAWriter.Defer(key, deferOwner, func(m *addonv1alpha1.ManagedClusterAddOn) {

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/controller/hubcache"
 )
 
 // MCAChanged tells whether an MCA update matters to the deployer: what Decide reads of the MCA
@@ -31,7 +33,5 @@ func MCAChanged(old, cur *addonv1alpha1.ManagedClusterAddOn) bool {
 			return true
 		}
 	}
-	return !slices.EqualFunc(old.Status.ConfigReferences, cur.Status.ConfigReferences, func(a, b addonv1alpha1.ConfigReference) bool {
-		return a.ConfigGroupResource == b.ConfigGroupResource && equality.Semantic.DeepEqual(a.DesiredConfig, b.DesiredConfig)
-	})
+	return !hubcache.SameDesiredConfigs(old.Status.ConfigReferences, cur.Status.ConfigReferences)
 }

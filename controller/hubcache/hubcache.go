@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -710,6 +711,24 @@ func Watch(q Queue, handlers ...Handler) error {
 		}
 	}
 	return nil
+}
+
+// MCAUpdates returns a Handler.Changed for MCAs: changed decides on decoded MCAs; an update of
+// an MCA that does (or did) not decode, only its metadata in the cache, always matters.
+func (c *Cache) MCAUpdates(changed func(old, cur *addonv1alpha1.ManagedClusterAddOn) bool) func(old, cur any) bool {
+	return func(old, cur any) bool {
+		o, okOld := old.(*addonv1alpha1.ManagedClusterAddOn)
+		n, okCur := cur.(*addonv1alpha1.ManagedClusterAddOn)
+		return !okOld || !okCur || c.DecodeError(o) != nil || c.DecodeError(n) != nil || changed(o, n)
+	}
+}
+
+// SameDesiredConfigs reports whether two MCA statuses' config references tell the same desired
+// configs (lastApplied and the rest aside): what the deployer and registration act on.
+func SameDesiredConfigs(a, b []addonv1alpha1.ConfigReference) bool {
+	return slices.EqualFunc(a, b, func(x, y addonv1alpha1.ConfigReference) bool {
+		return x.ConfigGroupResource == y.ConfigGroupResource && equality.Semantic.DeepEqual(x.DesiredConfig, y.DesiredConfig)
+	})
 }
 
 // Event-to-MCA mappings every reconciler on the cache needs, for Handler.Keys.

@@ -1,13 +1,12 @@
 package registration
 
 import (
-	"slices"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/addonhealth"
+	"github.com/addonops/addonops/controller/hubcache"
 )
 
 // MCAChanged tells whether an MCA update matters to registration: what it reads of the MCA
@@ -38,7 +37,5 @@ func MCAChanged(old, cur *addonv1alpha1.ManagedClusterAddOn) bool {
 	if (meta.FindStatusCondition(o.Conditions, addonhealth.ConditionAvailable) == nil) != (meta.FindStatusCondition(n.Conditions, addonhealth.ConditionAvailable) == nil) {
 		return true
 	}
-	return !slices.EqualFunc(o.ConfigReferences, n.ConfigReferences, func(a, b addonv1alpha1.ConfigReference) bool {
-		return a.ConfigGroupResource == b.ConfigGroupResource && equality.Semantic.DeepEqual(a.DesiredConfig, b.DesiredConfig)
-	})
+	return !hubcache.SameDesiredConfigs(o.ConfigReferences, n.ConfigReferences)
 }

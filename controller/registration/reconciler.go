@@ -85,12 +85,7 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 				return []string{m.Namespace + "/" + m.Name}
 			}
 			return nil
-		}, Changed: func(old, cur any) bool {
-			o, okOld := old.(*addonv1alpha1.ManagedClusterAddOn)
-			n, okCur := cur.(*addonv1alpha1.ManagedClusterAddOn)
-			// An MCA that does (or did) not decode is only its metadata in the cache.
-			return !okOld || !okCur || hub.DecodeError(o) != nil || hub.DecodeError(n) != nil || MCAChanged(o, n)
-		}},
+		}, Changed: hub.MCAUpdates(MCAChanged)},
 		{Informer: hub.TemplateInformer, Keys: r.configKeys(configref.AddOnTemplates)},
 		{Informer: hub.ADCInformer, Keys: r.configKeys(configref.AddOnDeploymentConfigs)},
 		// A binding changed or deleted by someone else is put back.
