@@ -45,6 +45,9 @@ type env struct {
 	hub        *localhub.Hub
 	c          *localhub.Clients
 	addon      string
+	opts       envOptions
+	// stop stops the running controller and waits until it has (restart, the test's cleanup).
+	stop func()
 }
 
 type envOptions struct {
@@ -56,6 +59,8 @@ type envOptions struct {
 	// healthSoak is the CMA's addonops.io/health-soak when the health gate is on ("" = 0s: the
 	// tests not about the soak do not wait for it).
 	healthSoak string
+	// interimHold is the controller's Options.InterimHold (0: its default, 15s).
+	interimHold time.Duration
 }
 
 // newEnv starts the rollout controller and the template reconcilers for one test's add-on.
@@ -64,15 +69,28 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon, healthGate: o.healthGate, healthSoak: o.healthSoak}
+	e := &env{t: t, ctx: ctx, hub: hub, c: hub.Clients, addon: addon, healthGate: o.healthGate, healthSoak: o.healthSoak, opts: o}
+	e.start()
+	t.Cleanup(func() {
+		// The CMA goes first, so the next test's controller leaves this test's objects alone.
+		_ = e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Delete(context.Background(), addon, metav1.DeleteOptions{})
+		e.stop()
+	})
+	return e
+}
 
-	cfg := rest.CopyConfig(hub.Config)
+// start runs a new controller with the test's options.
+func (e *env) start() {
+	t := e.t
+	t.Helper()
+	cfg := rest.CopyConfig(e.hub.Config)
 	cfg.QPS, cfg.Burst = 500, 1000
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
-		DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: o.caRecheck}})
+	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{e.addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
+		InterimHold: e.opts.interimHold, DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: e.opts.caRecheck}})
 	if err != nil {
+		stop()
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -81,9 +99,7 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 			t.Errorf("controller: %v", err)
 		}
 	})
-	t.Cleanup(func() {
-		// The CMA goes first, so the next test's controller leaves this test's objects alone.
-		_ = e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Delete(context.Background(), addon, metav1.DeleteOptions{})
+	e.stop = func() {
 		stop()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -92,8 +108,16 @@ func newEnv(t *testing.T, addon string, o envOptions) *env {
 		case <-time.After(30 * time.Second):
 			t.Errorf("controller and reconcilers did not stop within 30s")
 		}
-	})
-	return e
+	}
+}
+
+// restart stops the controller and starts a new one, as after a crash: nothing the old one held
+// in memory (changes deferred to a later write, interim status, queues) reaches the new one, which
+// starts from what the API server has.
+func (e *env) restart() {
+	e.t.Helper()
+	e.stop()
+	e.start()
 }
 
 // cleanup removes, when the test ends, the add-on's CMA, its MCAs in clusters and their works,
