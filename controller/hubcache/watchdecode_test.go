@@ -1,6 +1,7 @@
 package hubcache
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -211,4 +212,50 @@ func TestTypedWatchOnAPIServer(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watch from resourceVersion 1 neither failed nor ended")
 	}
+}
+
+// The envelope decoder slices the object out of the frames the API server writes and leaves every
+// other frame to the serializer: both give the same event.
+func TestEnvelopeDecoder(t *testing.T) {
+	obj := `{"kind":"ManagedCluster","apiVersion":"cluster.open-cluster-management.io/v1","metadata":{"name":"c1","resourceVersion":"3"}}`
+	for _, tc := range []struct {
+		name, frame string
+		sliced      bool // the fast path takes it
+	}{
+		{"as the API server writes it", `{"type":"MODIFIED","object":` + obj + `}`, true},
+		{"with the stream's newline", `{"type":"ADDED","object":` + obj + "}\n", true},
+		{"bookmark", `{"type":"BOOKMARK","object":{"kind":"ManagedCluster","apiVersion":"cluster.open-cluster-management.io/v1","metadata":{"resourceVersion":"12"}}}`, true},
+		{"error", `{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":410,"reason":"Expired"}}`, true},
+		{"spaces", `{"type": "MODIFIED", "object": ` + obj + `}`, false},
+		{"object first", `{"object":` + obj + `,"type":"MODIFIED"}`, false},
+		{"a key after the object", `{"type":"MODIFIED","object":` + obj + `,"x":{"y":1}}`, false},
+		{"an escape in the type", `{"type":"MOD\u0049FIED","object":` + obj + `}`, false},
+		{"an empty object", `{"type":"DELETED","object":{}}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, sliced := splitEnvelope([]byte(tc.frame))
+			if sliced != tc.sliced {
+				t.Errorf("sliced: %t, want %t", sliced, tc.sliced)
+			}
+			var got, want metav1.WatchEvent
+			res, gvk, err := envelopeDecoder{}.Decode([]byte(tc.frame), nil, &got)
+			if err != nil || res != &got || gvk == nil || gvk.Kind != "WatchEvent" {
+				t.Fatalf("Decode: %v, %T, %v; want the WatchEvent passed in", err, res, gvk)
+			}
+			if _, _, err := watchEnvelopes.Decode([]byte(tc.frame), nil, &want); err != nil {
+				t.Fatal(err)
+			}
+			if got.Type != want.Type || !json.Valid(got.Object.Raw) || !bytes.Equal(compact(t, got.Object.Raw), compact(t, want.Object.Raw)) {
+				t.Errorf("decoded %s %s, want %s %s", got.Type, got.Object.Raw, want.Type, want.Object.Raw)
+			}
+		})
+	}
+}
+
+func compact(t *testing.T, b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
