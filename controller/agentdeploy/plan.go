@@ -336,6 +336,10 @@ func updated(existing, desired *workv1.ManifestWork) *workv1.ManifestWork {
 	w.Annotations = desired.Annotations
 	w.OwnerReferences = desired.OwnerReferences
 	w.Spec = *desired.Spec.DeepCopy()
+	// The ManifestWork CRD has a status subresource: an update of the work keeps the status the API
+	// server has, whatever the request says, so sending the cached one (the work agent's conditions
+	// and feedback, a third of the work) only gives the API server more to decode.
+	w.Status = workv1.ManifestWorkStatus{}
 	return w
 }
 
