@@ -13,10 +13,10 @@ import (
 // its live heap; 40 lets the heap grow by 40 %. In `make bench-controller` at 5,000 clusters,
 // 50 took the peak RSS from 93–96 MB to 81 MB, and under --deploy-templates from 162 MB to
 // 128–135 MB (four runs of the same code: the peak depends on how far the watch events run ahead
-// of the workers); 40 took the latter to 124 MB, for about 10 % more controller CPU and no wall
-// time beyond the runs' spread (a rollout waits on the API server's CPU, not the controller's:
-// README, "Performance"). Prometheus (since 2.53) sets its own default below Go's, 75, for the
-// same reason.
+// of the workers); 40 took the latter to 124–128 MB (two runs), for about 10 % more controller
+// CPU and no wall time beyond the runs' spread (a rollout waits on the API server's CPU, not the
+// controller's: README, "Performance"). Prometheus (since 2.53) sets its own default below Go's,
+// 75, for the same reason.
 const defaultGCPercent = 40
 
 // gcPercent decides the garbage collection target: --gc-percent when given on the command line,
