@@ -331,15 +331,15 @@ func find(works []*workv1.ManifestWork, name string) *workv1.ManifestWork {
 // updated is existing with desired's labels, annotations, owner references and spec: the whole
 // of each is owned by the deployer, as with OCM's applier (foreign labels and annotations go).
 func updated(existing, desired *workv1.ManifestWork) *workv1.ManifestWork {
-	w := existing.DeepCopy()
+	// No status: the ManifestWork CRD has a status subresource, so an update of the work keeps the
+	// status the API server has whatever the request says, and sending the cached one (the work
+	// agent's conditions and feedback, a third of the work) only gives the API server more to
+	// decode.
+	w := &workv1.ManifestWork{TypeMeta: existing.TypeMeta, ObjectMeta: *existing.ObjectMeta.DeepCopy()}
 	w.Labels = desired.Labels
 	w.Annotations = desired.Annotations
 	w.OwnerReferences = desired.OwnerReferences
 	w.Spec = *desired.Spec.DeepCopy()
-	// The ManifestWork CRD has a status subresource: an update of the work keeps the status the API
-	// server has, whatever the request says, so sending the cached one (the work agent's conditions
-	// and feedback, a third of the work) only gives the API server more to decode.
-	w.Status = workv1.ManifestWorkStatus{}
 	return w
 }
 
