@@ -34,6 +34,9 @@ BENCH_PEER ?=
 BENCH_PEER_MAX_CLUSTERS ?= 1000
 BENCH_OCM_ARGS ?= --kube-api-qps=2000 --kube-api-burst=4000
 BENCH_SOAKS ?= default
+# Template mode: run every manager this many times, one round after another, and print the
+# medians and each round's ratios (a single round's ratio moves with the machine and the peer).
+BENCH_ROUNDS ?= 1
 # Template mode: a folder for CPU profiles of kube-apiserver, one per manager and phase (its first
 # 20 s), e.g. BENCH_APISERVER_PROFILE=/tmp/apiprof; read with `go tool pprof -top bin/kube-apiserver FILE`.
 BENCH_APISERVER_PROFILE ?=
@@ -52,6 +55,6 @@ bench-controller: hub-binaries $(BENCH_CONTROLLER) ## Benchmark the controller (
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} ADDONOPS_CONTROLLER=$(BENCH_CONTROLLER) \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./controller/rolloutbench/ \
 	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' -controller-env='$(BENCH_CONTROLLER_ENV)' \
-	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)' \
+	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)' -rounds=$(BENCH_ROUNDS) \
 	  -apiserver-profile='$(BENCH_APISERVER_PROFILE)'
 	@uptime

@@ -52,6 +52,7 @@ var (
 	ocmArgs         = flag.String("ocm-args", "--kube-api-qps=2000 --kube-api-burst=4000", "template mode: extra flags of OCM's addon-manager (the client rate limits -controller-args gives addonops)")
 	apiProfileFlag  = flag.String("apiserver-profile", "", "template mode: a folder to write a CPU profile of kube-apiserver into for each manager and phase (its first -apiserver-profile-seconds), to see where the API server's time goes")
 	apiProfileSecs  = flag.Int("apiserver-profile-seconds", 20, "template mode: how long each -apiserver-profile runs from the phase's start")
+	roundsFlag      = flag.Int("rounds", 1, "template mode: run every manager this many times, one after the other in each round (so the peer and addonops are measured minutes apart, not a whole series apart), print each round, then the medians and every round's ratios: one round's ratio moves with the machine and with the peer's own spread")
 	soaksFlag       = flag.String("soaks", "default", "template mode: comma-separated health soaks addonops runs the add-on with, one run each: \"default\" (the controller's, "+mcastatus.DefaultHealthSoak.String()+") or a Go duration set on the CMA (addonops.io/health-soak), e.g. default,0s")
 )
 
@@ -71,8 +72,8 @@ func BenchmarkRollout(b *testing.B) {
 	if *peerFlag != "" {
 		b.Fatalf("-peer=%s: only the template mode has a peer", *peerFlag)
 	}
-	if *soaksFlag != "default" || *apiProfileFlag != "" {
-		b.Fatalf("-soaks and -apiserver-profile are for the template mode (-mode=template)")
+	if *soaksFlag != "default" || *apiProfileFlag != "" || *roundsFlag != 1 {
+		b.Fatalf("-soaks, -rounds and -apiserver-profile are for the template mode (-mode=template)")
 	}
 	for _, n := range strings.Split(*clustersFlag, ",") {
 		clusters, err := strconv.Atoi(strings.TrimSpace(n))
@@ -105,6 +106,12 @@ func benchmarkTemplate(b *testing.B) {
 	if *peerFlag != "" && *peerFlag != "ocm" {
 		b.Fatalf("-peer: unknown peer %q (ocm, or empty)", *peerFlag)
 	}
+	if *roundsFlag < 1 {
+		b.Fatalf("-rounds=%d: want 1 or more", *roundsFlag)
+	}
+	if *roundsFlag > 1 && *apiProfileFlag != "" {
+		b.Fatalf("-apiserver-profile with -rounds=%d: each round would overwrite the last one's profiles; profile one round", *roundsFlag)
+	}
 	var ours []managerKind
 	for _, s := range strings.Split(*soaksFlag, ",") {
 		m := byAddonops
@@ -130,21 +137,31 @@ func benchmarkTemplate(b *testing.B) {
 			b.Run(fmt.Sprintf("template/clusters=%d/strategy=%s", clusters, s), func(b *testing.B) {
 				b.StopTimer()
 				for range b.N {
-					var results []*templateResult
-					if *peerFlag == "ocm" && clusters <= *peerMaxClusters {
-						results = append(results, runTemplate(b, clusters, rs, byOCM, nil))
-					}
-					for i, m := range ours {
-						r := runTemplate(b, clusters, rs, m, nil)
-						results = append(results, r)
-						if i == 0 {
-							b.ReportMetric(r.install.Seconds(), "install-s")
-							b.ReportMetric(r.upgrade.Seconds(), "upgrade-s")
-							b.ReportMetric(r.perCluster(r.writes(phaseUpgrade, isMCA)), "upgrade-MCA-writes/cluster")
-							b.ReportMetric(r.peakRSSMB, "ctrl-peak-rss-MB")
+					var rounds [][]*templateResult
+					for round := range *roundsFlag {
+						var results []*templateResult
+						if *peerFlag == "ocm" && clusters <= *peerMaxClusters {
+							results = append(results, runTemplate(b, clusters, rs, byOCM, nil))
 						}
+						for _, m := range ours {
+							results = append(results, runTemplate(b, clusters, rs, m, nil))
+						}
+						title := ""
+						if *roundsFlag > 1 {
+							title = fmt.Sprintf("round %d of %d", round+1, *roundsFlag)
+						}
+						printTemplate(clusters, s, title, results)
+						rounds = append(rounds, results)
 					}
-					printTemplate(clusters, s, results)
+					if len(rounds) > 1 {
+						printMedians(clusters, s, rounds)
+					}
+					// Ours: the first soak's row, the median over the rounds (peak RSS: the highest).
+					first := medianRows(rounds)[len(rounds[0])-len(ours)]
+					b.ReportMetric(first[colInstall], "install-s")
+					b.ReportMetric(first[colUpgrade], "upgrade-s")
+					b.ReportMetric(first[colMCAUpgrade], "upgrade-MCA-writes/cluster")
+					b.ReportMetric(first[colRSS], "ctrl-peak-rss-MB")
 				}
 			})
 		}

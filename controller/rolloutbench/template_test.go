@@ -701,42 +701,146 @@ func machineCPU() (busy, idle float64) {
 	return busy / clockTicks, idle / clockTicks
 }
 
-// printTemplate prints the comparison of one cluster count and strategy.
-func printTemplate(n int, strategy string, results []*templateResult) {
-	fmt.Printf("\n=== template add-on, %d clusters, strategy %s (load now: %s; at each phase's start below) ===\n", n, strategy, loadAvg())
+// Columns of a row of the comparison table.
+const (
+	colInstall = iota
+	colUpgrade
+	colMCAInstall
+	colMCAUpgrade
+	colWorkInstall
+	colWorkUpgrade
+	colRequestsInstall
+	colRequestsUpgrade
+	colCPUInstall
+	colCPUUpgrade
+	colCPUTotal
+	colRSS
+	columns
+)
+
+// row is r's figures in the table's columns.
+func row(r *templateResult) []float64 {
+	v := make([]float64, columns)
+	v[colInstall], v[colUpgrade] = r.install.Seconds(), r.upgrade.Seconds()
+	v[colMCAInstall], v[colMCAUpgrade] = r.perCluster(r.writes(phaseInstall, isMCA)), r.perCluster(r.writes(phaseUpgrade, isMCA))
+	v[colWorkInstall], v[colWorkUpgrade] = r.perCluster(r.writes(phaseInstall, isWork)), r.perCluster(r.writes(phaseUpgrade, isWork))
+	v[colRequestsInstall], v[colRequestsUpgrade] = r.perCluster(r.requests[phaseInstall].Sum(all)), r.perCluster(r.requests[phaseUpgrade].Sum(all))
+	v[colCPUInstall], v[colCPUUpgrade], v[colCPUTotal] = r.use[phaseInstall].manager, r.use[phaseUpgrade].manager, r.cpuTotal
+	v[colRSS] = r.peakRSSMB
+	return v
+}
+
+// medianRows is, per manager (the rounds run the same managers in the same order), the median of
+// each figure over the rounds, and the highest peak RSS: a memory budget is about the worst run.
+func medianRows(rounds [][]*templateResult) [][]float64 {
+	out := make([][]float64, len(rounds[0]))
+	for i := range out {
+		out[i] = make([]float64, columns)
+		for c := range columns {
+			var vs []float64
+			for _, results := range rounds {
+				vs = append(vs, row(results[i])[c])
+			}
+			if c == colRSS {
+				out[i][c] = slices.Max(vs)
+			} else {
+				out[i][c] = median(vs)
+			}
+		}
+	}
+	return out
+}
+
+// median of vs: the middle one, or the mean of the two in the middle.
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// ratioLabel names the row of m's ratios to OCM's figures.
+func ratioLabel(m managerKind) string {
+	if m.soak != "" {
+		return "ratio, soak " + m.soak + "/OCM"
+	}
+	return "ratio addonops/OCM"
+}
+
+// printTable prints one row per manager, then each addonops row's ratios to OCM's row, if any.
+func printTable(managers []managerKind, rows [][]float64) {
 	fmt.Printf("%-28s %9s %9s %13s %13s %15s %19s %8s\n", "", "install", "upgrade", "MCA writes", "work writes", "API requests", "manager CPU s", "peak RSS")
 	fmt.Printf("%-28s %9s %9s %13s %13s %15s %19s %8s\n", "manager", "s", "s", "/cluster i/u", "/cluster i/u", "/cluster i/u", "inst/upg/whole run", "MB")
-	row := func(r *templateResult) []float64 {
-		return []float64{r.install.Seconds(), r.upgrade.Seconds(),
-			r.perCluster(r.writes(phaseInstall, isMCA)), r.perCluster(r.writes(phaseUpgrade, isMCA)),
-			r.perCluster(r.writes(phaseInstall, isWork)), r.perCluster(r.writes(phaseUpgrade, isWork)),
-			r.perCluster(r.requests[phaseInstall].Sum(all)), r.perCluster(r.requests[phaseUpgrade].Sum(all)),
-			r.use[phaseInstall].manager, r.use[phaseUpgrade].manager, r.cpuTotal, r.peakRSSMB}
+	var ocm []float64
+	for i, m := range managers {
+		v := rows[i]
+		if m.ocm {
+			ocm = v
+		}
+		fmt.Printf("%-28s %9.1f %9.1f %6.2f/%6.2f %6.2f/%6.2f %7.1f/%7.1f %6.1f/%5.1f/%6.1f %8.0f\n", m.label(), v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
 	}
-	printRow := func(label string, v []float64) {
-		fmt.Printf("%-28s %9.1f %9.1f %6.2f/%6.2f %6.2f/%6.2f %7.1f/%7.1f %6.1f/%5.1f/%6.1f %8.0f\n", label, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11])
+	if ocm == nil {
+		return
 	}
-	rows := map[managerKind][]float64{}
-	for _, r := range results {
-		rows[r.manager] = row(r)
-		printRow(r.manager.label(), rows[r.manager])
-	}
-	for _, r := range results {
-		o, a := rows[byOCM], rows[r.manager]
-		if o == nil || r.manager.ocm {
+	for i, m := range managers {
+		if m.ocm {
 			continue
 		}
-		ratio := make([]float64, len(o))
-		for i := range o {
-			ratio[i] = a[i] / o[i]
+		ratio := make([]float64, columns)
+		for c := range ratio {
+			ratio[c] = rows[i][c] / ocm[c]
 		}
-		label := "ratio addonops/OCM"
-		if r.manager.soak != "" {
-			label = "ratio, soak " + r.manager.soak + "/OCM"
-		}
-		fmt.Printf("%-28s %9.2f %9.2f %6.2f/%6.2f %6.2f/%6.2f %7.2f/%7.2f %6.2f/%5.2f/%6.2f %8.2f\n", label,
+		fmt.Printf("%-28s %9.2f %9.2f %6.2f/%6.2f %6.2f/%6.2f %7.2f/%7.2f %6.2f/%5.2f/%6.2f %8.2f\n", ratioLabel(m),
 			ratio[0], ratio[1], ratio[2], ratio[3], ratio[4], ratio[5], ratio[6], ratio[7], ratio[8], ratio[9], ratio[10], ratio[11])
 	}
+}
+
+// printMedians prints the medians over the rounds and, per addonops row, how many times faster
+// than OCM it was in each round: the spread a single round's ratio has.
+func printMedians(n int, strategy string, rounds [][]*templateResult) {
+	var managers []managerKind
+	for _, r := range rounds[0] {
+		managers = append(managers, r.manager)
+	}
+	fmt.Printf("\n=== template add-on, %d clusters, strategy %s: median of %d rounds (peak RSS: the highest) ===\n", n, strategy, len(rounds))
+	printTable(managers, medianRows(rounds))
+	if !managers[0].ocm {
+		return
+	}
+	for i, m := range managers[1:] {
+		var install, upgrade []float64
+		for _, results := range rounds {
+			o, a := results[0], results[i+1]
+			install = append(install, o.install.Seconds()/a.install.Seconds())
+			upgrade = append(upgrade, o.upgrade.Seconds()/a.upgrade.Seconds())
+		}
+		times := func(vs []float64) string {
+			var s []string
+			for _, v := range vs {
+				s = append(s, fmt.Sprintf("%.1fx", v))
+			}
+			return fmt.Sprintf("%s (median %.1fx)", strings.Join(s, " "), median(vs))
+		}
+		fmt.Printf("%s, times faster than OCM in each round: install %s, upgrade %s\n", m.label(), times(install), times(upgrade))
+	}
+}
+
+// printTemplate prints the comparison of one cluster count and strategy: the table, then per
+// manager where the time went and its requests.
+func printTemplate(n int, strategy, title string, results []*templateResult) {
+	if title != "" {
+		title = ", " + title
+	}
+	fmt.Printf("\n=== template add-on, %d clusters, strategy %s%s (load now: %s; at each phase's start below) ===\n", n, strategy, title, loadAvg())
+	var managers []managerKind
+	var rows [][]float64
+	for _, r := range results {
+		managers = append(managers, r.manager)
+		rows = append(rows, row(r))
+	}
+	printTable(managers, rows)
 	for _, r := range results {
 		fmt.Printf("\n%s:\n", r.manager.label())
 		for _, p := range []int{phaseInstall, phaseUpgrade} {
