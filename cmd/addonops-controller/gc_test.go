@@ -18,7 +18,7 @@ func TestGCPercent(t *testing.T) {
 		apply     bool
 		err       string
 	}{
-		{name: "default", flag: defaultGCPercent, want: 40, source: "default", apply: true},
+		{name: "default", flag: defaultGCPercent, want: 30, source: "default", apply: true},
 		{name: "GOGC", flag: defaultGCPercent, gogc: "200", want: 200, source: "GOGC"},
 		{name: "GOGC off", flag: defaultGCPercent, gogc: "off", source: "GOGC"},
 		{name: "flag", flag: 80, flagGiven: true, want: 80, source: "--gc-percent", apply: true},
