@@ -735,11 +735,15 @@ func row(r *templateResult) []float64 {
 func medianRows(rounds [][]*templateResult) [][]float64 {
 	out := make([][]float64, len(rounds[0]))
 	for i := range out {
+		var rows [][]float64 // manager i's row in each round
+		for _, results := range rounds {
+			rows = append(rows, row(results[i]))
+		}
 		out[i] = make([]float64, columns)
 		for c := range columns {
 			var vs []float64
-			for _, results := range rounds {
-				vs = append(vs, row(results[i])[c])
+			for _, v := range rows {
+				vs = append(vs, v[c])
 			}
 			if c == colRSS {
 				out[i][c] = slices.Max(vs)
@@ -767,6 +771,15 @@ func ratioLabel(m managerKind) string {
 		return "ratio, soak " + m.soak + "/OCM"
 	}
 	return "ratio addonops/OCM"
+}
+
+// managersOf is the managers of results, in their order.
+func managersOf(results []*templateResult) []managerKind {
+	var out []managerKind
+	for _, r := range results {
+		out = append(out, r.manager)
+	}
+	return out
 }
 
 // printTable prints one row per manager, then each addonops row's ratios to OCM's row, if any.
@@ -800,10 +813,7 @@ func printTable(managers []managerKind, rows [][]float64) {
 // printMedians prints the medians over the rounds and, per addonops row, how many times faster
 // than OCM it was in each round: the spread a single round's ratio has.
 func printMedians(n int, strategy string, rounds [][]*templateResult) {
-	var managers []managerKind
-	for _, r := range rounds[0] {
-		managers = append(managers, r.manager)
-	}
+	managers := managersOf(rounds[0])
 	fmt.Printf("\n=== template add-on, %d clusters, strategy %s: median of %d rounds (peak RSS: the highest) ===\n", n, strategy, len(rounds))
 	printTable(managers, medianRows(rounds))
 	if !managers[0].ocm {
@@ -834,13 +844,11 @@ func printTemplate(n int, strategy, title string, results []*templateResult) {
 		title = ", " + title
 	}
 	fmt.Printf("\n=== template add-on, %d clusters, strategy %s%s (load now: %s; at each phase's start below) ===\n", n, strategy, title, loadAvg())
-	var managers []managerKind
 	var rows [][]float64
 	for _, r := range results {
-		managers = append(managers, r.manager)
 		rows = append(rows, row(r))
 	}
-	printTable(managers, rows)
+	printTable(managersOf(results), rows)
 	for _, r := range results {
 		fmt.Printf("\n%s:\n", r.manager.label())
 		for _, p := range []int{phaseInstall, phaseUpgrade} {
