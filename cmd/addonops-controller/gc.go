@@ -8,17 +8,13 @@ import (
 )
 
 // defaultGCPercent is the controller's garbage collection target unless --gc-percent or GOGC
-// says otherwise. Go's default, 100, lets the heap grow to twice what is live before a
-// collection, and the controller's peak resident set is its binary's pages plus about 2.2 times
-// its live heap; 40 lets the heap grow by 40 %. In `make bench-controller` at 5,000 clusters,
-// 50 took the peak RSS from 93–96 MB to 81 MB, and under --deploy-templates from 162 MB to
-// 128–135 MB (four runs of the same code: the peak depends on how far the watch events run ahead
-// of the workers); 40 took the latter to 124–128 MB (two runs), for about 10 % more controller
-// CPU and no wall time beyond the runs' spread (a rollout waits on the API server's CPU, not the
-// controller's: README, "Performance"). A third run at 40 peaked at 131 MB, over the aim; 30 took
-// two runs to 119 MB, for 4-25 % more controller CPU than 40 and, again, no wall time beyond the
-// runs' spread (1,000 clusters without soak: upgrade 21.2 and 22.2 s against 22.5 s). Prometheus
-// (since 2.53) sets its own default below Go's, 75, for the same reason.
+// says otherwise. The peak resident set is the binary's pages plus about 2.2 times the live heap
+// at Go's default, 100 (the heap may grow to twice what is live before a collection). 30 keeps
+// the 5,000-cluster benchmark under --deploy-templates below its 130 MB aim with a margin (three
+// runs: 119-120 MB; at 40 one run of three reached 131 MB), for more controller CPU but no wall
+// time beyond the runs' spread: a rollout waits on the API server's CPU, not the controller's
+// (README, "Performance", which has every run). Prometheus (since 2.53) sets its own default below
+// Go's, 75, for the same reason.
 const defaultGCPercent = 30
 
 // gcPercent decides the garbage collection target: --gc-percent when given on the command line,
