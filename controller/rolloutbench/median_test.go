@@ -1,6 +1,7 @@
 package rolloutbench
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -43,5 +44,25 @@ func TestMedianRows(t *testing.T) {
 		if got := [3]float64{rows[i][colInstall], rows[i][colUpgrade], rows[i][colRSS]}; got != want {
 			t.Errorf("row %d (%s): install, upgrade, RSS = %v, want %v", i, rounds[0][i].manager.label(), got, want)
 		}
+	}
+}
+
+// TestCPURatio: the ratio is over every process's CPU, the ceiling leaves addonops' manager out
+// (figures of an upgrade round at 1,000 clusters).
+func TestCPURatio(t *testing.T) {
+	ocm := &templateResult{manager: byOCM}
+	ocm.use[phaseUpgrade] = usage{manager: 87.9, apiserver: 120.6, etcd: 22.0, bench: 10.0}
+	ours := &templateResult{manager: managerKind{soak: "0s"}}
+	ours.use[phaseUpgrade] = usage{manager: 9.0, apiserver: 37.0, etcd: 4.0, bench: 4.2}
+	ratio, ceiling := cpuRatio(ocm, ours, phaseUpgrade)
+	if want := 240.5 / 54.2; math.Abs(ratio-want) > 1e-9 {
+		t.Errorf("ratio = %v, want %v", ratio, want)
+	}
+	if want := 240.5 / 45.2; math.Abs(ceiling-want) > 1e-9 {
+		t.Errorf("ceiling = %v, want %v", ceiling, want)
+	}
+	ours.use[phaseUpgrade].manager = 0
+	if r, c := cpuRatio(ocm, ours, phaseUpgrade); r != c {
+		t.Errorf("a manager that used no CPU: ratio %v and ceiling %v differ", r, c)
 	}
 }

@@ -147,6 +147,14 @@ type templateResult struct {
 	bounds      [phases + 1]time.Time // phase p runs from bounds[p] to bounds[p+1]
 }
 
+// phaseTime is the wall time of phase p (install or upgrade).
+func (r *templateResult) phaseTime(p int) time.Duration {
+	if p == phaseInstall {
+		return r.install
+	}
+	return r.upgrade
+}
+
 // mcaWrites is every write to an MCA or one of its subresources; workWrites every write to a
 // ManifestWork (the managers never write a work's status: the work agent does).
 func isMCA(key string) bool  { return strings.HasPrefix(key, "managedclusteraddons") }
@@ -810,6 +818,37 @@ func printTable(managers []managerKind, rows [][]float64) {
 	}
 }
 
+// processCPU is the CPU seconds every process of the run spent in u: the manager, kube-apiserver,
+// etcd, and the simulated agent with the benchmark.
+func (u usage) processCPU() float64 { return u.manager + u.apiserver + u.etcd + u.bench }
+
+// cpuRatio compares addonops' phase p with OCM's by CPU: ratio is OCM's processes' CPU over
+// addonops'; ceiling is OCM's over addonops' without its manager, the ratio a manager that used no
+// CPU at all would reach. On a machine both runs keep busy, wall time is CPU over cores, so ratio
+// is what the wall times can show and ceiling the most any manager making addonops' writes could.
+func cpuRatio(ocm, ours *templateResult, p int) (ratio, ceiling float64) {
+	o, a := ocm.use[p].processCPU(), ours.use[p].processCPU()
+	return o / a, o / (a - ours.use[p].manager)
+}
+
+// printCPURatios prints, per addonops row, cpuRatio for both phases next to the wall-time ratio.
+func printCPURatios(results []*templateResult) {
+	if len(results) == 0 || !results[0].manager.ocm {
+		return
+	}
+	ocm := results[0]
+	for _, r := range results[1:] {
+		var parts []string
+		for _, p := range []int{phaseInstall, phaseUpgrade} {
+			ratio, ceiling := cpuRatio(ocm, r, p)
+			wall := ocm.phaseTime(p).Seconds() / r.phaseTime(p).Seconds()
+			parts = append(parts, fmt.Sprintf("%s %.1f/%.1f CPU s = %.2fx (wall %.2fx), at most %.2fx with a manager using no CPU (%.1f CPU s left)",
+				phaseNames[p], ocm.use[p].processCPU(), r.use[p].processCPU(), ratio, wall, ceiling, r.use[p].processCPU()-r.use[p].manager))
+		}
+		fmt.Printf("%s, OCM's CPU over addonops' (manager, kube-apiserver, etcd, simulated agent + benchmark): %s\n", r.manager.label(), strings.Join(parts, "; "))
+	}
+}
+
 // printMedians prints the medians over the rounds and, per addonops row, how many times faster
 // than OCM it was in each round: the spread a single round's ratio has.
 func printMedians(n int, strategy string, rounds [][]*templateResult) {
@@ -834,6 +873,16 @@ func printMedians(n int, strategy string, rounds [][]*templateResult) {
 			return fmt.Sprintf("%s (median %.1fx)", strings.Join(s, " "), median(vs))
 		}
 		fmt.Printf("%s, times faster than OCM in each round: install %s, upgrade %s\n", m.label(), times(install), times(upgrade))
+		var ratios, ceilings [phases][]float64
+		for _, results := range rounds {
+			for _, p := range []int{phaseInstall, phaseUpgrade} {
+				ratio, ceiling := cpuRatio(results[0], results[i+1], p)
+				ratios[p] = append(ratios[p], ratio)
+				ceilings[p] = append(ceilings[p], ceiling)
+			}
+		}
+		fmt.Printf("%s, OCM's CPU over addonops' in each round: install %s, upgrade %s; at most, with a manager using no CPU: install %s, upgrade %s\n",
+			m.label(), times(ratios[phaseInstall]), times(ratios[phaseUpgrade]), times(ceilings[phaseInstall]), times(ceilings[phaseUpgrade]))
 	}
 }
 
@@ -849,6 +898,7 @@ func printTemplate(n int, strategy, title string, results []*templateResult) {
 		rows = append(rows, row(r))
 	}
 	printTable(managersOf(results), rows)
+	printCPURatios(results)
 	for _, r := range results {
 		fmt.Printf("\n%s:\n", r.manager.label())
 		for _, p := range []int{phaseInstall, phaseUpgrade} {
