@@ -858,29 +858,25 @@ func printMedians(n int, strategy string, rounds [][]*templateResult) {
 	if !managers[0].ocm {
 		return
 	}
+	times := func(vs []float64) string {
+		var s []string
+		for _, v := range vs {
+			s = append(s, fmt.Sprintf("%.1fx", v))
+		}
+		return fmt.Sprintf("%s (median %.1fx)", strings.Join(s, " "), median(vs))
+	}
 	for i, m := range managers[1:] {
-		var install, upgrade []float64
+		var walls, ratios, ceilings [phases][]float64 // per phase, one figure per round
 		for _, results := range rounds {
 			o, a := results[0], results[i+1]
-			install = append(install, o.install.Seconds()/a.install.Seconds())
-			upgrade = append(upgrade, o.upgrade.Seconds()/a.upgrade.Seconds())
-		}
-		times := func(vs []float64) string {
-			var s []string
-			for _, v := range vs {
-				s = append(s, fmt.Sprintf("%.1fx", v))
-			}
-			return fmt.Sprintf("%s (median %.1fx)", strings.Join(s, " "), median(vs))
-		}
-		fmt.Printf("%s, times faster than OCM in each round: install %s, upgrade %s\n", m.label(), times(install), times(upgrade))
-		var ratios, ceilings [phases][]float64
-		for _, results := range rounds {
 			for _, p := range []int{phaseInstall, phaseUpgrade} {
-				ratio, ceiling := cpuRatio(results[0], results[i+1], p)
+				ratio, ceiling := cpuRatio(o, a, p)
+				walls[p] = append(walls[p], o.phaseTime(p).Seconds()/a.phaseTime(p).Seconds())
 				ratios[p] = append(ratios[p], ratio)
 				ceilings[p] = append(ceilings[p], ceiling)
 			}
 		}
+		fmt.Printf("%s, times faster than OCM in each round: install %s, upgrade %s\n", m.label(), times(walls[phaseInstall]), times(walls[phaseUpgrade]))
 		fmt.Printf("%s, OCM's CPU over addonops' in each round: install %s, upgrade %s; at most, with a manager using no CPU: install %s, upgrade %s\n",
 			m.label(), times(ratios[phaseInstall]), times(ratios[phaseUpgrade]), times(ceilings[phaseInstall]), times(ceilings[phaseUpgrade]))
 	}
