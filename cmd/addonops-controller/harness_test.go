@@ -7,6 +7,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -94,14 +96,40 @@ func get(addr, path string) (int, string) {
 func (in *instance) readyz() (int, string)  { return get(in.probes, "/readyz?verbose") }
 func (in *instance) healthz() (int, string) { return get(in.probes, "/healthz") }
 
-// scrape returns the /metrics page, or "" while the endpoint does not answer 200.
+// scrape returns the /metrics page as a scraper allowed to read it gets it (a token of a
+// ServiceAccount bound to the ClusterRole addonops-metrics-reader of config/rbac), or "" while the
+// endpoint does not answer 200.
 func (in *instance) scrape() string {
-	code, body := get(in.metrics, "/metrics")
+	in.t.Helper()
+	code, body := getTLS(in.metrics, "/metrics", metricsReaderToken(in.t), nil)
 	if code != http.StatusOK {
 		in.t.Logf("%s: GET /metrics: %d %s", in.name, code, body)
 		return ""
 	}
 	return body
+}
+
+// getTLS returns the status code and body of GET https://addr/path with token as bearer token
+// ("" sends none), verifying the server's certificate against roots (nil: not verified, as for the
+// controller's self-signed default). Code 0: no answer.
+func getTLS(addr, path, token string, roots *x509.CertPool) (int, string) {
+	tlsConfig := &tls.Config{RootCAs: roots, InsecureSkipVerify: roots == nil} //nolint:gosec // self-signed unless roots
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, "https://"+addr+path, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // waitFor polls cond every 100ms until it holds or timeout passes.

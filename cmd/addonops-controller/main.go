@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/addonops/addonops/controller"
@@ -84,6 +86,7 @@ type flags struct {
 	leaderNamespace    string
 	historyNamespace   string
 	metricsAddr        string
+	metricsCertDir     string
 	probeAddr          string
 	logFormat          string
 	showVersion        bool
@@ -149,7 +152,8 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
 	fs.DurationVar(&opts.InterimHold, "interim-hold", mcastatus.DefaultInterimHold, "how long a cluster's interim status (a health soak under way, health not known yet for a new version) stays in memory before it is written, unless the cluster's outcome comes first: a move to a new version costs two ManagedClusterAddOn status writes; also how long a new MCA's registration declaration and first ManifestApplied wait for another write of the MCA to go with; 0 writes every change at once")
-	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics); "0" disables it`)
+	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics), served over HTTPS to clients with a bearer token the hub authenticates (TokenReview) and allows to get the non-resource URL /metrics (SubjectAccessReview); "0" disables it`)
+	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key, the metrics endpoint's serving certificate (reloaded when they change); default: a self-signed certificate made at start")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
 	fs.StringVar(&f.logFormat, "log-format", "text", `log format: "text" (klog) or "json" (one JSON object per line; -v still sets the verbosity)`)
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
@@ -305,7 +309,7 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                        scheme,
 		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsOptions(f.metricsAddr, f.metricsCertDir),
 		HealthProbeBindAddress:        f.probeAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              LeaderElectionID,
@@ -362,6 +366,26 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	logger.Info("Starting", "version", version.Get(), "hub", cfg.Host, "hubConfig", hub.source, "leaderElection", f.leaderElect,
 		"leaseNamespace", leaseNamespace, "historyNamespace", opts.HistoryNamespace, "metrics", f.metricsAddr, "probes", f.probeAddr)
 	return mgr.Start(ctx)
+}
+
+// metricsOptions serve /metrics as kubebuilder's scaffold does: HTTPS, and only to a client whose
+// bearer token the hub authenticates (TokenReview) and whose identity the hub allows to get the
+// non-resource URL /metrics (SubjectAccessReview; ClusterRole addonops-metrics-reader). The
+// endpoint shows the add-ons, placements and config kinds of the hub, so it is no more public
+// than they are. The controller's own RBAC needs create on tokenreviews and subjectaccessreviews
+// (config/rbac/metrics_auth_role.yaml). Without certDir the certificate is a self-signed one made
+// at start (controller-runtime's default, as kube-controller-manager's metrics do).
+func metricsOptions(addr, certDir string) metricsserver.Options {
+	return metricsserver.Options{
+		BindAddress:    addr,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		CertDir:        certDir,
+		// HTTP/1.1 only: Go's HTTP/2 server was open to the rapid reset and stream
+		// cancellation attacks (CVE-2023-44487, CVE-2023-39325), which kubebuilder's scaffold
+		// avoids the same way; Prometheus scrapes over HTTP/1.1 anyway.
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
+	}
 }
 
 // leaderRunnable is a manager.Runnable that says whether it needs the Lease.

@@ -97,8 +97,8 @@ func TestDeployment(t *testing.T) {
 		dir      string
 		wantArgs []string
 	}{
-		{base, []string{"--leader-elect=true"}},
-		{deployTemplates, []string{"--leader-elect=true", "--deploy-templates", "--signing-ca-namespace=$(POD_NAMESPACE)"}},
+		{base, []string{"--leader-elect=true", "--metrics-bind-address=:8443"}},
+		{deployTemplates, []string{"--leader-elect=true", "--metrics-bind-address=:8443", "--deploy-templates", "--signing-ca-namespace=$(POD_NAMESPACE)"}},
 	} {
 		var deps []*appsv1.Deployment
 		for _, o := range build(t, tc.dir) {
@@ -128,8 +128,8 @@ func TestDeployment(t *testing.T) {
 		for _, p := range c.Ports {
 			ports[p.Name] = p.ContainerPort
 		}
-		if ports["metrics"] != 8080 || ports["probes"] != 8081 {
-			t.Errorf("%s: ports %v, want metrics 8080 and probes 8081", tc.dir, ports)
+		if ports["metrics"] != 8443 || ports["probes"] != 8081 {
+			t.Errorf("%s: ports %v, want metrics 8443 (HTTPS) and probes 8081", tc.dir, ports)
 		}
 		for probe, path := range map[*corev1.Probe]string{c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
 			if probe == nil || probe.HTTPGet == nil || probe.HTTPGet.Path != path || probe.HTTPGet.Port.String() != "probes" {
@@ -256,6 +256,10 @@ var common = []access{
 	{"escalate", rbacGroup, "clusterroles", "", "", "", false},
 	{"create", "", "pods", "", configtest.Namespace, "", false},
 	{"impersonate", "", "serviceaccounts", "", "", "", false},
+	// The metrics endpoint asks the hub who a scraper is and whether it may get /metrics.
+	{"create", "authentication.k8s.io", "tokenreviews", "", "", "", true},
+	{"create", "authorization.k8s.io", "subjectaccessreviews", "", "", "", true},
+	{"create", "authorization.k8s.io", "localsubjectaccessreviews", "", "default", "", false},
 }
 
 // TestBaseOnHub applies config/default to a real kube-apiserver (with --authorization-mode=RBAC)

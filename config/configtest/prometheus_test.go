@@ -3,6 +3,7 @@ package configtest_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,9 +138,9 @@ func TestPrometheusComponent(t *testing.T) {
 	}
 	sp := svc.Spec.Ports[0]
 	if !slices.ContainsFunc(dep.Spec.Template.Spec.Containers[0].Ports, func(p corev1.ContainerPort) bool {
-		return sp.TargetPort == intstr.FromString(p.Name) && p.Name == "metrics" && p.ContainerPort == 8080
+		return sp.TargetPort == intstr.FromString(p.Name) && p.Name == "metrics" && p.ContainerPort == 8443
 	}) {
-		t.Errorf("Service %s port %+v does not target the container port metrics (8080)", svc.Name, sp)
+		t.Errorf("Service %s port %+v does not target the container port metrics (8443)", svc.Name, sp)
 	}
 
 	sm := one(t, withPrometheus, overlay, "ServiceMonitor")
@@ -156,6 +158,14 @@ func TestPrometheusComponent(t *testing.T) {
 	ep, _ := endpoints[0].(map[string]any)
 	if ep["port"] != sp.Name || ep["path"] != "/metrics" {
 		t.Errorf("ServiceMonitor endpoint %v, want port %q path /metrics", ep, sp.Name)
+	}
+	// The endpoint is HTTPS and asks for a token allowed to get /metrics: Prometheus sends its own
+	// ServiceAccount's (TestQueriedMetricsAreExported scrapes with one as the docs bind it).
+	if ep["scheme"] != "https" || ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
+		t.Errorf("ServiceMonitor endpoint %v, want scheme https with Prometheus' ServiceAccount token (bearerTokenFile)", ep)
+	}
+	if tc, _ := ep["tlsConfig"].(map[string]any); tc == nil {
+		t.Errorf("ServiceMonitor endpoint %v has no tlsConfig: Prometheus would refuse the controller's self-signed certificate", ep)
 	}
 
 	if pr := one(t, withPrometheus, overlay, "PrometheusRule"); pr.GetAPIVersion() != "monitoring.coreos.com/v1" {
@@ -587,7 +597,22 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 	setConfig("cfg-a")
 	waitReason(addonstatus.ReasonRollbackSucceeded)
 
-	families := scrape(t, metricsURL)
+	// Prometheus scrapes with its own ServiceAccount's token, bound to addonops-metrics-reader as
+	// config/rbac/metrics_reader_role.yaml says; the controller checks it with the RBAC config/rbac
+	// grants it (a TokenReview and a SubjectAccessReview).
+	reader := scraperToken(t, hub, "prometheus", true)
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"a ServiceAccount not bound to addonops-metrics-reader", scraperToken(t, hub, "not-a-reader", false), http.StatusForbidden},
+	} {
+		if code, body := get(t, metricsURL, tc.token); code != tc.want {
+			t.Errorf("%s: GET /metrics answered %d, want %d: %.300s", tc.name, code, tc.want, body)
+		}
+	}
+	families := scrape(t, metricsURL, reader)
 	exported := map[string]bool{}
 	for name, mf := range families {
 		if len(mf.GetMetric()) == 0 {
@@ -655,17 +680,67 @@ func sample(families map[string]*dto.MetricFamily, metric string, want map[strin
 	return 0, false
 }
 
-// scrape reads a Prometheus text exposition as Prometheus would.
-func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
+// scraperToken returns a token of the ServiceAccount monitoring/name, bound to the ClusterRole
+// addonops-metrics-reader if reader, as a user binds their Prometheus'.
+func scraperToken(t *testing.T, hub *localhub.Hub, name string, reader bool) string {
 	t.Helper()
-	resp, err := http.Get(url)
+	ctx := context.Background()
+	const ns = "monitoring"
+	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hub.Clients.Kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if reader {
+		if _, err := hub.Clients.Kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "addonops-metrics-reader-" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "addonops-metrics-reader"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
+		}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := configtest.ServiceAccountConfig(ctx, hub, ns, name)
 	if err != nil {
-		t.Fatalf("scraping %s: %v", url, err)
+		t.Fatal(err)
+	}
+	return cfg.BearerToken
+}
+
+// get returns the status code and body of GET url (HTTPS, the controller's self-signed
+// certificate not verified, as the ServiceMonitor's tlsConfig says) with token ("" sends none).
+func get(t *testing.T, url, token string) (int, []byte) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // as the ServiceMonitor
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scraping %s: %s %v\n%s", url, resp.Status, err, body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode, body
+}
+
+// scrape reads a Prometheus text exposition as Prometheus would, with token.
+func scrape(t *testing.T, url, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := get(t, url, token)
+	if code != http.StatusOK {
+		t.Fatalf("scraping %s: %d\n%s", url, code, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
@@ -678,7 +753,7 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 // startControllerAsDeployed starts the addonops-controller binary with config/default's
 // Deployment's args and POD_NAMESPACE, a kubeconfig holding only a token of its ServiceAccount and
 // free loopback ports, waits until it holds the Lease and its caches synced (/readyz), and returns
-// its metrics URL and log. It is stopped when the test ends.
+// its metrics URL (HTTPS) and log. It is stopped when the test ends.
 func startControllerAsDeployed(t *testing.T, hub *localhub.Hub) (string, *syncBuffer) {
 	t.Helper()
 	ctx := context.Background()
@@ -735,5 +810,5 @@ func startControllerAsDeployed(t *testing.T, hub *localhub.Hub) (string, *syncBu
 			t.Fatalf("the controller did not hold the Lease and report /readyz ok within 90s\n%s", log.String())
 		}
 	}
-	return "http://127.0.0.1:" + metrics + "/metrics", log
+	return "https://127.0.0.1:" + metrics + "/metrics", log
 }
