@@ -81,6 +81,21 @@ func (e *env) annotate(key, value string) {
 	})
 }
 
+// cliFieldManager is the field manager of the `addonops` CLI's writes (cmd/addonops).
+const cliFieldManager = "addonops-cli"
+
+// annotateAs sets an annotation on the test's CMA as field manager manager, the way the
+// `addonops` CLI writes one (operations.Annotator: a JSON merge patch of that key).
+func (e *env) annotateAs(manager, key, value string) {
+	e.t.Helper()
+	a := operations.Annotator{Client: e.c.Addon, FieldManager: manager}
+	if _, _, _, err := a.Write(e.ctx, e.name, key, func(*addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
+		return operations.Edit{Value: &value}, nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // desiredVersion is the version id of a placement's desired configs, as `addonops` computes it
 // from the CMA's install progression.
 func (e *env) desiredVersion(placement string) string {
@@ -229,9 +244,11 @@ func TestPauseMidBatchAndResume(t *testing.T) {
 	e.outcome("c1", "cfg-b", simagent.Never)
 	e.setConfig("p", "cfg-b")
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-a/True/Upgrading")
-	e.annotate(operations.PauseAnnotation, e.name+"/p")
+	// Paused as `addonops pause` does: the event names its field manager.
+	e.annotateAs(cliFieldManager, operations.PauseAnnotation, e.name+"/p")
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonPaused, "no new cluster starts, clusters in flight finish")
 	e.waitCMAEvent(10*time.Second, "Paused", "placement "+e.name+"/p: paused")
+	e.waitCMAEvent(time.Second, "Paused", "; annotation addonops.io/pause set by addonops-cli")
 	e.outcome("c1", "cfg-b", simagent.Succeed)
 	e.agent.Recheck()
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
@@ -266,8 +283,8 @@ func TestPromotePassesAWaitingCanary(t *testing.T) {
 		t.Fatalf("aws got cfg-b before the promote (event %d)", i)
 	}
 	id := e.desiredVersion("aws")
-	e.annotate(operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("aws"): id}))
-	e.waitCMAEvent(10*time.Second, "CanaryPromoted", "a person passed the canary gate (annotation addonops.io/promote) for version "+id)
+	e.annotateAs(cliFieldManager, operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("aws"): id}))
+	e.waitCMAEvent(10*time.Second, "CanaryPromoted", "a person passed the canary gate (annotation addonops.io/promote, set by addonops-cli) for version "+id)
 	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgrading, "canary gate passed by a person")
 	e.waitStates(60*time.Second, map[string]string{
 		"c1": "cfg-b/cfg-b/True/UpgradeSucceed", "c2": "cfg-b/cfg-b/True/UpgradeSucceed", "c3": "cfg-b/cfg-b/True/UpgradeSucceed",
@@ -315,8 +332,8 @@ func TestAbortReturnsMovedClusters(t *testing.T) {
 	e.waitCluster(30*time.Second, "c2", "cfg-b/cfg-a/True/Upgrading")
 	abort := e.rec.count()
 	id := e.desiredVersion("p")
-	e.annotate(operations.AbortAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): id}))
-	e.waitProgression(30*time.Second, "p", addonstatus.ReasonAborted, "the rollout of "+id+" was aborted by a person (annotation addonops.io/abort); 4/4 clusters are back on")
+	e.annotateAs("kubectl-annotate", operations.AbortAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): id}))
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonAborted, "the rollout of "+id+" was aborted by a person (annotation addonops.io/abort, set by kubectl-annotate); 4/4 clusters are back on")
 	want := map[string]string{}
 	for _, c := range all {
 		want[c] = "cfg-a/cfg-a/True/"

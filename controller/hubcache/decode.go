@@ -52,6 +52,8 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // The kinds the cache decodes per object, for Undecodable.
@@ -388,6 +390,18 @@ func decodedList(ctx context.Context, client dynamic.NamespaceableResourceInterf
 	}
 }
 
+// keptManagedFields is what the cache keeps of an object's managedFields: of a CMA, the entries
+// that own a day-2 annotation, reduced to those annotations (operations.RequestFields), so the
+// rollout's events can name who paused, promoted, retried or aborted; of any other kind, nothing.
+// (The controller writes CMAs through the status subresource only, where the API server ignores
+// the managedFields a request carries.)
+func keptManagedFields(k decodedKind, fields []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if k.gvk != kindCMA.gvk {
+		return nil
+	}
+	return operations.RequestFields(fields)
+}
+
 // listPageSize is the page size of the lists decodedList joins: the reflector's own.
 var listPageSize int64 = 500
 
@@ -400,7 +414,11 @@ func (c *Cache) decode(k decodedKind, strip func(*unstructured.Unstructured), af
 		if !ok {
 			return obj, nil
 		}
-		u.SetManagedFields(nil)
+		if k.gvk == kindCMA.gvk {
+			u.SetManagedFields(keptManagedFields(k, u.GetManagedFields()))
+		} else {
+			u.SetManagedFields(nil)
+		}
 		if strip != nil {
 			strip(u)
 		}

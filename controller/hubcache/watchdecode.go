@@ -111,7 +111,8 @@ func (d watchDecoder) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.
 			// A watch error (an expired resourceVersion): the reflector reads it as a Status.
 			return d.status(data)
 		}
-		typed.(metav1.Object).SetManagedFields(nil)
+		m := typed.(metav1.Object)
+		m.SetManagedFields(keptManagedFields(d.k, m.GetManagedFields()))
 		if d.strip != nil {
 			d.strip(typed)
 		}

@@ -1,10 +1,12 @@
 package rolloutplan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
@@ -57,6 +59,21 @@ func (w *world) expectVersions(k PlacementKey, want string) {
 	if got := w.versionsOf(k); got != want {
 		w.t.Fatalf("history of %s:\n got %s\nwant %s", k, got, want)
 	}
+}
+
+// annotateAs sets a day-2 annotation on the CMA as field manager manager does (its managedFields
+// entry owns the key, as the API server records it), taking the key over from any other manager.
+func (w *world) annotateAs(manager, key, value string) {
+	w.t.Helper()
+	w.cma.Annotations[key] = value
+	var kept []metav1.ManagedFieldsEntry
+	for _, mf := range w.cma.ManagedFields {
+		if !slices.Contains(operations.Setters([]metav1.ManagedFieldsEntry{mf}, key), mf.Manager) {
+			kept = append(kept, mf)
+		}
+	}
+	w.cma.ManagedFields = append(kept, metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate,
+		Time: &metav1.Time{Time: w.now}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:` + key + `":{}}}}`)}})
 }
 
 // upgradedWorld: aws (Progressive maxConcurrency 1) gated by gate (All); both run a, then b
@@ -152,10 +169,11 @@ func pausedWorld(t *testing.T) (*world, PlacementKey) {
 // Pause mid-batch: the cluster in flight finishes, nothing new starts; resume continues.
 func TestPauseAndResume(t *testing.T) {
 	w, p := pausedWorld(t)
-	w.cma.Annotations[operations.PauseAnnotation] = p.String()
+	w.annotateAs("addonops-cli", operations.PauseAnnotation, p.String())
 	w.step()
 	w.expectProgression(p, addonstatus.ReasonPaused, "paused (annotation addonops.io/pause): no new cluster starts, clusters in flight finish; 0/4 clusters done, 1 in progress", "b", "a", "a")
 	w.expectEvent(addonstatus.ReasonPaused, "placement default/p: paused")
+	w.expectEvent(addonstatus.ReasonPaused, "; annotation addonops.io/pause set by addonops-cli")
 	w.agent("c1", succeed)
 	for range 5 {
 		w.advance(time.Hour)
@@ -182,6 +200,8 @@ func TestPauseAllAndBadPause(t *testing.T) {
 			w.cma.Annotations[operations.PauseAnnotation] = value
 			w.agent("c1", succeed)
 			w.step()
+			// An object without managedFields (or a cache without them) says so.
+			w.expectEvent(addonstatus.ReasonPaused, "; annotation addonops.io/pause set by an unknown manager")
 			w.step()
 			w.expectStates("c1=b/b/T c2=a/a/F c3=a/a/F c4=a/a/F")
 			w.expectProgression(p, addonstatus.ReasonPaused, "", "b", "a", "a")
@@ -201,9 +221,9 @@ func TestPromotePassesTheCanaryGate(t *testing.T) {
 	w.agent("k2", fail)
 	w.step()
 	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "", "b", "a", "a")
-	w.cma.Annotations[operations.PromoteAnnotation] = operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(aws): versionID([]mcastatus.Config{cfgOf("b")})})
+	w.annotateAs("kubectl-annotate", operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(aws): versionID([]mcastatus.Config{cfgOf("b")})}))
 	w.step()
-	w.expectEvent("CanaryPromoted", "placement default/aws: a person passed the canary gate (annotation addonops.io/promote) for version "+versionID([]mcastatus.Config{cfgOf("b")}))
+	w.expectEvent("CanaryPromoted", "placement default/aws: a person passed the canary gate (annotation addonops.io/promote, set by kubectl-annotate) for version "+versionID([]mcastatus.Config{cfgOf("b")}))
 	w.expectProgression(aws, addonstatus.ReasonUpgrading, "canary gate passed by a person", "b", "b", "a")
 	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/a/T")
 
@@ -236,9 +256,10 @@ func retryWorld(t *testing.T) (*world, PlacementKey) {
 func TestRetry(t *testing.T) {
 	w, p := retryWorld(t)
 	w.advance(time.Minute)
-	w.cma.Annotations[operations.RetryAnnotation] = operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): "token-1"})
+	w.annotateAs("argocd-controller", operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): "token-1"}))
 	w.step()
 	w.expectEvent("RetryStarted", "placement default/p: retrying the rollout of")
+	w.expectEvent("RetryStarted", "(annotation addonops.io/retry, set by argocd-controller): failed clusters go again")
 	w.expectProgression(p, addonstatus.ReasonUpgrading, "0/4 clusters done, 1 in progress, 0 failed", "b", "a", "a")
 	if got := w.mcaReason("c1"); got != addonstatus.ReasonUpgrading {
 		t.Fatalf("c1: %s, want Upgrading again", got)
@@ -281,10 +302,12 @@ func TestAbort(t *testing.T) {
 	w.expectStates("c1=b/b/T c2=b/a/T c3=b/a/T c4=a/a/F c5=a/a/F")
 
 	idB := versionID([]mcastatus.Config{cfgOf("b")})
-	w.cma.Annotations[operations.AbortAnnotation] = operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): idB})
+	w.annotateAs("addonops-cli", operations.AbortAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): idB}))
 	w.step()
-	w.expectProgression(p, addonstatus.ReasonAborting, "the rollout of "+idB+" was aborted by a person (annotation addonops.io/abort); returning its clusters to", "b", "a", "a")
-	w.expectEvent(addonstatus.ReasonAborting, "placement default/p")
+	w.expectProgression(p, addonstatus.ReasonAborting, "the rollout of "+idB+" was aborted by a person (annotation addonops.io/abort, set by addonops-cli); returning its clusters to", "b", "a", "a")
+	w.expectEvent(addonstatus.ReasonAborting, "placement default/p: the rollout of "+idB+" was aborted by a person (annotation addonops.io/abort, set by addonops-cli)")
+	// The version history keeps who asked: a later writer of the annotation does not change it.
+	w.annotateAs("argocd-controller", operations.AbortAnnotation, w.cma.Annotations[operations.AbortAnnotation])
 	if n := w.inFlight("a"); n > 2 {
 		t.Fatalf("%d clusters going back at once, want at most maxConcurrency 2", n)
 	}
@@ -295,7 +318,11 @@ func TestAbort(t *testing.T) {
 	w.settle()
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T c5=a/a/T")
 	w.expectProgression(p, addonstatus.ReasonAborted, "5/5 clusters are back on", "b", "a", "a")
+	w.expectProgression(p, addonstatus.ReasonAborted, "aborted by a person (annotation addonops.io/abort, set by addonops-cli)", "b", "a", "a")
 	w.expectVersions(p, "a:Superseded:c b:Aborted")
+	if last := w.history.Placement(p.String()).Last(); !strings.Contains(last.Message, "set by addonops-cli") {
+		t.Fatalf("the history of the aborted version says %q, want who aborted it", last.Message)
+	}
 	for range 3 {
 		w.advance(time.Hour)
 		if plan := w.step(); len(plan.Updates) != 0 {

@@ -76,10 +76,18 @@ func (d *decider) dayTwo(p *placementState) {
 		now := d.in.Now
 		p.retryToken, p.retriedAt = tok, &now
 		d.events = append(d.events, Event{Reason: "RetryStarted", Message: fmt.Sprintf(
-			"placement %s: retrying the rollout of %s (annotation %s): failed clusters go again, paced by the rollout strategy", p.key, describe(p.desired), operations.RetryAnnotation)})
+			"placement %s: retrying the rollout of %s (annotation %s, %s): failed clusters go again, paced by the rollout strategy",
+			p.key, describe(p.desired), operations.RetryAnnotation, d.setBy(operations.RetryAnnotation))})
 	} else if hp != nil && hp.RetriedAt != nil {
 		p.retriedAt = hp.RetriedAt
 	}
+}
+
+// setBy says which field manager set day-2 annotation key on the CMA (operations.SetBy: "set by
+// addonops-cli"), for the events and messages of the requests: a person asks who paused or
+// promoted a rollout. The hub cache keeps those managedFields entries of CMAs only.
+func (d *decider) setBy(key string) string {
+	return operations.SetBy(d.in.CMA.ManagedFields, key)
 }
 
 // abortRequested reports whether the rollout of p's desired version is aborted: the history says
@@ -93,7 +101,9 @@ func (d *decider) abortRequested(p *placementState) bool {
 	}
 	if d.requests.Abort[canary.PlacementKey(p.key)] == id && (hp == nil || hp.AbortToken != id) {
 		p.abortToken = id
-		p.abortMsg = fmt.Sprintf("aborted by a person (annotation %s)", operations.AbortAnnotation)
+		// Who asked goes into the condition and the version history, not only the event: the history
+		// keeps it after the annotation changes hands or goes.
+		p.abortMsg = fmt.Sprintf("aborted by a person (annotation %s, %s)", operations.AbortAnnotation, d.setBy(operations.AbortAnnotation))
 		return true
 	}
 	return false

@@ -209,8 +209,8 @@ func (d *decider) evaluate(p *placementState) {
 	promoted := !passed && d.requests.Promote[canary.PlacementKey(p.key)] == versionID(p.desired)
 	if (len(target) == 0 || r.complete || r.stopped()) && !mcastatus.Equal(target, p.desired) && (passed || promoted) {
 		if promoted {
-			d.events = append(d.events, Event{Reason: "CanaryPromoted", Message: fmt.Sprintf("placement %s: a person passed the canary gate (annotation %s) for version %s: %s; rolling it out",
-				p.key, operations.PromoteAnnotation, versionID(p.desired), describe(p.desired))})
+			d.events = append(d.events, Event{Reason: "CanaryPromoted", Message: fmt.Sprintf("placement %s: a person passed the canary gate (annotation %s, %s) for version %s: %s; rolling it out",
+				p.key, operations.PromoteAnnotation, d.setBy(operations.PromoteAnnotation), versionID(p.desired), describe(p.desired))})
 		} else {
 			d.events = append(d.events, Event{Reason: "CanaryPassed", Message: fmt.Sprintf("placement %s: canary placement %s runs %s on every cluster; rolling it out", p.key, canaryKey, describe(p.desired))})
 		}

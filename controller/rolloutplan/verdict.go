@@ -2,7 +2,6 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,7 +10,9 @@ import (
 	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // canaryVerdict judges canary placement canaryKey for gated placement p: it passed configs v when
@@ -153,6 +154,10 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 	case nc.Reason == addonstatus.ReasonPaused || nc.Reason == addonstatus.ReasonAborting:
 		// One event on entering the state: the message's counts change with every batch.
 		if !same {
+			if nc.Reason == addonstatus.ReasonPaused {
+				// Who paused it, in the event only: the condition is rewritten at every decision.
+				msg += fmt.Sprintf("; annotation %s %s", operations.PauseAnnotation, d.setBy(operations.PauseAnnotation))
+			}
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
 		return
