@@ -7,8 +7,15 @@
 #   addonops-controller_VERSION_linux_ARCH.image.tar
 #                                            per linux platform: the controller image as a
 #                                            docker-archive tagged IMAGE_REPO:VERSION
-#                                            (hack/imagebuild, as `make image`)
-#   addonops_VERSION.yaml                    config/default with the image IMAGE_REPO:VERSION
+#                                            (hack/imagebuild, as `make image`), for `docker load`
+#   addonops-controller_VERSION.oci.tar      the controller image of every linux platform as one
+#                                            multi-architecture index, an OCI image layout archive
+#                                            tagged VERSION: what to push (`skopeo copy --all
+#                                            --preserve-digests oci-archive:...`), since a copy that
+#                                            keeps its manifests keeps its digest
+#   addonops_VERSION.yaml                    config/default running IMAGE_REPO:VERSION@DIGEST, the
+#                                            index's digest: the image is pinned, so a tag moved in
+#                                            the registry later changes nothing that runs
 #   addonops_VERSION_deploy-templates.yaml   the same with config/components/deploy-templates
 #   SHA256SUMS                               of every file above (`sha256sum -c SHA256SUMS`)
 #
@@ -37,6 +44,8 @@ if [ ! -f go.mod ] || [ ! -d functions ]; then
 	exit 1
 fi
 image="$IMAGE_REPO:$VERSION"
+# ARCH=PATH of the controller binary of every linux platform, for the multi-architecture image.
+arch_binaries=()
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/addonops-release.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -81,8 +90,24 @@ for platform in $PLATFORMS; do
 		# The image ships the controller binary of this archive (static, stripped, stamped).
 		"$GO" run ./hack/imagebuild --binary "$stage/addonops-controller" --arch "$arch" \
 			--version "$VERSION" --tag "$image" --output "$out/addonops-controller_${VERSION}_linux_${arch}.image.tar"
+		arch_binaries+=(--arch-binary "$arch=$stage/addonops-controller")
 	fi
 done
+
+# The multi-architecture image and its digest, which the manifests pin. Without a linux platform
+# there is no image, and the manifests can only name the tag: say so.
+digest=""
+if [ ${#arch_binaries[@]} -gt 0 ]; then
+	"$GO" run ./hack/imagebuild "${arch_binaries[@]}" --version "$VERSION" --tag "$image" \
+		--oci-archive "$out/addonops-controller_${VERSION}.oci.tar" --digest-file "$work/digest"
+	digest=$(cat "$work/digest")
+	if [[ ! "$digest" =~ ^sha256:[0-9a-f]{64}$ ]]; then
+		echo "release: imagebuild wrote no image digest (got \"$digest\")" >&2
+		exit 1
+	fi
+else
+	echo "release: warning: PLATFORMS has no linux platform, so no controller image is built and the manifests name $image by tag, not by digest" >&2
+fi
 
 # The manifests, with the release's image: a throw-away overlay of config/ (never edited in place).
 # kustomize takes only relative paths to other kustomizations.
@@ -102,15 +127,22 @@ render() { # OUTPUT [COMPONENT]
 		echo "- name: ghcr.io/addonops/addonops-controller" # what config/manager sets
 		echo "  newName: $IMAGE_REPO"
 		echo "  newTag: \"$VERSION\""
+		if [ -n "$digest" ]; then
+			# IMAGE_REPO:VERSION@DIGEST: the runtime pulls the digest; the tag is for people.
+			echo "  digest: $digest"
+		fi
 	} >"$overlay/kustomization.yaml"
 	"$GO" tool kustomize build "$overlay" >"$1"
 }
 render "$out/addonops_${VERSION}.yaml"
 render "$out/addonops_${VERSION}_deploy-templates.yaml" config/components/deploy-templates
-if ! grep -q "image: $image\$" "$out/addonops_${VERSION}.yaml"; then
-	echo "release: the rendered manifests do not run $image: does config/manager still name the image ghcr.io/addonops/addonops-controller?" >&2
-	exit 1
-fi
+pinned="$image${digest:+@$digest}"
+for m in "$out/addonops_${VERSION}.yaml" "$out/addonops_${VERSION}_deploy-templates.yaml"; do
+	if ! grep -q "image: $pinned\$" "$m"; then
+		echo "release: $m does not run $pinned: does config/manager still name the image ghcr.io/addonops/addonops-controller?" >&2
+		exit 1
+	fi
+done
 
 (cd "$out" && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 echo "release: wrote $out"

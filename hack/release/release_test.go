@@ -13,12 +13,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -126,9 +129,10 @@ func TestMakeRelease(t *testing.T) {
 	imageArchive := fmt.Sprintf("addonops-controller_%s_linux_%s.image.tar", version, runtime.GOARCH)
 	manifests := "addonops_" + version + ".yaml"
 	deployTemplates := "addonops_" + version + "_deploy-templates.yaml"
+	ociArchive := "addonops-controller_" + version + ".oci.tar"
 	want := []string{"SHA256SUMS", archiveName + ".tar.gz", manifests, deployTemplates}
 	if runtime.GOOS == "linux" {
-		want = append(want, imageArchive)
+		want = append(want, imageArchive, ociArchive)
 	}
 	slices.Sort(want)
 	entries, err := os.ReadDir(dir)
@@ -190,11 +194,16 @@ func TestMakeRelease(t *testing.T) {
 	}
 	checkBinaries(t, filepath.Join(unpacked, archiveName), version)
 
-	// The manifests run the release's image, and the image archive is tagged with it.
+	// The manifests run the release's image, pinned by the digest of the multi-architecture index
+	// in the OCI archive (what is pushed), and the image archive is tagged with it.
 	ref := repo + ":" + version
+	pinned := ref
+	if runtime.GOOS == "linux" {
+		pinned = ref + "@" + checkIndex(t, filepath.Join(dir, ociArchive), version).String()
+	}
 	for _, m := range []string{manifests, deployTemplates} {
-		if images := deploymentImages(t, filepath.Join(dir, m)); !slices.Equal(images, []string{ref}) {
-			t.Errorf("%s: the controller Deployment runs %q, want [%s]", m, images, ref)
+		if images := deploymentImages(t, filepath.Join(dir, m)); !slices.Equal(images, []string{pinned}) {
+			t.Errorf("%s: the controller Deployment runs %q, want [%s]", m, images, pinned)
 		}
 	}
 	if dt, _ := os.ReadFile(filepath.Join(dir, deployTemplates)); !bytes.Contains(dt, []byte("--deploy-templates")) {
@@ -290,6 +299,78 @@ func deploymentImages(t *testing.T, file string) []string {
 	}
 }
 
+// checkIndex reads the release's OCI archive as skopeo's oci-archive transport does: an OCI image
+// layout whose index.json names one image index, tagged version, with a linux image for the
+// host's architecture that runs the stamped controller. It returns the index's digest.
+func checkIndex(t *testing.T, archive, version string) v1.Hash {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not a tar archive: %v", archive, err)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if h.Typeflag == tar.TypeDir {
+			err = os.MkdirAll(p, 0o755)
+		} else {
+			var content []byte
+			if content, err = io.ReadAll(tr); err == nil {
+				err = os.WriteFile(p, content, 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lp, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatalf("%s holds no OCI image layout: %v", archive, err)
+	}
+	top, err := lp.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 1 || im.Manifests[0].Annotations["org.opencontainers.image.ref.name"] != version {
+		t.Fatalf("%s: index.json %+v, want one index tagged %s", archive, im.Manifests, version)
+	}
+	idx, err := top.ImageIndex(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := idx.Image(func() v1.Hash {
+		m, err := idx.IndexManifest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range m.Manifests {
+			if d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == runtime.GOARCH {
+				return d.Digest
+			}
+		}
+		t.Fatalf("%s: the index has no linux/%s image: %+v", archive, runtime.GOARCH, m.Manifests)
+		return v1.Hash{}
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runImageBinary(t, archive, img, version)
+	return im.Manifests[0].Digest
+}
+
 // checkImage reads the image archive as `docker load` does, under the manifests' reference, and
 // runs the controller binary from its layers.
 func checkImage(t *testing.T, archive, ref, version string) {
@@ -316,6 +397,12 @@ func checkImage(t *testing.T, archive, ref, version string) {
 	if cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH || !slices.Equal(cfg.Config.Entrypoint, []string{"/addonops-controller"}) {
 		t.Errorf("%s: platform %s/%s entrypoint %q, want linux/%s [/addonops-controller]", archive, cfg.OS, cfg.Architecture, cfg.Config.Entrypoint, runtime.GOARCH)
 	}
+	runImageBinary(t, archive, img, version)
+}
+
+// runImageBinary extracts /addonops-controller from img's layers and runs it with --version.
+func runImageBinary(t *testing.T, archive string, img v1.Image, version string) {
+	t.Helper()
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -397,5 +484,30 @@ func TestReleaseRefusesDirtyVersion(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused release created %s", dir)
+	}
+}
+
+// fromLine is a Dockerfile FROM instruction: flags, the image, an optional stage name.
+var fromLine = regexp.MustCompile(`(?im)^FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+\S+)?\s*$`)
+
+// pinnedImage is name:tag@sha256:<64 hex>: the tag for people and Renovate, the digest for the
+// build.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9./_-]+(:[\w.-]+)@sha256:[0-9a-f]{64}$`)
+
+// TestDockerfileBasesArePinned: every base image of the Dockerfile is pinned by digest, so a tag
+// moved upstream does not change what a rebuild of a release ships.
+func TestDockerfileBasesArePinned(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	froms := fromLine.FindAllStringSubmatch(string(data), -1)
+	if len(froms) < 2 {
+		t.Fatalf("the Dockerfile has %d FROM lines, want the build and the runtime stage", len(froms))
+	}
+	for _, m := range froms {
+		if !pinnedImage.MatchString(m[1]) {
+			t.Errorf("Dockerfile: FROM %s is not pinned as name:tag@sha256:<digest>", m[1])
+		}
 	}
 }
