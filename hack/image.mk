@@ -4,6 +4,10 @@
 #                      registry (hack/imagebuild); load it with `docker load -i`, `podman load -i`, or
 #                      push it with `skopeo copy docker-archive:bin/addonops-controller-image.tar docker://...`
 #   make docker-build  the same image with a container engine, from the Dockerfile
+#
+# A pushed docker-archive gets a digest of the registry's making. `make release` also writes the
+# multi-architecture image as an OCI archive whose digest its manifests pin (hack/release.sh;
+# docs/deployment-security.md): push that one to deploy a release.
 IMAGE ?= ghcr.io/addonops/addonops-controller:$(VERSION)
 IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 IMAGE_ARCHIVE ?= $(BIN)/addonops-controller-image.tar
