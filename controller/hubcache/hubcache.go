@@ -120,7 +120,7 @@ type Cache struct {
 	opts      Options
 	// refused tracks desired configs seen refused (RefusalStands).
 	refused refusals
-	only      map[string]bool
+	only    map[string]bool
 
 	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
 	decodedInformers map[string]cache.SharedIndexInformer
