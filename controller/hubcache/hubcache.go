@@ -118,7 +118,7 @@ type Cache struct {
 	// the freshest version the process knows (mcawrite.Writer).
 	MCAWriter *mcawrite.Writer
 	opts      Options
-	// refused tracks desired configs seen refused (RefusalStands).
+	// refused tracks desired configs seen refused (Refuse).
 	refused refusals
 	only    map[string]bool
 
