@@ -107,8 +107,9 @@ func ManifestDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// Objects renders OCM's per-cluster RBAC for cluster, as OCM's registration controller does
-// (its templates take the cluster's name and extra labels; none here).
+// Objects renders OCM's per-cluster RBAC for cluster, as OCM's registration controller does for
+// a cluster the hub accepted (its templates take the cluster's name, whether it is accepted and
+// extra labels; none here).
 func Objects(ctx context.Context, cluster string) ([]any, error) {
 	dir, err := ManifestDir(ctx)
 	if err != nil {
@@ -127,8 +128,9 @@ func Objects(ctx context.Context, cluster string) ([]any, error) {
 		var buf bytes.Buffer
 		if err := tmpl.Execute(&buf, struct {
 			ManagedClusterName string
+			Accepted           bool
 			Labels             map[string]string
-		}{cluster, nil}); err != nil {
+		}{cluster, true, nil}); err != nil {
 			return nil, fmt.Errorf("agentrbac: rendering OCM's %s: %w", name, err)
 		}
 		var head metav1.TypeMeta
