@@ -500,9 +500,12 @@ rules: [{apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], reso
 		return ""
 	})
 	waitRefused(refusals[1:]...)
-	if got := condition(e.getMCA(cluster), "RegistrationApplied"); strings.Contains(got, "hubPermissions[0]") {
-		t.Errorf("hubPermissions[0] still refused: %s", got)
-	}
+	e.waitFor(time.Minute, "hubPermissions[0] no longer refused", func() string {
+		if got := condition(e.getMCA(cluster), "RegistrationApplied"); strings.Contains(got, "hubPermissions[0]") || !strings.Contains(got, refusals[1]) {
+			return got
+		}
+		return ""
+	})
 	for _, ns := range []string{ctlNS, "hp2"} {
 		if rbs := e.bindingsOf(ns); len(rbs) > 0 {
 			t.Errorf("bindings in %s: %s", ns, rbs[0].Name)

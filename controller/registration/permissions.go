@@ -81,16 +81,17 @@ func (p BindPolicy) Check(rb *rbacv1.RoleBinding, cluster string) error {
 	default:
 		return fmt.Errorf("roleRef kind %q, want ClusterRole or Role", ref.Kind)
 	}
-	if !bindable.Has(ref.Name) {
-		return fmt.Errorf("%s %q is not granted to the controller for binding by name (bind on %s %q in a ClusterRole labelled %s: \"true\")",
-			ref.Kind, ref.Name, strings.ToLower(ref.Kind)+"s", ref.Name, GrantsLabel)
-	}
+	// The namespace first: whatever is granted, these are never bound into.
 	ns := rb.Namespace
 	if p.Protected.Has(ns) {
 		return fmt.Errorf("namespace %s is the controller's own (its signing CAs, lease or version histories); no agent is bound there", ns)
 	}
 	if ns != cluster && p.IsCluster != nil && p.IsCluster(ns) {
 		return fmt.Errorf("namespace %s is managed cluster %s's; an agent of cluster %s is bound only in its own", ns, ns, cluster)
+	}
+	if !bindable.Has(ref.Name) {
+		return fmt.Errorf("%s %q is not granted to the controller for binding by name (bind on %s %q in a ClusterRole labelled %s: \"true\")",
+			ref.Kind, ref.Name, strings.ToLower(ref.Kind)+"s", ref.Name, GrantsLabel)
 	}
 	return nil
 }
