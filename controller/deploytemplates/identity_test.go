@@ -148,25 +148,25 @@ spec:
 		{"another cluster's service account", addonv1alpha1.Subject{User: "system:serviceaccount:tok2:tok-agent"}, `user "system:serviceaccount:tok2:tok-agent"`},
 	}
 	for _, h := range hostile {
-		t.Run(h.name, func(t *testing.T) {
-			e.agentWritesStatus(agent, cluster, func(st *addonv1alpha1.ManagedClusterAddOnStatus) {
-				st.KubeClientDriver = "token"
-				st.Registrations = []addonv1alpha1.RegistrationConfig{{SignerName: certificatesv1.KubeAPIServerClientSignerName, Subject: h.subject}}
-			})
-			e.waitFor(time.Minute, "the refusal", func() string {
-				got := condition(e.getMCA(cluster), "RegistrationApplied")
-				if strings.HasPrefix(got, "False/SetPermissionFailed: ") && strings.Contains(got, h.named) && strings.Contains(got, `is user "`+pinned+`" and no group`) {
-					return ""
-				}
-				return got
-			})
-			e.waitMCAEvent(cluster, "RegistrationRefused: ", h.named)
-			e.waitFor(time.Minute, "no binding", func() string {
-				if rbs := e.bindingsOf(cluster); len(rbs) > 0 {
-					return fmt.Sprintf("bindings %v", rbs[0].Subjects)
-				}
+		// No subtests: the env's helpers fail the test they were made for.
+		t.Logf("the agent reports %s", h.name)
+		e.agentWritesStatus(agent, cluster, func(st *addonv1alpha1.ManagedClusterAddOnStatus) {
+			st.KubeClientDriver = "token"
+			st.Registrations = []addonv1alpha1.RegistrationConfig{{SignerName: certificatesv1.KubeAPIServerClientSignerName, Subject: h.subject}}
+		})
+		e.waitFor(time.Minute, "the refusal of "+h.name, func() string {
+			got := condition(e.getMCA(cluster), "RegistrationApplied")
+			if strings.HasPrefix(got, "False/SetPermissionFailed: ") && strings.Contains(got, h.named) && strings.Contains(got, `is user "`+pinned+`" and no group`) {
 				return ""
-			})
+			}
+			return got
+		})
+		e.waitMCAEvent(cluster, "RegistrationRefused: ", h.named)
+		e.waitFor(time.Minute, "no binding for "+h.name, func() string {
+			if rbs := e.bindingsOf(cluster); len(rbs) > 0 {
+				return fmt.Sprintf("bindings %v", rbs[0].Subjects)
+			}
+			return ""
 		})
 	}
 
