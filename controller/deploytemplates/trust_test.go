@@ -2,6 +2,7 @@ package deploytemplates_test
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -23,26 +25,32 @@ import (
 )
 
 // trustTemplate is an AddOnTemplate of add-on addon whose agent is one ConfigMap named marker, with
-// a CurrentCluster hub permission on ClusterRole role.
+// a CurrentCluster hub permission on ClusterRole role and a custom signer <addon>-signer whose CA is
+// Secret <addon>-ca in namespace <addon>-ns.
 func trustTemplate(name, addon, marker, role string) string {
 	return fmt.Sprintf(`apiVersion: addon.open-cluster-management.io/v1alpha1
 kind: AddOnTemplate
-metadata: {name: %s}
+metadata: {name: %[1]s}
 spec:
-  addonName: %s
+  addonName: %[2]s
   agentSpec:
     workload:
       manifests:
       - apiVersion: v1
         kind: ConfigMap
-        metadata: {name: %s, namespace: default}
+        metadata: {name: %[3]s, namespace: default}
         data: {value: "{{VALUE}}"}
   registration:
   - type: KubeClient
     kubeClient:
       hubPermissions:
       - type: CurrentCluster
-        currentCluster: {clusterRoleName: %s}
+        currentCluster: {clusterRoleName: %[4]s}
+  - type: CustomSigner
+    customSigner:
+      signerName: example.com/%[2]s-signer
+      subject: {user: %[2]s-user}
+      signingCA: {namespace: %[2]s-ns, name: %[2]s-ca}
 `, name, addon, marker, role)
 }
 
@@ -72,7 +80,8 @@ func (e *env) specHashOf(kind, namespace, name string) string {
 // another add-on's template and an AddOnDeploymentConfig of another namespace into its own MCA's
 // status.configReferences, again and again. The controller deploys, binds and signs nothing from
 // them: its work keeps the add-on's own manifests, no RoleBinding names the other add-on's role,
-// and the MCA says why (ManifestApplied=False ConfigsRefused, one DesiredConfigsRefused event).
+// no certificate of the other add-on's signer is approved or signed, and the MCA says why
+// (ManifestApplied=False ConfigsRefused, a DesiredConfigsRefused event).
 func TestClusterCannotChooseItsConfigs(t *testing.T) {
 	const addon, cluster = "trust-a", "trust1"
 	e := newEnv(t, addon, envOptions{})
@@ -82,8 +91,17 @@ func TestClusterCannotChooseItsConfigs(t *testing.T) {
 	if err := agentrbac.Apply(e.ctx, e.c.Kube, cluster); err != nil {
 		t.Fatal(err)
 	}
-	if err := localhub.EnsureNamespace(e.ctx, e.c.Kube, "trust-b-ns"); err != nil {
-		t.Fatal(err)
+	for _, ns := range []string{"trust-a-ns", "trust-b-ns"} {
+		if err := localhub.EnsureNamespace(e.ctx, e.c.Kube, ns); err != nil {
+			t.Fatal(err)
+		}
+		caPEM, keyPEM := testCA(t)
+		if _, err := e.c.Kube.CoreV1().Secrets(ns).Create(e.ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.TrimSuffix(ns, "-ns") + "-ca"}, Type: corev1.SecretTypeTLS,
+			Data: map[string][]byte{"tls.crt": caPEM, "tls.key": keyPEM},
+		}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
 	e.apply(trustTemplate("trust-a-v1", addon, "a-agent", "trust-a-hub"))
 	e.apply(trustTemplate("trust-b-v1", "trust-b", "b-agent", "trust-b-hub"))
@@ -152,9 +170,17 @@ spec:
 			time.Sleep(200 * time.Millisecond)
 		}
 	})
+	// While it lies, it asks for a certificate of the other add-on's signer, the identity the
+	// other template names.
+	time.Sleep(time.Second)
+	const csrName = "addon-trust1-trust-a-b-signer"
+	e.createCSR(agent.Kube, csrName, cluster, "example.com/trust-b-signer", pkix.Name{CommonName: "trust-b-user"})
 	// While it lies: no work version with the other add-on's manifests or values, no binding of
-	// its role.
+	// its role, no certificate.
 	for liarCtx.Err() == nil {
+		if c := e.csr(csrName); approved(c) || len(c.Status.Certificate) > 0 {
+			t.Fatalf("CSR %s for the other add-on's signer was approved or signed", csrName)
+		}
 		for _, w := range e.works(cluster) {
 			raw := ""
 			for _, m := range w.Spec.Workload.Manifests {
@@ -215,6 +241,9 @@ spec:
 	})
 	if b := e.binding(cluster, binding); b == nil || b.RoleRef.Name != "trust-a-hub" {
 		t.Errorf("the add-on's own binding: %+v", b)
+	}
+	if c := e.csr(csrName); approved(c) || len(c.Status.Certificate) > 0 {
+		t.Errorf("CSR %s for the other add-on's signer was approved or signed", csrName)
 	}
 	if _, err := e.c.Kube.RbacV1().RoleBindings(cluster).Get(e.ctx, "open-cluster-management:trust-b:clusterrole:agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a binding for the other add-on exists: %v", err)
