@@ -10,11 +10,14 @@ package hubcache
 // version the add-on's history (this controller's ConfigMap) recorded.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
@@ -25,11 +28,6 @@ import (
 // EventReasonConfigsRefused is the Warning event on an MCA whose status names desired configs the
 // controller never decided for it.
 const EventReasonConfigsRefused = "DesiredConfigsRefused"
-
-// RefusalGrace is how long desired configs must stay unauthorized before a refusal is reported:
-// the rollout writes the CMA status before the MCAs, but the two watches deliver independently, so
-// the cache may show an MCA's new desired configs a moment before the CMA status that lists them.
-const RefusalGrace = 2 * time.Second
 
 // Authorized reports whether desired config (gr, namespace, name, hash) of mca is one the
 // controller or Git decided for its add-on cma (package comment): listed with that spec hash in
@@ -92,6 +90,11 @@ func (c *Cache) refusal(mca *addonv1alpha1.ManagedClusterAddOn, d Desired) strin
 	if err != nil {
 		cma = nil
 	}
+	return c.refusalFor(cma, mca, d)
+}
+
+// refusalFor is refusal against a given CMA (nil: none).
+func (c *Cache) refusalFor(cma *addonv1alpha1.ClusterManagementAddOn, mca *addonv1alpha1.ManagedClusterAddOn, d Desired) string {
 	var rec *history.Record
 	recRead := false
 	var bad []string
@@ -142,48 +145,50 @@ func (c *Cache) historyOf(addon string) *history.Record {
 	return rec
 }
 
-// refusals remembers, per MCA, since when its desired configs were seen refused and whether that
-// refusal was reported (Refuse).
+// refusals remembers, per MCA, the refusal last reported (Refuse), so that a cluster repeating one
+// lie gets one event.
 type refusals struct {
-	mu    sync.Mutex
-	since map[string]refusal
+	mu   sync.Mutex
+	told map[string]string
 }
 
-type refusal struct {
-	first time.Time
-	told  string // the refusal last reported, "" when none was
-}
+// cacheLagRetry is how soon a refusal the API server's CMA does not confirm is looked at again:
+// the cache shows the MCA's new desired configs before the CMA status that lists them (the rollout
+// writes the CMA first, but the two watches deliver independently).
+const cacheLagRetry = 200 * time.Millisecond
 
-// Refuse handles desired configs d of the MCA of key for a reconciler about to act on them. When
-// they are not refused it returns false (and forgets the key). When they are, nothing may act on
-// them: it returns true, with a wait while the refusal is younger than RefusalGrace (the cache's
-// CMA may lag behind its MCA: look again then), else 0 — and the first reconciler to see a refusal
-// stand reports it through tell, once per refusal message.
-func (c *Cache) Refuse(key string, d Desired, now time.Time, tell func(msg string)) (refused bool, wait time.Duration) {
-	c.refused.mu.Lock()
+// Refuse handles desired configs d of mca (cache key key) for a reconciler about to act on them.
+// It returns false when d is not refused. When it is, nothing may act on d and it returns true;
+// the cache's CMA may lag behind its MCA, so the refusal is checked against the CMA as the API
+// server has it: when that one authorizes d, wait says when to look again (the CMA's event is on
+// its way); otherwise the refusal stands and the first reconciler to see it reports it through
+// tell, once per MCA and refusal message.
+func (c *Cache) Refuse(ctx context.Context, key string, mca *addonv1alpha1.ManagedClusterAddOn, d Desired, tell func(msg string)) (refused bool, wait time.Duration, err error) {
 	if d.Refused == "" {
-		delete(c.refused.since, key)
-		c.refused.mu.Unlock()
-		return false, 0
+		return false, 0, nil
 	}
-	if c.refused.since == nil {
-		c.refused.since = map[string]refusal{}
+	live, err := c.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, mca.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return true, 0, fmt.Errorf("reading ClusterManagementAddOn %s to check the desired configs of ManagedClusterAddOn %s: %w", mca.Name, key, err)
 	}
-	r, ok := c.refused.since[key]
-	if !ok {
-		r.first = now
-		c.refused.since[key] = r
+	msg := c.refusalFor(live, mca, d)
+	if msg == "" {
+		return true, cacheLagRetry, nil
 	}
-	if wait := r.first.Add(RefusalGrace).Sub(now); wait > 0 {
-		c.refused.mu.Unlock()
-		return true, wait
+	c.refused.mu.Lock()
+	report := c.refused.told[key] != msg
+	if report {
+		if c.refused.told == nil {
+			c.refused.told = map[string]string{}
+		}
+		c.refused.told[key] = msg
 	}
-	report := r.told != d.Refused
-	r.told = d.Refused
-	c.refused.since[key] = r
 	c.refused.mu.Unlock()
 	if report && tell != nil {
-		tell(d.Refused)
+		tell(msg)
 	}
-	return true, 0
+	return true, 0, nil
 }

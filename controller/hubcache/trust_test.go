@@ -1,11 +1,13 @@
 package hubcache
 
 import (
+	"context"
+	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonfake "open-cluster-management.io/api/client/addon/clientset/versioned/fake"
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
@@ -67,34 +69,43 @@ func TestRecordedIn(t *testing.T) {
 	}
 }
 
-func TestRefuseGraceAndOneReport(t *testing.T) {
-	c := &Cache{}
-	now := time.Unix(1000, 0)
+func TestRefuseConfirmsWithTheAPIServerAndReportsOnce(t *testing.T) {
+	ctx := context.Background()
+	tmpl := addonv1alpha1.ConfigGroupResource{Group: configref.AddOnTemplates.Group, Resource: configref.AddOnTemplates.Resource}
+	cma := &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "a"}}
+	client := addonfake.NewSimpleClientset(cma)
+	c := &Cache{Clients: Clients{Addon: client}}
+	mca := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Namespace: "c1", Name: "a"}}
+	forged := Desired{Template: &Config{Ref: configref.Ref{GroupResource: configref.AddOnTemplates, Name: "b-v1"}, DesiredHash: "h-b"}}
+	forged.Refused = c.refusalFor(cma, mca, forged)
+	if forged.Refused == "" {
+		t.Fatal("another add-on's template is not refused")
+	}
 	var told []string
 	tell := func(msg string) { told = append(told, msg) }
-	refused := Desired{Refused: "forged"}
-	if r, wait := c.Refuse("c1/a", refused, now, tell); !r || wait != RefusalGrace || len(told) != 0 {
-		t.Fatalf("first look: refused %v wait %v told %v; want refused, a grace, nothing told", r, wait, told)
-	}
-	if r, wait := c.Refuse("c1/a", refused, now.Add(RefusalGrace/2), tell); !r || wait != RefusalGrace/2 || len(told) != 0 {
-		t.Fatalf("within the grace: refused %v wait %v told %v", r, wait, told)
-	}
 	for range 3 {
-		if r, wait := c.Refuse("c1/a", refused, now.Add(RefusalGrace), tell); !r || wait != 0 {
-			t.Fatalf("after the grace: refused %v wait %v", r, wait)
+		refused, wait, err := c.Refuse(ctx, "c1/a", mca, forged, tell)
+		if !refused || wait != 0 || err != nil {
+			t.Fatalf("refused %v wait %v err %v; want refused at once", refused, wait, err)
 		}
 	}
-	if len(told) != 1 || told[0] != "forged" {
-		t.Fatalf("told %v, want the refusal once", told)
+	if len(told) != 1 || !strings.Contains(told[0], "addontemplates.addon.open-cluster-management.io b-v1 (spec hash") {
+		t.Fatalf("told %q, want the refusal once, naming the template", told)
 	}
-	c.Refuse("c1/a", Desired{Refused: "forged again"}, now.Add(2*RefusalGrace), tell)
-	if len(told) != 2 {
-		t.Fatalf("a new refusal was not told: %v", told)
-	}
-	if r, _ := c.Refuse("c1/a", Desired{}, now.Add(3*RefusalGrace), tell); r {
+	if refused, _, _ := c.Refuse(ctx, "c1/a", mca, Desired{}, tell); refused {
 		t.Fatal("configs the controller decided are refused")
 	}
-	if _, wait := c.Refuse("c1/a", refused, now.Add(4*RefusalGrace), tell); wait != RefusalGrace {
-		t.Fatalf("a refusal after an accepted version waits %v, want a new grace", wait)
+
+	// The cache's CMA lags: the API server's lists the template, so it is looked at again soon,
+	// and nothing is told.
+	live := cma.DeepCopy()
+	live.Status.DefaultConfigReferences = []addonv1alpha1.DefaultConfigReference{{ConfigGroupResource: tmpl,
+		DesiredConfig: specHash("", "b-v1", "h-b")}}
+	if _, err := client.AddonV1alpha1().ClusterManagementAddOns().UpdateStatus(ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	told = nil
+	if refused, wait, err := c.Refuse(ctx, "c1/b", mca, forged, tell); !refused || wait != cacheLagRetry || err != nil || len(told) != 0 {
+		t.Fatalf("refused %v wait %v err %v told %v; want a retry and nothing told", refused, wait, err, told)
 	}
 }

@@ -310,11 +310,11 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	desired := r.hub.DesiredOf(mca)
 	// Desired configs the controller never decided for this MCA (a cluster's agent named them) bind
 	// nothing: the deployer's ManifestApplied condition and one Warning event say why.
-	if refused, wait := r.hub.Refuse(key, desired, time.Now(), func(msg string) {
+	if refused, wait, err := r.hub.Refuse(ctx, key, mca, desired, func(msg string) {
 		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
 	}); refused {
-		if wait > 0 {
-			return wait, nil
+		if wait > 0 || err != nil {
+			return wait, err
 		}
 		return 0, writeFirst()
 	}
@@ -515,10 +515,10 @@ func (r *Reconciler) syncCSR(ctx context.Context, name string) (time.Duration, e
 	}
 	desired := r.hub.DesiredOf(mca)
 	// A template the controller never decided for this MCA (its agent named it) signs nothing.
-	if refused, wait := r.hub.Refuse(cluster+"/"+addon, desired, time.Now(), func(msg string) {
+	if refused, wait, err := r.hub.Refuse(ctx, cluster+"/"+addon, mca, desired, func(msg string) {
 		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
 	}); refused {
-		return wait, nil
+		return wait, err
 	}
 	if desired.Template == nil || !desired.Template.Current() {
 		return 0, nil // looked at again when the MCA or its template changes
