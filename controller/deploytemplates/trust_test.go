@@ -105,7 +105,15 @@ func TestClusterCannotChooseItsConfigs(t *testing.T) {
 	}
 	e.apply(trustTemplate("trust-a-v1", addon, "a-agent", "trust-a-hub"))
 	e.apply(trustTemplate("trust-b-v1", "trust-b", "b-agent", "trust-b-hub"))
-	e.apply(`apiVersion: addon.open-cluster-management.io/v1alpha1
+	// Both add-ons' roles granted bind by name (registration binds only those).
+	e.apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: test-grants-trust
+  labels: {addonops.io/aggregate-to-deploy-templates: "true"}
+rules: [{apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], resourceNames: [trust-a-hub, trust-b-hub], verbs: [bind]}]
+---
+apiVersion: addon.open-cluster-management.io/v1alpha1
 kind: AddOnDeploymentConfig
 metadata: {name: trust-a-config, namespace: default}
 spec:
