@@ -323,7 +323,9 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 	}
 
 	if f.deployTemplates {
-		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace, Workers: opts.Workers}
+		// No template binds an agent in the controller's own namespaces.
+		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace, Workers: opts.Workers,
+			ControllerNamespaces: []string{podNS, leaseNamespace, opts.HistoryNamespace}}
 	}
 	kinds, err := newKindsChecker(cfg, ocmkinds.Controller(f.deployTemplates))
 	if err != nil {

@@ -281,6 +281,9 @@ func TestDeployTemplatesOnHub(t *testing.T) {
 	checkAccess(t, sa, append(slices.Clone(common),
 		access{"create", "work.open-cluster-management.io", "manifestworks", "", "cluster1", "", true},
 		access{"delete", rbacGroup, "rolebindings", "", "cluster1", "x", true},
+		// The grants ClusterRoles, read to bind only what they grant by name; never written.
+		access{"watch", rbacGroup, "clusterroles", "", "", "", true},
+		access{"update", rbacGroup, "clusterroles", "", "", "x", false},
 		access{"update", certGroup, "certificatesigningrequests", "approval", "", "x", true},
 		access{"update", certGroup, "certificatesigningrequests", "status", "", "x", true},
 		access{"approve", certGroup, "signers", "", "", "kubernetes.io/kube-apiserver-client", true},

@@ -26,6 +26,8 @@ type Options struct {
 	SigningCANamespace string
 	// CARecheck is registration.Options.CARecheck.
 	CARecheck time.Duration
+	// ControllerNamespaces is registration.Options.ControllerNamespaces.
+	ControllerNamespaces []string
 }
 
 // Register adds the two reconcilers to the hub cache, which runs them next to the rollout
@@ -40,7 +42,7 @@ func Register(hub *hubcache.Cache, opts Options) error {
 	if _, err := agentdeploy.New(hub, agentdeploy.Options{ManifestLimit: opts.ManifestLimit}, opts.Workers); err != nil {
 		return fmt.Errorf("agentdeploy: %w", err)
 	}
-	if _, err := registration.New(hub, registration.Options{SigningCANamespace: opts.SigningCANamespace, CARecheck: opts.CARecheck}, opts.Workers); err != nil {
+	if _, err := registration.New(hub, registration.Options{SigningCANamespace: opts.SigningCANamespace, CARecheck: opts.CARecheck, ControllerNamespaces: opts.ControllerNamespaces}, opts.Workers); err != nil {
 		return fmt.Errorf("registration: %w", err)
 	}
 	return nil

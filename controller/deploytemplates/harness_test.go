@@ -61,6 +61,9 @@ type envOptions struct {
 	healthSoak string
 	// interimHold is the controller's Options.InterimHold (0: its default, 15s).
 	interimHold time.Duration
+	// signingCANamespace and controllerNamespaces are deploytemplates.Options'.
+	signingCANamespace   string
+	controllerNamespaces []string
 }
 
 // newEnv starts the rollout controller and the template reconcilers for one test's add-on.
@@ -88,7 +91,8 @@ func (e *env) start() {
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
 	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{e.addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
-		InterimHold: e.opts.interimHold, DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: e.opts.caRecheck}})
+		InterimHold: e.opts.interimHold, DeployTemplates: &deploytemplates.Options{Workers: 2, CARecheck: e.opts.caRecheck,
+			SigningCANamespace: e.opts.signingCANamespace, ControllerNamespaces: e.opts.controllerNamespaces}})
 	if err != nil {
 		stop()
 		t.Fatal(err)

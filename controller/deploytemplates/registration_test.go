@@ -150,8 +150,18 @@ func TestRegistration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// What OCM's cluster-manager grants every registration agent on the hub: creating CSRs.
+	// What OCM's cluster-manager grants every registration agent on the hub: creating CSRs; and the
+	// grant of bind on the template's roles (config/components/deploy-templates/grants_role.yaml).
 	e.apply(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: test-grants-reg
+  labels: {addonops.io/aggregate-to-deploy-templates: "true"}
+rules:
+- {apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], resourceNames: [reg-hub], verbs: [bind]}
+- {apiGroups: [rbac.authorization.k8s.io], resources: [roles], resourceNames: [reg-reader], verbs: [bind]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: test-registration-agent}
 rules: [{apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], verbs: [create, get, list, watch]}]

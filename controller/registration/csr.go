@@ -4,6 +4,8 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -37,6 +39,9 @@ type Verdict struct {
 	Sign bool
 	// SigningCA is the secret to sign with (Sign only).
 	SigningCA addonv1alpha1.SigningCARef
+	// Subject is the certificate's subject, computed from the template (Sign only): the request's
+	// was checked equal to it, and only this is issued.
+	Subject pkix.Name
 	// Reason says why a request is refused.
 	Reason string
 }
@@ -50,10 +55,13 @@ func refuse(format string, args ...any) Verdict { return Verdict{Reason: fmt.Spr
 //   - the signer is one the template registers (kubernetes.io/kube-apiserver-client for KubeClient,
 //     the CustomSigner's signerName);
 //   - the requester is that cluster's registration agent (RequesterPrefix, RequesterGroup);
-//   - the request parses, its signature verifies, its common name is the expected user, its
-//     organizations are exactly the expected groups (system:authenticated optional), its
-//     organizational units exactly the expected ones, and it asks for no subject alternative names;
+//   - the request parses, its signature verifies, its subject has one common name, the expected
+//     user, organizations that are exactly the expected groups (system:authenticated optional),
+//     organizational units exactly the expected ones, and no other attribute (country, serial
+//     number...), and it asks for no subject alternative names;
 //   - its usages are client certificate usages.
+//
+// CustomSigner names of Kubernetes' own domains (ReservedSigner) are refused.
 func Review(csr *certificatesv1.CertificateSigningRequest, cluster, addon string, t *addonv1alpha1.AddOnTemplate, defaultCANamespace string) Verdict {
 	if got := csr.Labels[hubcache.ClusterNameLabel]; got != cluster {
 		return refuse("labelled for cluster %q, not %q", got, cluster)
@@ -71,6 +79,8 @@ func Review(csr *certificatesv1.CertificateSigningRequest, cluster, addon string
 			return refuse("signer %s: AddOnTemplate %s has no KubeClient registration", signer, t.Name)
 		}
 		want = addonv1alpha1.Subject{User: DefaultUser(cluster, addon), Groups: DefaultGroups(cluster, addon)}
+	case ReservedSigner(signer):
+		return refuse("signer %s is Kubernetes' own: addonops approves kubernetes.io/kube-apiserver-client requests of KubeClient registrations only", signer)
 	default:
 		i := slices.IndexFunc(t.Spec.Registration, func(r addonv1alpha1.RegistrationSpec) bool {
 			return r.Type == addonv1alpha1.RegistrationTypeCustomSigner && r.CustomSigner != nil && r.CustomSigner.SignerName == signer
@@ -100,6 +110,9 @@ func Review(csr *certificatesv1.CertificateSigningRequest, cluster, addon string
 	if err != nil {
 		return refuse("%v", err)
 	}
+	if err := onlyNameAttributes(req.Subject); err != nil {
+		return refuse("%v", err)
+	}
 	if req.Subject.CommonName != want.User {
 		return refuse("common name %q, want %q", req.Subject.CommonName, want.User)
 	}
@@ -121,7 +134,36 @@ func Review(csr *certificatesv1.CertificateSigningRequest, cluster, addon string
 		return refuse("%v", err)
 	}
 	v.Approve = true
+	if v.Sign {
+		v.Subject = pkix.Name{CommonName: want.User, Organization: slices.Clone(want.Groups), OrganizationalUnit: slices.Clone(want.OrganizationUnits)}
+	}
 	return v
+}
+
+// Attribute types of a certificate subject an agent's identity is made of.
+var (
+	oidCommonName         = asn1.ObjectIdentifier{2, 5, 4, 3}
+	oidOrganization       = asn1.ObjectIdentifier{2, 5, 4, 10}
+	oidOrganizationalUnit = asn1.ObjectIdentifier{2, 5, 4, 11}
+)
+
+// onlyNameAttributes checks that a requested subject is made of at most one common name,
+// organizations and organizational units: anything else (country, serial number, a second common
+// name...) is not the computed identity, and kube-controller-manager would issue it as requested.
+func onlyNameAttributes(n pkix.Name) error {
+	cn := 0
+	for _, a := range n.Names {
+		switch {
+		case a.Type.Equal(oidCommonName):
+			if cn++; cn > 1 {
+				return errors.New("subject has more than one common name")
+			}
+		case a.Type.Equal(oidOrganization), a.Type.Equal(oidOrganizationalUnit):
+		default:
+			return fmt.Errorf("subject attribute %v (%v) is not part of an agent's identity (common name, organizations, organizational units only)", a.Type, a.Value)
+		}
+	}
+	return nil
 }
 
 // ParseRequest decodes and verifies a PEM certificate request.
@@ -198,14 +240,25 @@ func ParseCA(s *corev1.Secret, now time.Time) (*CA, error) {
 	return &CA{Cert: ca, Key: signer}, nil
 }
 
-// CertValidity is how long a CustomSigner certificate is valid (OCM: 24h), capped by the CA's own
-// expiry.
+// CertValidity is how long a CustomSigner certificate is valid (OCM: 24h), and the most a request
+// may ask for (spec.expirationSeconds, Validity); capped by the CA's own expiry.
 const CertValidity = 24 * time.Hour
 
-// Sign issues the client certificate csr asks for, signed by ca, valid from now for validity (at
-// most until the CA expires). Only the request's subject and public key are taken; usages are
-// those of a client certificate.
-func Sign(csr *certificatesv1.CertificateSigningRequest, ca *CA, now time.Time, validity time.Duration) ([]byte, error) {
+// Validity is how long the certificate of csr is valid: spec.expirationSeconds when the request
+// sets it (the API server allows no less than 10 minutes), at most limit.
+func Validity(csr *certificatesv1.CertificateSigningRequest, limit time.Duration) time.Duration {
+	if s := csr.Spec.ExpirationSeconds; s != nil && *s > 0 {
+		if d := time.Duration(*s) * time.Second; d < limit {
+			return d
+		}
+	}
+	return limit
+}
+
+// Sign issues the client certificate csr asks for with subject (Verdict.Subject: computed, never
+// the request's), signed by ca, valid from now for validity (at most until the CA expires). Only
+// the request's public key is taken; usages are those of a client certificate.
+func Sign(csr *certificatesv1.CertificateSigningRequest, subject pkix.Name, ca *CA, now time.Time, validity time.Duration) ([]byte, error) {
 	req, err := ParseRequest(csr.Spec.Request)
 	if err != nil {
 		return nil, err
@@ -227,7 +280,7 @@ func Sign(csr *certificatesv1.CertificateSigningRequest, ca *CA, now time.Time, 
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
-		Subject:      req.Subject,
+		Subject:      subject,
 		NotBefore:    now,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,

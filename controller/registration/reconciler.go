@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -38,6 +40,10 @@ type Options struct {
 	// CARecheck is how often a missing or malformed signing CA is looked at again (secrets are not
 	// watched). Default 30s.
 	CARecheck time.Duration
+	// ControllerNamespaces are the controller's own namespaces (its pod's, its lease's, its version
+	// histories'): no hubPermission binds an agent there. SigningCANamespace and the templates'
+	// signing CA namespaces are protected too.
+	ControllerNamespaces []string
 }
 
 // Reconciler registers template add-on agents. It has two queues: MCAs ("<namespace>/<name>":
@@ -51,8 +57,14 @@ type Reconciler struct {
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
 
+	// grants are the ClusterRoles labelled GrantsLabel: what hubPermissions may bind (BindableRoles).
+	grants        cache.SharedIndexInformer
+	grantsFactory kubeinformers.SharedInformerFactory
+
 	mu      sync.Mutex
 	refused map[string]string // last refusal reported per CSR name, so an event is raised once
+	// refusedMCA is the last registration refusal reported per MCA key, so an event is raised once.
+	refusedMCA map[string]string
 }
 
 // New builds the reconciler and adds it (2*workers concurrent MCA reconciles, workers/2 for CSRs)
@@ -64,7 +76,11 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 	if opts.CARecheck <= 0 {
 		opts.CARecheck = 30 * time.Second
 	}
-	r := &Reconciler{opts: opts, hub: hub, refused: map[string]string{}}
+	r := &Reconciler{opts: opts, hub: hub, refused: map[string]string{}, refusedMCA: map[string]string{}}
+	// Only the grants ClusterRoles: a handful, read whole (a bind rule's resourceNames).
+	r.grantsFactory = kubeinformers.NewSharedInformerFactoryWithOptions(hub.Clients.Kube, 0,
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = GrantsLabel + "=true" }))
+	r.grants = r.grantsFactory.Rbac().V1().ClusterRoles().Informer()
 	sch := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(sch))
 	utilruntime.Must(scheme.AddToScheme(sch))
@@ -96,6 +112,11 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 			return nil
 		}},
 		{Informer: hub.CMAInformer, Keys: hub.MCAsOfCMA, Changed: hubcache.CMAChanged},
+		// A grant added or taken away: every MCA's bindings are checked again (grants change
+		// rarely, and an MCA whose registration did not change writes nothing).
+		{Informer: r.grants, Keys: func(any) []string { return hub.MCAInformer.GetIndexer().ListKeys() }},
+		// A new managed cluster whose namespace holds another cluster's binding: that binding goes.
+		{Informer: hub.ClusterInformer, Keys: r.foreignBindingKeys, Changed: func(_, _ any) bool { return false }},
 	}
 	csrKeys := func(obj any) []string {
 		if c, ok := obj.(*certificatesv1.CertificateSigningRequest); ok {
@@ -123,7 +144,88 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 	if err := hub.AddEvents(r.events); err != nil {
 		return nil, err
 	}
+	// The grants informer runs with the reconcilers, started once the cache synced (syncMCA waits
+	// for it).
+	if err := hub.AddLoop(func(ctx context.Context) {
+		r.grantsFactory.Start(ctx.Done())
+		<-ctx.Done()
+		r.grantsFactory.Shutdown()
+	}); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// foreignBindingKeys maps a ManagedCluster to the MCAs of other clusters that have a binding in
+// its namespace: a SingleNamespace binding made before the cluster existed, now refused.
+func (r *Reconciler) foreignBindingKeys(obj any) []string {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil
+	}
+	objs, err := r.hub.RoleBindingInformer.GetIndexer().ByIndex(cache.NamespaceIndex, m.GetName())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, o := range objs {
+		rb, ok := o.(*rbacv1.RoleBinding)
+		if !ok {
+			continue
+		}
+		if c, a := rb.Labels[hubcache.ClusterNameLabel], rb.Labels[addonv1alpha1.AddonLabelKey]; c != "" && a != "" && c != m.GetName() {
+			keys = append(keys, c+"/"+a)
+		}
+	}
+	return keys
+}
+
+// bindPolicy is what t's hubPermissions may bind now.
+func (r *Reconciler) bindPolicy(t *addonv1alpha1.AddOnTemplate) BindPolicy {
+	var grants []*rbacv1.ClusterRole
+	for _, o := range r.grants.GetStore().List() {
+		if cr, ok := o.(*rbacv1.ClusterRole); ok {
+			grants = append(grants, cr)
+		}
+	}
+	return BindPolicy{
+		Bindable:  BindableRoles(grants),
+		Protected: ProtectedNamespaces(t, r.opts.ControllerNamespaces, r.opts.SigningCANamespace),
+		IsCluster: func(ns string) bool {
+			_, err := r.hub.Clusters.Get(ns)
+			return err == nil
+		},
+	}
+}
+
+// waitForGrants waits until the grants informer has synced (it starts with the reconcilers).
+func (r *Reconciler) waitForGrants(ctx context.Context) error {
+	for !r.grants.HasSynced() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// reportRefusal raises a Warning event on the MCA when its registration is refused, once per
+// distinct refusal; msg "" (nothing refused) forgets the last one.
+func (r *Reconciler) reportRefusal(mca *addonv1alpha1.ManagedClusterAddOn, msg string) {
+	key := mca.Namespace + "/" + mca.Name
+	r.mu.Lock()
+	same := r.refusedMCA[key] == msg
+	if msg == "" {
+		delete(r.refusedMCA, key)
+	} else {
+		r.refusedMCA[key] = msg
+	}
+	r.mu.Unlock()
+	if same || msg == "" {
+		return
+	}
+	r.recorder.Eventf(mca, corev1.EventTypeWarning, "RegistrationRefused", "%s", msg)
 }
 
 // configKeys maps a config event to the MCAs told to run it, and looks again at their pending
@@ -170,6 +272,9 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	mca, err := r.hub.MCAs.ManagedClusterAddOns(cluster).Get(addon)
 	if apierrors.IsNotFound(err) {
 		// The MCA is gone: so are its permissions (OCM leaves SingleNamespace bindings behind).
+		r.mu.Lock()
+		delete(r.refusedMCA, key)
+		r.mu.Unlock()
 		return 0, r.applyBindings(ctx, DiffBindings(nil, ours, r.lookupBinding))
 	}
 	if err != nil {
@@ -203,6 +308,16 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 		return err
 	}
 	desired := r.hub.DesiredOf(mca)
+	// Desired configs the controller never decided for this MCA (a cluster's agent named them) bind
+	// nothing: the deployer's ManifestApplied condition and one Warning event say why.
+	if refused, wait, err := r.hub.Refuse(ctx, key, mca, desired, func(msg string) {
+		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
+	}); refused {
+		if wait > 0 || err != nil {
+			return wait, err
+		}
+		return 0, writeFirst()
+	}
 	if desired.Template == nil || !desired.Current() {
 		// Not a template add-on, or its configs changed and its rollout turn has not come: the
 		// registration of the version it runs stays. A new MCA's declaration waits for its next
@@ -226,11 +341,25 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	if err != nil {
 		return 0, errors.Join(err, writeFirst())
 	}
-	regs := Registrations(t, mca)
-	bindings, pending, bindErr := RoleBindings(t, mca, regs)
-	if bindErr == nil && !pending {
-		bindErr = r.applyBindings(ctx, DiffBindings(bindings, ours, r.lookupBinding))
+	if err := r.waitForGrants(ctx); err != nil {
+		return 0, err
 	}
+	regs := Registrations(t, mca)
+	bindings, pending, bindErr := RoleBindings(t, mca, regs, r.bindPolicy(t))
+	// What is refused is not bound, and its binding from before goes (DiffBindings deletes ours
+	// not desired); a malformed template leaves the bindings as they are.
+	var refused *RefusedError
+	var applyErr error
+	if errors.As(bindErr, &refused) || bindErr == nil && !pending {
+		applyErr = r.applyBindings(ctx, DiffBindings(bindings, ours, r.lookupBinding))
+		bindErr = errors.Join(bindErr, applyErr)
+	}
+	signerProblems := ReservedSigners(t)
+	var refusal []string
+	if refused != nil {
+		refusal = append(refusal, refused.Reasons...)
+	}
+	r.reportRefusal(mca, strings.Join(append(refusal, signerProblems...), "; "))
 	var caProblems []string
 	for signer, ref := range SigningCAs(t, r.opts.SigningCANamespace) {
 		if _, err := r.loadCA(ctx, ref); err != nil {
@@ -243,7 +372,7 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	if err != nil {
 		namespace = InstallNamespace(t, adcs)
 	}
-	st := Status{Registrations: regs, Namespace: namespace, Condition: Condition(regs, pending, bindErr, caProblems)}
+	st := Status{Registrations: regs, Namespace: namespace, Condition: Condition(regs, pending, Problems{Bind: bindErr, Signers: signerProblems, CAs: caProblems})}
 	// The rollout got to the MCA first (under load it does): the declaration goes with the
 	// registrations, one status write instead of two.
 	if _, err := r.hub.MCAWriter.Status(ctx, mca, func(m *addonv1alpha1.ManagedClusterAddOn) {
@@ -254,7 +383,9 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 	}); err != nil {
 		return 0, errors.Join(bindErr, err)
 	}
-	if bindErr != nil {
+	// A refusal is no error to retry: the template, the grants, the clusters or the agent's status
+	// must change, and each of them enqueues the MCA again.
+	if applyErr != nil || bindErr != nil && refused == nil {
 		return 0, bindErr
 	}
 	if len(caProblems) > 0 {
@@ -383,6 +514,12 @@ func (r *Reconciler) syncCSR(ctx context.Context, name string) (time.Duration, e
 		return 0, err
 	}
 	desired := r.hub.DesiredOf(mca)
+	// A template the controller never decided for this MCA (its agent named it) signs nothing.
+	if refused, wait, err := r.hub.Refuse(ctx, cluster+"/"+addon, mca, desired, func(msg string) {
+		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
+	}); refused {
+		return wait, err
+	}
 	if desired.Template == nil || !desired.Template.Current() {
 		return 0, nil // looked at again when the MCA or its template changes
 	}
@@ -420,7 +557,7 @@ func (r *Reconciler) syncCSR(ctx context.Context, name string) (time.Duration, e
 	if ca == nil {
 		return 0, nil
 	}
-	pemCert, err := Sign(csr, ca, time.Now(), CertValidity)
+	pemCert, err := Sign(csr, v.Subject, ca, time.Now(), Validity(csr, CertValidity))
 	if err != nil {
 		return 0, fmt.Errorf("signing CertificateSigningRequest %s: %w", name, err)
 	}

@@ -20,6 +20,18 @@
 //     share one RoleBinding are an error (OCM keeps the last).
 //  5. A missing or malformed signing CA is a RegistrationApplied=False condition and the CSRs of
 //     that signer wait; OCM approves them and fails to sign.
+//  6. With the token driver the agent's hub identity is OCM's, pinned: user
+//     system:serviceaccount:<cluster>:<addon>-agent and no group (TokenUser). OCM binds whatever
+//     subject the cluster's agent wrote into the MCA status, so a cluster could bind a template's
+//     hub permissions to system:serviceaccounts or another cluster's group; here any other subject
+//     is refused (SetPermissionFailed, a Warning event) and nothing is bound for it.
+//  7. hubPermissions bind only roles the controller was granted bind on by name, never into the
+//     controller's own namespaces nor another managed cluster's (permissions.go); OCM binds what
+//     Kubernetes lets it.
+//  8. CustomSigner names of Kubernetes' own domains (kubernetes.io, k8s.io) are refused: never
+//     registered, approved or signed.
+//  9. A CustomSigner certificate carries the subject the controller computes, never the request's
+//     other attributes, and honours spec.expirationSeconds up to CertValidity.
 package registration
 
 import (
@@ -31,6 +43,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/hubcache"
@@ -46,6 +59,7 @@ const (
 	ReasonPermissionFailed       = addonv1alpha1.RegistrationAppliedSetPermissionFailed  // SetPermissionFailed
 	ReasonPermissionPending      = "PermissionConfigPending"
 	ReasonSigningCAInvalid       = "SigningCAInvalid"
+	ReasonSignerReserved         = "SignerNameReserved"
 	MessageConfigured            = "Registration of the addon agent is configured"
 
 	// AddonTemplateLabel marks hub resources made for a template add-on (OCM templateagent).
@@ -76,11 +90,72 @@ func DefaultGroups(cluster, addon string) []string {
 	}
 }
 
+// TokenUser is the user OCM's token driver registers an add-on agent as: ServiceAccount
+// <addon>-agent in the cluster's namespace on the hub, which OCM's addon-manager creates and the
+// cluster's registration agent requests tokens for (ocm pkg/registration/register/token, the
+// driver's ensureSubject; pkg/addon/controllers/addontokeninfra). The agent writes it into the MCA
+// status, and only the user: no groups.
+func TokenUser(cluster, addon string) string {
+	return "system:serviceaccount:" + cluster + ":" + AgentName(addon)
+}
+
+// CheckTokenSubject checks the KubeClient subject a token-driver agent reported: its user must be
+// TokenUser. Groups are tolerated only when they are the default ones of this cluster and add-on
+// (the hub writes them before the agent tells its driver, and OCM's v1beta1 token driver sets the
+// user only, leaving them); they are never bound (RoleBindings binds TokenUser alone).
+func CheckTokenSubject(s addonv1alpha1.Subject, cluster, addon string) error {
+	want := TokenUser(cluster, addon)
+	extra := sets.New(s.Groups...).Difference(sets.New(DefaultGroups(cluster, addon)...))
+	if s.User != want || extra.Len() > 0 || len(s.OrganizationUnits) > 0 {
+		return fmt.Errorf("token driver: the agent reported subject user %q, groups %v, organization units %v; the token identity of add-on %s on cluster %s is user %q and no group",
+			s.User, s.Groups, s.OrganizationUnits, addon, cluster, want)
+	}
+	return nil
+}
+
+// ReservedSigner reports whether a signer name belongs to Kubernetes (domain kubernetes.io or
+// k8s.io, or a subdomain): kube-controller-manager signs those once approved, so a CustomSigner of
+// that name would have the controller approve certificates of Kubernetes' own signers.
+func ReservedSigner(signer string) bool {
+	domain, _, _ := strings.Cut(signer, "/")
+	domain = strings.ToLower(domain)
+	for _, d := range []string{"kubernetes.io", "k8s.io"} {
+		if domain == d || strings.HasSuffix(domain, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReservedSigners lists the template's CustomSigner registrations refused for their name
+// (ReservedSigner), as messages.
+func ReservedSigners(t *addonv1alpha1.AddOnTemplate) []string {
+	var out []string
+	for _, reg := range t.Spec.Registration {
+		if reg.Type == addonv1alpha1.RegistrationTypeCustomSigner && reg.CustomSigner != nil && ReservedSigner(reg.CustomSigner.SignerName) {
+			msg := fmt.Sprintf("customSigner signerName %s is Kubernetes' own (kubernetes.io, k8s.io): it is never registered, approved or signed", reg.CustomSigner.SignerName)
+			if !slices.Contains(out, msg) {
+				out = append(out, msg)
+			}
+		}
+	}
+	return out
+}
+
+// RefusedError is a registration refused as hostile or forbidden (not merely malformed): an agent
+// subject that is not the pinned one, a role or namespace hubPermissions may not bind. What is
+// refused is not bound, and a binding made for it before is deleted.
+type RefusedError struct{ Reasons []string }
+
+func (e *RefusedError) Error() string { return "refused: " + strings.Join(e.Reasons, "; ") }
+
 // Registrations returns the status.registrations of a template add-on on a cluster (OCM
 // TemplateCSRConfigurationsFunc): one KubeClient entry (signer kubernetes.io/kube-apiserver-client,
 // default subject) and one entry per CustomSigner signer (its subject or the default), in template
-// order, first of each signer wins. With the token driver (status.kubeClientDriver, set by the
-// agent) an existing KubeClient subject is kept.
+// order, first of each signer wins; CustomSigners of Kubernetes' names (ReservedSigner) are left
+// out. With the token driver (status.kubeClientDriver, set by the agent) an existing KubeClient
+// subject is kept as OCM keeps it (writing another would fight the agent), but it is only bound
+// when it is the pinned one (RoleBindings).
 func Registrations(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClusterAddOn) []addonv1alpha1.RegistrationConfig {
 	cluster, addon := mca.Namespace, mca.Name
 	var out []addonv1alpha1.RegistrationConfig
@@ -105,7 +180,7 @@ func Registrations(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClu
 			}
 			out = append(out, rc)
 		case addonv1alpha1.RegistrationTypeCustomSigner:
-			if reg.CustomSigner == nil || has(reg.CustomSigner.SignerName) {
+			if reg.CustomSigner == nil || ReservedSigner(reg.CustomSigner.SignerName) || has(reg.CustomSigner.SignerName) {
 				continue
 			}
 			out = append(out, addonv1alpha1.RegistrationConfig{SignerName: reg.CustomSigner.SignerName, Subject: customSubject(reg.CustomSigner, cluster, addon)})
@@ -135,10 +210,13 @@ func BindingLabels(cluster, addon string) map[string]string {
 }
 
 // RoleBindings returns the RoleBindings the template's KubeClient hubPermissions ask for on a
-// cluster, bound to the KubeClient subject of regs (user and groups, without
-// system:authenticated). An empty subject (token driver before the agent reported one) gives
-// pending=true and no bindings.
-func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClusterAddOn, regs []addonv1alpha1.RegistrationConfig) (bindings []*rbacv1.RoleBinding, pending bool, err error) {
+// cluster and policy allows, bound to the agent's pinned identity: with the CSR driver the
+// KubeClient subject of regs (the default user and groups, without system:authenticated), with
+// the token driver TokenUser alone, once the agent reported it (before: pending=true, no
+// bindings). A reported token subject that is not TokenUser, and a binding policy refuses, give a
+// *RefusedError listing them and no binding for them (the rest are returned); a malformed
+// permission gives another error and no bindings.
+func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClusterAddOn, regs []addonv1alpha1.RegistrationConfig, policy BindPolicy) (bindings []*rbacv1.RoleBinding, pending bool, err error) {
 	cluster, addon := mca.Namespace, mca.Name
 	var perms []addonv1alpha1.HubPermissionConfig
 	for _, reg := range t.Spec.Registration {
@@ -149,15 +227,26 @@ func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClus
 	if len(perms) == 0 {
 		return nil, false, nil
 	}
+	var reported *addonv1alpha1.Subject
+	for i := range regs {
+		if regs[i].SignerName == certificatesv1.KubeAPIServerClientSignerName {
+			reported = &regs[i].Subject
+		}
+	}
 	var subjects []rbacv1.Subject
-	for _, r := range regs {
-		if r.SignerName != certificatesv1.KubeAPIServerClientSignerName {
-			continue
+	if mca.Status.KubeClientDriver == kubeClientDriverToken {
+		if reported == nil || reported.User == "" && len(reported.Groups) == 0 && len(reported.OrganizationUnits) == 0 {
+			return nil, true, nil
 		}
-		if r.Subject.User != "" {
-			subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: r.Subject.User})
+		if err := CheckTokenSubject(*reported, cluster, addon); err != nil {
+			return nil, false, &RefusedError{Reasons: []string{err.Error()}}
 		}
-		for _, g := range r.Subject.Groups {
+		subjects = []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: TokenUser(cluster, addon)}}
+	} else if reported != nil {
+		if reported.User != "" {
+			subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: reported.User})
+		}
+		for _, g := range reported.Groups {
 			if g != authenticatedGroup {
 				subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: g})
 			}
@@ -168,6 +257,7 @@ func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClus
 	}
 	owner := metav1.OwnerReference{APIVersion: addonv1alpha1.SchemeGroupVersion.String(), Kind: "ManagedClusterAddOn", Name: addon, UID: mca.UID}
 	where := map[string]int{}
+	var refused []string
 	for i, p := range perms {
 		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Labels: BindingLabels(cluster, addon)}, Subjects: slices.Clone(subjects)}
 		switch p.Type {
@@ -193,7 +283,14 @@ func RoleBindings(t *addonv1alpha1.AddOnTemplate, mca *addonv1alpha1.ManagedClus
 			return nil, false, fmt.Errorf("hubPermissions[%d] and hubPermissions[%d] both need RoleBinding %s (one binding per namespace and role kind); merge them into one role", j, i, key)
 		}
 		where[key] = i
+		if err := policy.Check(rb, cluster); err != nil {
+			refused = append(refused, fmt.Sprintf("hubPermissions[%d] (%s %s in namespace %s): %v", i, rb.RoleRef.Kind, rb.RoleRef.Name, rb.Namespace, err))
+			continue
+		}
 		bindings = append(bindings, rb)
+	}
+	if len(refused) > 0 {
+		return bindings, false, &RefusedError{Reasons: refused}
 	}
 	return bindings, false, nil
 }
@@ -307,17 +404,33 @@ func (s Status) Apply(st *addonv1alpha1.ManagedClusterAddOnStatus, set func(*[]m
 	set(&st.Conditions, s.Condition)
 }
 
-// Condition is the RegistrationApplied condition: nil error and no CA problems ⇒ True
-// (NilRegistration when the template registers nothing); a binding error ⇒ SetPermissionFailed;
-// an empty subject ⇒ PermissionConfigPending; a CA problem ⇒ SigningCAInvalid.
-func Condition(regs []addonv1alpha1.RegistrationConfig, pending bool, bindErr error, caProblems []string) metav1.Condition {
+// Problems are what keeps a registration from being applied, by condition reason.
+type Problems struct {
+	// Bind is a hubPermissions error or refusal (RoleBindings) or a failed write: SetPermissionFailed.
+	Bind error
+	// Signers are CustomSigners refused for their name (ReservedSigners): SignerNameReserved.
+	Signers []string
+	// CAs are unusable signing CAs: SigningCAInvalid.
+	CAs []string
+}
+
+// Condition is the RegistrationApplied condition: no problems ⇒ True (NilRegistration when the
+// template registers nothing); a binding error or refusal ⇒ SetPermissionFailed (refused signers
+// named too); a refused signer name ⇒ SignerNameReserved; an empty subject ⇒
+// PermissionConfigPending; a CA problem ⇒ SigningCAInvalid.
+func Condition(regs []addonv1alpha1.RegistrationConfig, pending bool, p Problems) metav1.Condition {
 	c := metav1.Condition{Type: ConditionRegistrationApplied}
 	switch {
-	case bindErr != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPermissionFailed, "Failed to set permission for hub agent: "+bindErr.Error()
-	case len(caProblems) > 0:
+	case p.Bind != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPermissionFailed, "Failed to set permission for hub agent: "+p.Bind.Error()
+		if len(p.Signers) > 0 {
+			c.Message += "; " + strings.Join(p.Signers, "; ")
+		}
+	case len(p.Signers) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonSignerReserved, strings.Join(p.Signers, "; ")
+	case len(p.CAs) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, ReasonSigningCAInvalid
-		c.Message = strings.Join(caProblems, "; ") + "; certificate requests of that signer are not approved until it is fixed"
+		c.Message = strings.Join(p.CAs, "; ") + "; certificate requests of that signer are not approved until it is fixed"
 	case pending:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonPermissionPending, "registration subject not ready"
 	case len(regs) == 0:
@@ -339,11 +452,11 @@ func InstallNamespace(t *addonv1alpha1.AddOnTemplate, adcs []*addonv1alpha1.AddO
 }
 
 // SigningCAs lists the signing CA secrets of the template's CustomSigner registrations by signer
-// name, with the default namespace filled in.
+// name, with the default namespace filled in; reserved signers (ReservedSigner) have none.
 func SigningCAs(t *addonv1alpha1.AddOnTemplate, defaultNamespace string) map[string]addonv1alpha1.SigningCARef {
 	out := map[string]addonv1alpha1.SigningCARef{}
 	for _, reg := range t.Spec.Registration {
-		if reg.Type != addonv1alpha1.RegistrationTypeCustomSigner || reg.CustomSigner == nil {
+		if reg.Type != addonv1alpha1.RegistrationTypeCustomSigner || reg.CustomSigner == nil || ReservedSigner(reg.CustomSigner.SignerName) {
 			continue
 		}
 		if _, ok := out[reg.CustomSigner.SignerName]; ok {

@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"math/big"
@@ -22,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/yaml"
 
@@ -45,6 +47,9 @@ func helloTemplate(t testing.TB) *addonv1alpha1.AddOnTemplate {
 	}
 	return tpl
 }
+
+// helloPolicy lets the hello template bind its two roles anywhere.
+var helloPolicy = BindPolicy{Bindable: Bindable{ClusterRoles: sets.New("cm-admin"), Roles: sets.New("cm-reader")}}
 
 func mcaOf(cluster, addon string) *addonv1alpha1.ManagedClusterAddOn {
 	return &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: addon, Namespace: cluster, UID: "mca-uid"}}
@@ -89,7 +94,7 @@ func TestRoleBindings(t *testing.T) {
 	tpl := helloTemplate(t)
 	mca := mcaOf("cluster1", "hello-template")
 	regs := Registrations(tpl, mca)
-	got, pending, err := RoleBindings(tpl, mca, regs)
+	got, pending, err := RoleBindings(tpl, mca, regs, helloPolicy)
 	if err != nil || pending {
 		t.Fatalf("err %v pending %v", err, pending)
 	}
@@ -137,7 +142,7 @@ func TestRoleBindings(t *testing.T) {
 			if tc.change != nil {
 				tc.change(tpl)
 			}
-			got, pending, err := RoleBindings(tpl, mca, tc.regs)
+			got, pending, err := RoleBindings(tpl, mca, tc.regs, helloPolicy)
 			if pending != tc.pending || len(got) != tc.count || (tc.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("got %d bindings, pending %v, err %v; want %d, %v, %q", len(got), pending, err, tc.count, tc.pending, tc.err)
 			}
@@ -145,7 +150,7 @@ func TestRoleBindings(t *testing.T) {
 	}
 
 	// Bindings are per cluster, so clusters never overwrite each other's subjects.
-	other, _, _ := RoleBindings(tpl, mcaOf("cluster2", "hello-template"), Registrations(tpl, mcaOf("cluster2", "hello-template")))
+	other, _, _ := RoleBindings(tpl, mcaOf("cluster2", "hello-template"), Registrations(tpl, mcaOf("cluster2", "hello-template")), helloPolicy)
 	if other[1].Namespace != got[1].Namespace || other[1].Name == got[1].Name {
 		t.Errorf("SingleNamespace bindings of two clusters: %s and %s", got[1].Name, other[1].Name)
 	}
@@ -154,7 +159,7 @@ func TestRoleBindings(t *testing.T) {
 func TestDiffBindings(t *testing.T) {
 	tpl := helloTemplate(t)
 	mca := mcaOf("cluster1", "hello-template")
-	desired, _, _ := RoleBindings(tpl, mca, Registrations(tpl, mca))
+	desired, _, _ := RoleBindings(tpl, mca, Registrations(tpl, mca), helloPolicy)
 	existing := func(rbs ...*rbacv1.RoleBinding) func(string, string) *rbacv1.RoleBinding {
 		return func(ns, name string) *rbacv1.RoleBinding {
 			for _, rb := range rbs {
@@ -218,22 +223,24 @@ func TestCondition(t *testing.T) {
 		regs           []addonv1alpha1.RegistrationConfig
 		pending        bool
 		err            error
+		signers        []string
 		ca             []string
 		status, reason string
 	}{
-		{"applied", regs, false, nil, nil, "True", ReasonPermissionApplied},
-		{"nothing to register", nil, false, nil, nil, "True", ReasonNilRegistration},
-		{"binding failed", regs, false, errors.New("boom"), []string{"ca"}, "False", ReasonPermissionFailed},
-		{"CA problem", regs, false, nil, []string{"signing CA of signer x/y: secret ns/n not found"}, "False", ReasonSigningCAInvalid},
-		{"pending subject", regs, true, nil, nil, "False", ReasonPermissionPending},
+		{"applied", regs, false, nil, nil, nil, "True", ReasonPermissionApplied},
+		{"nothing to register", nil, false, nil, nil, nil, "True", ReasonNilRegistration},
+		{"binding failed", regs, false, errors.New("boom"), []string{"s"}, []string{"ca"}, "False", ReasonPermissionFailed},
+		{"signer refused", regs, false, nil, []string{"customSigner signerName kubernetes.io/x is Kubernetes' own"}, []string{"ca"}, "False", ReasonSignerReserved},
+		{"CA problem", regs, false, nil, nil, []string{"signing CA of signer x/y: secret ns/n not found"}, "False", ReasonSigningCAInvalid},
+		{"pending subject", regs, true, nil, nil, nil, "False", ReasonPermissionPending},
 	}
 	for _, tc := range cases {
-		c := Condition(tc.regs, tc.pending, tc.err, tc.ca)
+		c := Condition(tc.regs, tc.pending, Problems{Bind: tc.err, Signers: tc.signers, CAs: tc.ca})
 		if string(c.Status) != tc.status || c.Reason != tc.reason || c.Type != "RegistrationApplied" {
 			t.Errorf("%s: %+v", tc.name, c)
 		}
 	}
-	if c := Condition(regs, false, nil, []string{"signing CA of signer x/y: secret ns/n not found"}); !strings.Contains(c.Message, "secret ns/n not found") {
+	if c := Condition(regs, false, Problems{CAs: []string{"signing CA of signer x/y: secret ns/n not found"}}); !strings.Contains(c.Message, "secret ns/n not found") {
 		t.Errorf("CA message %q", c.Message)
 	}
 }
@@ -360,6 +367,17 @@ func TestReview(t *testing.T) {
 		{"CustomSigner: extra group", with(custom(), func(s *csrSpec) { s.subject.Organization = append(s.subject.Organization, "g3") }), "[g3] are not the agent's", false},
 		{"CustomSigner: wrong OU", with(custom(), func(s *csrSpec) { s.subject.OrganizationalUnit = []string{"o1"} }), "organizational units", false},
 		{"CustomSigner: another cluster's requester", with(custom(), func(s *csrSpec) { s.user = "system:open-cluster-management:cluster2:abcde" }), "not by the registration agent", false},
+		{"KubeClient: a country", with(ok, func(s *csrSpec) { s.subject.Country = []string{"XX"} }), "subject attribute 2.5.4.6 (XX) is not part of an agent's identity", false},
+		{"CustomSigner: a serial number", with(custom(), func(s *csrSpec) { s.subject.SerialNumber = "42" }), "subject attribute 2.5.4.5 (42)", false},
+		{"CustomSigner: a locality", with(custom(), func(s *csrSpec) { s.subject.Locality = []string{"here"} }), "subject attribute 2.5.4.7", false},
+		{"CustomSigner: an extra attribute", with(custom(), func(s *csrSpec) {
+			s.subject.ExtraNames = []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{0, 9, 2342, 19200300, 100, 1, 1}, Value: "uid"}}
+		}), "subject attribute 0.9.2342.19200300.100.1.1", false},
+		{"CustomSigner: a second common name", with(custom(), func(s *csrSpec) {
+			// The expected one last: the parsed CommonName is the last.
+			s.subject.ExtraNames = []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "admin"}, {Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "user1"}}
+		}), "more than one common name", false},
+		{"CustomSigner: a Kubernetes signer", with(custom(), func(s *csrSpec) { s.signer = "kubernetes.io/kubelet-serving" }), "signer kubernetes.io/kubelet-serving is Kubernetes' own", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -382,9 +400,20 @@ func TestReview(t *testing.T) {
 	if v := Review(ok.build(t), "cluster1", "hello-template", noKube, "hub-ns"); v.Approve || !strings.Contains(v.Reason, "has no KubeClient registration") {
 		t.Errorf("no KubeClient: %+v", v)
 	}
-	// The CustomSigner CA comes from the template.
-	if v := Review(custom().build(t), "cluster1", "hello-template", tpl, "hub-ns"); v.SigningCA != (addonv1alpha1.SigningCARef{Namespace: "default", Name: "ca-secret"}) {
+	// The CustomSigner CA and the certificate's subject come from the template (groups in its
+	// order, whatever the request's).
+	v := Review(custom().build(t), "cluster1", "hello-template", tpl, "hub-ns")
+	if v.SigningCA != (addonv1alpha1.SigningCARef{Namespace: "default", Name: "ca-secret"}) {
 		t.Errorf("signing CA %+v", v.SigningCA)
+	}
+	if diff := cmp.Diff(pkix.Name{CommonName: "user1", Organization: []string{"g1", "g2"}, OrganizationalUnit: []string{"o1", "o2"}}, v.Subject); diff != "" {
+		t.Errorf("subject to issue (-want +got):\n%s", diff)
+	}
+	// A template whose CustomSigner is Kubernetes': refused, though the template names it.
+	reserved := helloTemplate(t)
+	reserved.Spec.Registration[1].CustomSigner.SignerName = "kubernetes.io/kube-apiserver-client-kubelet"
+	if v := Review(with(custom(), func(s *csrSpec) { s.signer = "kubernetes.io/kube-apiserver-client-kubelet" }).build(t), "cluster1", "hello-template", reserved, "hub-ns"); v.Approve || !strings.Contains(v.Reason, "is Kubernetes' own") {
+		t.Errorf("reserved signer: %+v", v)
 	}
 	// A request whose PEM is garbage.
 	bad := ok.build(t)
@@ -404,7 +433,7 @@ func TestSignVerifiesAgainstCA(t *testing.T) {
 	s := kubeClientCSR("cluster1", "hello-template")
 	s.signer = "example.com/signer-name"
 	s.subject = pkix.Name{CommonName: "user1", Organization: []string{"g1", "g2"}, OrganizationalUnit: []string{"o1", "o2"}}
-	out, err := Sign(s.build(t), ca, now, CertValidity)
+	out, err := Sign(s.build(t), pkix.Name{CommonName: "user1", Organization: []string{"g1", "g2"}, OrganizationalUnit: []string{"o1", "o2"}}, ca, now, CertValidity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +448,7 @@ func TestSignVerifiesAgainstCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err = Sign(s.build(t), ca2, now, CertValidity)
+	out, err = Sign(s.build(t), pkix.Name{CommonName: "user1"}, ca2, now, CertValidity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,6 +456,56 @@ func TestSignVerifiesAgainstCA(t *testing.T) {
 		t.Errorf("not after %v, want the CA's %v", leaf.NotAfter, ca2.Cert.NotAfter)
 	}
 }
+
+// TestSignIssuesTheComputedSubject: whatever the request's subject carries, the certificate has
+// the subject it is given (Review's, from the template), and no longer than asked.
+func TestSignIssuesTheComputedSubject(t *testing.T) {
+	now := time.Now()
+	crt, key := newCA(t, now.Add(48*time.Hour))
+	ca, err := ParseCA(&corev1.Secret{Data: map[string][]byte{"tls.crt": crt, "tls.key": key}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := kubeClientCSR("cluster1", "hello-template")
+	s.signer = "example.com/signer-name"
+	s.subject = pkix.Name{CommonName: "user1", Organization: []string{"g1", "g2"}, Country: []string{"XX"}, SerialNumber: "42",
+		ExtraNames: []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{2, 5, 4, 11}, Value: "admins"}}}
+	csr := s.build(t)
+	csr.Spec.ExpirationSeconds = ptr(int32(3600))
+	out, err := Sign(csr, pkix.Name{CommonName: "user1", Organization: []string{"g1", "g2"}}, ca, now, Validity(csr, CertValidity))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := verify(t, out, crt)
+	if got := leaf.Subject.String(); got != "CN=user1,O=g1+O=g2" {
+		t.Errorf("certificate subject %s", got)
+	}
+	if got := leaf.NotAfter.Sub(leaf.NotBefore); got > time.Hour {
+		t.Errorf("valid %v, asked for 1h", got)
+	}
+}
+
+func TestValidity(t *testing.T) {
+	cases := []struct {
+		seconds *int32
+		want    time.Duration
+	}{
+		{nil, CertValidity},
+		{ptr(int32(600)), 10 * time.Minute},
+		{ptr(int32(3600)), time.Hour},
+		{ptr(int32(86400)), CertValidity},
+		{ptr(int32(365 * 86400)), CertValidity}, // capped
+		{ptr(int32(0)), CertValidity},
+	}
+	for _, tc := range cases {
+		csr := &certificatesv1.CertificateSigningRequest{Spec: certificatesv1.CertificateSigningRequestSpec{ExpirationSeconds: tc.seconds}}
+		if got := Validity(csr, CertValidity); got != tc.want {
+			t.Errorf("expirationSeconds %v: %v, want %v", tc.seconds, got, tc.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // verify checks that a PEM certificate chains to the CA for client authentication.
 func verify(t testing.TB, certPEM, caPEM []byte) *x509.Certificate {
