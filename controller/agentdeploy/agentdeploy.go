@@ -125,7 +125,13 @@ func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		cluster = nil
 	}
-	plan := Decide(Input{MCA: mca, Cluster: cluster, Desired: r.hub.DesiredOf(mca), Works: works, ManifestLimit: r.opts.ManifestLimit})
+	desired := r.hub.DesiredOf(mca)
+	if refused, wait, err := r.hub.Refuse(ctx, key, mca, desired, func(msg string) {
+		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
+	}); refused && (wait > 0 || err != nil) {
+		return wait, err
+	}
+	plan := Decide(Input{MCA: mca, Cluster: cluster, Desired: desired, Works: works, ManifestLimit: r.opts.ManifestLimit})
 	// Looked at on every sync, so what the cache caught up with is forgotten at once.
 	behind := r.pending.behind(key, works)
 	if plan.writesWorks() && behind {

@@ -84,6 +84,9 @@ type Plan struct {
 //     desired config exists with the desired spec hash; otherwise its works stay as they are
 //     (frozen), never deleted. OCM renders whatever the template holds now, so an in-place edit
 //     reaches clusters outside their rollout turn; here it waits for the rollout;
+//   - desired configs the controller never decided for the MCA (hubcache.Desired.Refused: a
+//     cluster's agent wrote them into its status) are never rendered: ManifestApplied=False,
+//     reason ConfigsRefused, works untouched, and no pre-delete hook runs from them;
 //   - a render or build error becomes ManifestApplied=False with the error, works untouched;
 //   - deploy works are written only when they differ from what exists;
 //   - a template with pre-delete hooks puts a finalizer on the MCA; on deletion the hook work is
@@ -96,6 +99,10 @@ func Decide(in Input) Plan {
 	}
 	if in.Cluster == nil {
 		return Plan{Skip: fmt.Sprintf("ManagedCluster %s not found", mca.Namespace)}
+	}
+	if in.Desired.Refused != "" {
+		return Plan{Skip: in.Desired.Refused, Conditions: []metav1.Condition{{Type: ConditionManifestApplied, Status: metav1.ConditionFalse,
+			Reason: ReasonConfigsRefused, Message: in.Desired.Refused}}}
 	}
 	if in.Desired.Template == nil {
 		return Plan{Skip: "not a template add-on: no AddOnTemplate among its desired configs"}
@@ -131,6 +138,10 @@ func decideDeletion(in Input) Plan {
 		return Plan{Skip: "being deleted without pre-delete hooks"}
 	}
 	hookFinalizers := []string{FinalizerPreDelete, finalizerPreDeleteDeprecated}
+	if in.Desired.Refused != "" {
+		// A hook from configs a cluster named is never run: the cluster skips its own hook at most.
+		return Plan{RemoveFinalizers: hookFinalizers, Warnings: []string{"pre-delete hook skipped: " + in.Desired.Refused}}
+	}
 	if in.Cluster == nil || in.Desired.Template == nil || in.Desired.Template.Object == nil {
 		// Nothing to run the hook from (OCM: the hook builder returns nil and the finalizer goes).
 		return Plan{RemoveFinalizers: hookFinalizers, Warnings: []string{"pre-delete hook skipped: " + cmpOr(
@@ -507,6 +518,10 @@ func FeedbackValue(w *workv1.ManifestWork, id workv1.ResourceIdentifier, name st
 	}
 	return workv1.FieldValue{}, false
 }
+
+// ReasonConfigsRefused is ManifestApplied's reason while the MCA's status names desired configs the
+// controller never decided for it (hubcache.Desired.Refused).
+const ReasonConfigsRefused = "ConfigsRefused"
 
 func applyFailed(msg string) metav1.Condition {
 	// An API error can quote much (a refused work's fields): cut as the hub cache cuts it.

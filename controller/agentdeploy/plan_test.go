@@ -275,6 +275,28 @@ func TestDecide(t *testing.T) {
 				t.Errorf("create %v track %v", got, p.TrackApplied)
 			}
 		}},
+		{"refused desired configs (a cluster named them) change no work", func(t *testing.T) *world {
+			w := deployed(t)
+			w.works[0].Spec.Workload.Manifests = w.works[0].Spec.Workload.Manifests[1:]
+			w.desired.Refused = "forged by the cluster"
+			return w
+		}, func(t *testing.T, w *world, p Plan) {
+			if len(p.Create)+len(p.Update)+len(p.Delete) != 0 || p.TrackApplied || len(p.AddFinalizers)+len(p.RemoveFinalizers) != 0 {
+				t.Errorf("plan %+v, want no writes", p)
+			}
+			if len(p.Conditions) != 1 || p.Conditions[0].Reason != ReasonConfigsRefused || p.Conditions[0].Status != metav1.ConditionFalse || p.Conditions[0].Message != "forged by the cluster" {
+				t.Errorf("conditions %+v, want ManifestApplied=False ConfigsRefused with the refusal", p.Conditions)
+			}
+		}},
+		{"a deleted MCA runs no hook from refused configs", func(t *testing.T) *world {
+			w := deleting(hooked(t))
+			w.desired.Refused = "forged by the cluster"
+			return w
+		}, func(t *testing.T, w *world, p Plan) {
+			if len(p.Create)+len(p.Update) != 0 || !slices.Contains(p.RemoveFinalizers, FinalizerPreDelete) {
+				t.Errorf("plan %+v, want no hook work and the finalizer removed", p)
+			}
+		}},
 		{"works as stored by the API server need no write", deployed, func(t *testing.T, w *world, p Plan) {
 			if len(p.Create)+len(p.Update)+len(p.Delete) != 0 || p.Skip != "" {
 				t.Errorf("plan %+v, want no writes", p)

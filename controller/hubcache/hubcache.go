@@ -118,7 +118,9 @@ type Cache struct {
 	// the freshest version the process knows (mcawrite.Writer).
 	MCAWriter *mcawrite.Writer
 	opts      Options
-	only      map[string]bool
+	// refused tracks desired configs seen refused (Refuse).
+	refused refusals
+	only    map[string]bool
 
 	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
 	decodedInformers map[string]cache.SharedIndexInformer
@@ -578,13 +580,17 @@ type Desired struct {
 	Template *Config
 	// DeploymentConfigs are the desired AddOnDeploymentConfigs in status order.
 	DeploymentConfigs []Config
+	// Refused, when set, says which of these configs the controller never decided for the MCA
+	// (trust.go): a cluster's agent named them. Nothing may be deployed, bound or signed for them.
+	Refused string
 	// typed converts and compiles them once per version (typedConfigs); nil converts each time.
 	typed *typedConfigs
 }
 
-// Current reports whether every desired config exists with its desired content.
+// Current reports whether every desired config exists with its desired content and the controller
+// decided them (no Refused).
 func (d Desired) Current() bool {
-	if d.Template == nil || !d.Template.Current() {
+	if d.Refused != "" || d.Template == nil || !d.Template.Current() {
 		return false
 	}
 	for _, a := range d.DeploymentConfigs {
@@ -597,6 +603,9 @@ func (d Desired) Current() bool {
 
 // Problem says why Current is false.
 func (d Desired) Problem() string {
+	if d.Refused != "" {
+		return d.Refused
+	}
 	if d.Template == nil {
 		return "no AddOnTemplate among the desired configs"
 	}
@@ -612,7 +621,8 @@ func (d Desired) Problem() string {
 	return strings.Join(out, "; ")
 }
 
-// DesiredOf looks up the configs mca was told to run (status.configReferences[].desiredConfig).
+// DesiredOf looks up the configs mca was told to run (status.configReferences[].desiredConfig),
+// and refuses (Desired.Refused) those the controller never decided for it (trust.go).
 func (c *Cache) DesiredOf(mca *addonv1alpha1.ManagedClusterAddOn) Desired {
 	d := Desired{typed: c.typed}
 	for _, r := range mca.Status.ConfigReferences {
@@ -634,6 +644,7 @@ func (c *Cache) DesiredOf(mca *addonv1alpha1.ManagedClusterAddOn) Desired {
 			d.DeploymentConfigs = append(d.DeploymentConfigs, cfg)
 		}
 	}
+	d.Refused = c.refusal(mca, d)
 	return d
 }
 

@@ -203,6 +203,16 @@ func (r *Reconciler) syncMCA(ctx context.Context, key string) (time.Duration, er
 		return err
 	}
 	desired := r.hub.DesiredOf(mca)
+	// Desired configs the controller never decided for this MCA (a cluster's agent named them) bind
+	// nothing: the deployer's ManifestApplied condition and one Warning event say why.
+	if refused, wait, err := r.hub.Refuse(ctx, key, mca, desired, func(msg string) {
+		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
+	}); refused {
+		if wait > 0 || err != nil {
+			return wait, err
+		}
+		return 0, writeFirst()
+	}
 	if desired.Template == nil || !desired.Current() {
 		// Not a template add-on, or its configs changed and its rollout turn has not come: the
 		// registration of the version it runs stays. A new MCA's declaration waits for its next
@@ -383,6 +393,12 @@ func (r *Reconciler) syncCSR(ctx context.Context, name string) (time.Duration, e
 		return 0, err
 	}
 	desired := r.hub.DesiredOf(mca)
+	// A template the controller never decided for this MCA (its agent named it) signs nothing.
+	if refused, wait, err := r.hub.Refuse(ctx, cluster+"/"+addon, mca, desired, func(msg string) {
+		r.recorder.Event(mca, corev1.EventTypeWarning, hubcache.EventReasonConfigsRefused, msg)
+	}); refused {
+		return wait, err
+	}
 	if desired.Template == nil || !desired.Template.Current() {
 		return 0, nil // looked at again when the MCA or its template changes
 	}

@@ -281,9 +281,14 @@ func (d *decider) isRollback(p *placementState) bool {
 	return d.knownGood(p, p.desired)
 }
 
-// knownGood reports whether configs v are a version the add-on ran successfully: the last applied
-// or last known good configs of one of its install progressions, or what a cluster of placement p
-// last applied or still runs.
+// knownGood reports whether configs v are a version the add-on ran successfully, from what only the
+// controller and Git write: the version history (completedHere), and the last applied or last
+// known good configs of one of its install progressions (the CMA status this controller writes).
+// What a cluster reports in its MCA status (lastAppliedConfig, desiredConfig) never counts: a
+// cluster is believed only about itself, and a known good version decides for every cluster of
+// the placement (a rollback skips the canary). Spec hashes are computable by anyone who reads the
+// Git repository, so one cluster writing the next version's hash as its lastAppliedConfig would
+// otherwise make that version skip the canary for all (docs/trust-model.md).
 func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 	if d.completedHere(p, v) {
 		return true
@@ -299,19 +304,6 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 			}
 		}
 		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
-			return true
-		}
-	}
-	for _, c := range p.owned {
-		mca := d.mcas[c]
-		if mca == nil {
-			continue
-		}
-		t, b := d.mcaTarget(v, mca)
-		if b != nil {
-			continue
-		}
-		if mcastatus.LastAppliedIs(mca, t) || addonstatus.Applied(mca) && mcastatus.DesiredIs(mca, t) {
 			return true
 		}
 	}

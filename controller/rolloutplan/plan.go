@@ -54,10 +54,13 @@
 //
 // A change of a placement's desired configs to a version the add-on already ran successfully is a
 // rollback: a version the add-on's version history (Input.History) lists as completed on that
-// placement, or on another placement that has left it since; the last applied or last known good
-// configs of its own install progression, or of another's that has left them; or what one of the
-// placement's clusters last applied or still runs. (A version another placement completed and still
-// runs, the one a canary just proved, is the gated placement's upgrade.) So is every later decision
+// placement, or on another placement that has left it since; or the last applied or last known
+// good configs of its own install progression, or of another's that has left them. Only what the
+// controller writes counts: what a cluster reports in its MCA status (its lastAppliedConfig, its
+// desiredConfig) is evidence about that cluster alone and never makes a version known good (a
+// cluster could otherwise let the next version skip the canary for everyone). (A version another
+// placement completed and still runs, the one a canary just proved, is the gated placement's
+// upgrade.) So is every later decision
 // while the placement reports RollingBack, RollbackFailed or RollbackSucceeded for the same
 // desired configs. A rollback never waits for the canary or for the abandoned version's rollout:
 // its target is the desired configs at once (they become the last known good). Clusters that run
