@@ -9,12 +9,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/controller/hubcache"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/agentrbac"
 	"github.com/addonops/addonops/internal/apiaudit"
 	"github.com/addonops/addonops/internal/localhub"
 )
@@ -131,5 +138,173 @@ func TestUnservedConfigKindsBoundedDiscoveryIntegration(t *testing.T) {
 	t.Logf("%d discovery requests in %s for 500 unserved supported kinds", n, window)
 	if n > limit {
 		t.Errorf("%d discovery requests in %s for 500 unserved supported kinds, want at most %d", n, window, limit)
+	}
+}
+
+// A managed cluster's agents, with the hub RBAC OCM gives them (internal/agentrbac), write status
+// far over the cache's limits: its ManifestWork's status feedback (1,000 values, one of 100 KiB)
+// and 50 made-up work conditions, its MCA's 100 made-up conditions and a 30 KiB message. The
+// controller's cache keeps a bounded part of each (hubcache's bound.go) and raises one Warning
+// event StatusTrimmed per object version naming what it dropped; its own conditions stay, and it
+// does not write the MCA again and again over the cut message.
+func TestClusterStatusOverLimitsIntegration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{noAgent: true})
+	e.ensureClusters("c1")
+	cluster := e.cluster("c1")
+	e.adc("cfg-default", "v1")
+	e.cma(nil)
+	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
+		cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyManual}
+		cma.Spec.SupportedConfigs[0].DefaultConfig = &addonv1alpha1.ConfigReferent{Namespace: e.name, Name: "cfg-default"}
+	})
+	e.createUserMCA(cluster)
+	// The add-on's work in the cluster's namespace, as a deployer writes it.
+	workName := "addon-" + e.name + "-deploy-0"
+	cm := []byte(`{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}}`)
+	if _, err := e.c.Work.WorkV1().ManifestWorks(cluster).Create(e.ctx, &workv1.ManifestWork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster, Name: workName, Labels: map[string]string{addonv1alpha1.AddonLabelKey: e.name}},
+		Spec:       workv1.ManifestWorkSpec{Workload: workv1.ManifestsTemplate{Manifests: []workv1.Manifest{{RawExtension: runtime.RawExtension{Raw: cm}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// With the template reconcilers the cache keeps the works' resource status (the deployer and
+	// health prober read its feedback); they leave this add-on alone (it has no template).
+	ctrl, _ := e.runController(Options{DeployTemplates: &deploytemplates.Options{Workers: 1}})
+	e.waitFor(20*time.Second, "Configured=True", func() bool {
+		m := e.rec.mca(cluster)
+		return m != nil && meta.IsStatusConditionTrue(m.Status.Conditions, addonstatus.ConditionConfigured)
+	})
+
+	if err := agentrbac.Apply(e.ctx, e.c.Kube, cluster); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := agentrbac.Clients(e.hub.Config, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	fake := func(n int) []metav1.Condition {
+		out := make([]metav1.Condition, n)
+		for i := range out {
+			out[i] = metav1.Condition{Type: fmt.Sprintf("example.com/Fake%d", i), Status: metav1.ConditionTrue, Reason: "Fake", Message: "fake", LastTransitionTime: now}
+		}
+		return out
+	}
+	huge := strings.Repeat("v", 100<<10)
+	var workRV string
+	if err := retryConflicts(func() error {
+		w, err := agent.Work.WorkV1().ManifestWorks(cluster).Get(e.ctx, workName, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		vals := []workv1.FeedbackValue{{Name: "PodPhase", Value: workv1.FieldValue{Type: workv1.String, String: &huge}}}
+		for i := range 1000 {
+			v := int64(i)
+			vals = append(vals, workv1.FeedbackValue{Name: fmt.Sprintf("v%d", i), Value: workv1.FieldValue{Type: workv1.Integer, Integer: &v}})
+		}
+		w.Status.Conditions = append(fake(50), metav1.Condition{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete", Message: "ok", LastTransitionTime: now})
+		w.Status.ResourceStatus.Manifests = []workv1.ManifestCondition{{
+			ResourceMeta:    workv1.ManifestResourceMeta{Ordinal: 0, Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Namespace: "default", Name: "x"},
+			StatusFeedbacks: workv1.StatusFeedbackResult{Values: vals},
+			Conditions:      []metav1.Condition{},
+		}}
+		w, err = agent.Work.WorkV1().ManifestWorks(cluster).UpdateStatus(e.ctx, w, metav1.UpdateOptions{})
+		if err == nil {
+			workRV = w.ResourceVersion
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("the work agent's status write: %v", err)
+	}
+	var mcaRV string
+	if err := retryConflicts(func() error {
+		m, err := agent.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).Get(e.ctx, e.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		m.Status.Conditions = append(fake(100), m.Status.Conditions...)
+		meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionTrue,
+			Reason: "Lease", Message: strings.Repeat("a", 30<<10)})
+		m, err = agent.Addon.AddonV1alpha1().ManagedClusterAddOns(cluster).UpdateStatus(e.ctx, m, metav1.UpdateOptions{})
+		if err == nil {
+			mcaRV = m.ResourceVersion
+		}
+		return err
+	}); err != nil {
+		t.Fatalf("the registration agent's status write: %v", err)
+	}
+
+	// The cache holds the versions the agents wrote, bounded.
+	var cachedWork *workv1.ManifestWork
+	var cachedMCA *addonv1alpha1.ManagedClusterAddOn
+	e.waitFor(20*time.Second, "the agents' versions in the cache", func() bool {
+		obj, ok, _ := ctrl.hub.WorkInformer.GetIndexer().GetByKey(cluster + "/" + workName)
+		w, _ := obj.(*workv1.ManifestWork)
+		m, err := ctrl.hub.MCAs.ManagedClusterAddOns(cluster).Get(e.name)
+		if !ok || w == nil || err != nil {
+			return false
+		}
+		cachedWork, cachedMCA = w, m
+		return w.ResourceVersion == workRV && m.ResourceVersion == mcaRV
+	})
+	vals := cachedWork.Status.ResourceStatus.Manifests[0].StatusFeedbacks.Values
+	if len(vals) != hubcache.MaxFeedbackValues || vals[0].Name != "v0" {
+		t.Errorf("the cache keeps %d feedback values (the first %q), want %d without the 100 KiB one", len(vals), vals[0].Name, hubcache.MaxFeedbackValues)
+	}
+	if n := len(cachedWork.Status.Conditions); n != 1+hubcache.MaxOtherConditions || meta.FindStatusCondition(cachedWork.Status.Conditions, workv1.WorkApplied) == nil {
+		t.Errorf("the cache keeps %d work conditions, want Applied and %d others", n, hubcache.MaxOtherConditions)
+	}
+	if n := len(cachedMCA.Status.Conditions); n > 12+hubcache.MaxOtherConditions {
+		t.Errorf("the cache keeps %d MCA conditions", n)
+	}
+	if c := meta.FindStatusCondition(cachedMCA.Status.Conditions, addonstatus.ConditionAvailable); c == nil || len(c.Message) > addonstatus.MaxMessage {
+		t.Errorf("the cached Available condition: %v", c)
+	}
+	if !meta.IsStatusConditionTrue(cachedMCA.Status.Conditions, addonstatus.ConditionConfigured) {
+		t.Errorf("the controller's own Configured condition was dropped: %+v", cachedMCA.Status.Conditions)
+	}
+
+	// One Warning event per object version, naming what was dropped.
+	events := func(kind, name string) []corev1.Event {
+		list, err := e.c.Kube.CoreV1().Events(cluster).List(e.ctx, metav1.ListOptions{FieldSelector: fields.AndSelectors(
+			fields.OneTermEqualSelector("involvedObject.kind", kind), fields.OneTermEqualSelector("involvedObject.name", name),
+			fields.OneTermEqualSelector("reason", EventReasonStatusTrimmed)).String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	e.waitFor(10*time.Second, "StatusTrimmed events on the work and the MCA", func() bool {
+		return len(events("ManifestWork", workName)) > 0 && len(events("ManagedClusterAddOn", e.name)) > 0
+	})
+	e.quiet(3 * time.Second) // the controller does not write the MCA over and over
+	for _, tc := range []struct {
+		kind, name, rv string
+		want           []string
+	}{
+		{"ManifestWork", workName, workRV, []string{`status feedback values over 1024 bytes: "PodPhase" (102408 bytes)`, "936 status feedback values beyond the 64 kept",
+			"status.conditions: 42 conditions of types addonops does not read, beyond the 8 it keeps"}},
+		{"ManagedClusterAddOn", e.name, mcaRV, []string{"status.conditions: 92 conditions of types addonops does not read", "the message of Available (30720 bytes) cut to 2048 bytes"}},
+	} {
+		evs := events(tc.kind, tc.name)
+		if len(evs) != 1 || evs[0].Count > 1 || evs[0].Type != corev1.EventTypeWarning || evs[0].InvolvedObject.ResourceVersion != tc.rv {
+			t.Errorf("%s events: %+v, want one Warning for resourceVersion %s", tc.kind, evs, tc.rv)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(evs[0].Message, w) {
+				t.Errorf("%s event %q does not say %q", tc.kind, evs[0].Message, w)
+			}
+		}
+	}
+}
+
+// retryConflicts runs f until it succeeds or fails with another error than a conflict.
+func retryConflicts(f func() error) error {
+	for {
+		if err := f(); !apierrors.IsConflict(err) {
+			return err
+		}
 	}
 }
