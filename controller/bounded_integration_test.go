@@ -23,6 +23,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/agentrbac"
 	"github.com/addonops/addonops/internal/apiaudit"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/localhub"
 )
 
@@ -306,5 +307,67 @@ func retryConflicts(f func() error) error {
 		if err := f(); !apierrors.IsConflict(err) {
 			return err
 		}
+	}
+}
+
+// A version history ConfigMap in the controller's namespace that the add-on's CMA does not own
+// (forged by whoever may create ConfigMaps there, or left by a deleted add-on of the same name):
+// the controller ignores it, says so once with a Warning event VersionHistoryInvalid on the CMA,
+// never writes over it, and rolls the add-on out without it. (Before: it read the forged record,
+// taking its versions for known-good ones, and wrote its own on top.)
+func TestForgedHistoryIsRefusedIntegration(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	e.ensureClusters("c1")
+	e.adc("cfg-a", "v1")
+	e.placement("p", [][]string{{"c1"}})
+	e.cma(nil, install{placement: "p", config: "cfg-a", strategy: allStrategy})
+	cma, err := e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(e.ctx, e.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	completed := metav1.Now()
+	forged := &history.Record{Addon: e.name, Placements: []history.Placement{{Placement: e.name + "/p", Versions: []history.Version{{
+		ID: "f0f0f0f0f0", Configs: []history.Config{{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs", Namespace: e.name, Name: "cfg-forged", SpecHash: "forged"}},
+		Kind: "Install", Started: completed, Completed: &completed, Result: history.Succeeded}}}}}
+	data, err := forged.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The harness's controllers keep histories in "default".
+	cms := e.c.Kube.CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(e.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: history.ConfigMapName(e.name),
+		Labels:      map[string]string{history.AddonLabel: history.AddonLabelValue(e.name)},
+		Annotations: map[string]string{history.AddonAnnotation: e.name},
+		// Named like the CMA, with another UID: a deleted add-on's record, or a forgery.
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn", Name: e.name, UID: "0d1e7ed0-0000-0000-0000-000000000000"}}},
+		Data: map[string]string{history.DataKey: data}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cms.Delete(context.Background(), cm.Name, metav1.DeleteOptions{}) })
+
+	e.startController(Options{})
+	e.waitProgression(20*time.Second, "p", addonstatus.ReasonInstallSucceed, "1/1 install completed")
+	invalid := func() []corev1.Event {
+		list, err := e.c.Kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{FieldSelector: fields.AndSelectors(
+			fields.OneTermEqualSelector("involvedObject.kind", "ClusterManagementAddOn"), fields.OneTermEqualSelector("involvedObject.name", e.name),
+			fields.OneTermEqualSelector("reason", "VersionHistoryInvalid")).String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	e.waitFor(10*time.Second, "a VersionHistoryInvalid event", func() bool { return len(invalid()) > 0 })
+	want := fmt.Sprintf("its ownerReference names ClusterManagementAddOn %s with UID [0d1e7ed0-0000-0000-0000-000000000000], not the add-on's %s", e.name, cma.UID)
+	if evs := invalid(); len(evs) != 1 || evs[0].Count > 1 || evs[0].Type != corev1.EventTypeWarning || !strings.Contains(evs[0].Message, want) {
+		t.Errorf("VersionHistoryInvalid events %+v, want one Warning saying %q", evs, want)
+	}
+	now, err := cms.Get(e.ctx, cm.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != cm.ResourceVersion || now.Data[history.DataKey] != data {
+		t.Errorf("the controller wrote over a history ConfigMap its add-on does not own:\n%s", now.Data[history.DataKey])
 	}
 }
