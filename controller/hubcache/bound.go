@@ -286,6 +286,8 @@ const maxReported = 5
 type Trimmed struct {
 	// Kind is the object's kind (KindManagedClusterAddOn, KindManifestWork).
 	Kind string
+	// Addon is the add-on the object belongs to: an MCA's name, a work's add-on label.
+	Addon string
 	// APIVersion, Namespace, Name, UID and ResourceVersion identify the object version.
 	APIVersion, Namespace, Name, ResourceVersion string
 	UID                                          types.UID
@@ -350,7 +352,11 @@ func (c *Cache) boundDecoded(k decodedKind, obj runtime.Object) {
 		// One line per resource status entry could be hundreds: the first ones tell the story.
 		dropped = append(dropped[:maxReported:maxReported], fmt.Sprintf("and %d more", len(dropped)-maxReported))
 	}
-	t := &Trimmed{Kind: k.gvk.Kind, APIVersion: k.gvk.GroupVersion().String(), Namespace: m.GetNamespace(), Name: m.GetName(),
+	addon := m.GetName()
+	if k.gvk.Kind == KindManifestWork {
+		addon = m.GetLabels()[addonv1alpha1.AddonLabelKey]
+	}
+	t := &Trimmed{Kind: k.gvk.Kind, Addon: addon, APIVersion: k.gvk.GroupVersion().String(), Namespace: m.GetNamespace(), Name: m.GetName(),
 		UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(), Dropped: dropped}
 	logger := klog.Background()
 	if l := c.logger.Load(); l != nil {
