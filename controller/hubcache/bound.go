@@ -194,12 +194,25 @@ func resourceStatusWithin(rs *workv1.ManifestResourceStatus) bool {
 	total := 0
 	for i := range rs.Manifests {
 		m := &rs.Manifests[i]
-		if _, ok := identityBytes(m.ResourceMeta); !ok || !feedbackWithin(m.StatusFeedbacks.Values) {
+		n, ok := identityBytes(m.ResourceMeta)
+		if !ok || len(m.StatusFeedbacks.Values) > MaxFeedbackValues {
 			return false
 		}
-		total += entryBytes(*m)
+		for _, v := range m.StatusFeedbacks.Values {
+			f, ok := feedbackBytes(v)
+			if !ok {
+				return false
+			}
+			n += f
+		}
+		for _, c := range m.Conditions {
+			n += len(c.Type) + len(c.Reason) + len(c.Message)
+		}
+		if total += n; total > MaxResourceStatusBytes {
+			return false
+		}
 	}
-	return total <= MaxResourceStatusBytes
+	return true
 }
 
 func feedbackWithin(vals []workv1.FeedbackValue) bool {

@@ -292,3 +292,15 @@ func TestBoundDecodedReportsOncePerVersion(t *testing.T) {
 		t.Fatalf("a re-created object's version was not told: %d", len(told))
 	}
 }
+
+// The check on objects within the limits, as every decoded MCA and work takes it.
+func BenchmarkBoundWithinLimits(b *testing.B) {
+	for _, obj := range []runtime.Object{legitMCA(), legitWork()} {
+		b.Run(fmt.Sprintf("%T", obj), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bound(obj)
+			}
+		})
+	}
+}

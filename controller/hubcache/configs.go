@@ -264,9 +264,11 @@ func (s *Configs) informerFor(ctx context.Context, gr configref.GroupResource) (
 			s.unserved[gr] = s.discovered
 			return nil, errNotServed
 		}
-		// Discovery itself failed (the mapper has no answer at all): keep the mapper from asking
-		// again for every kind until RediscoverAfter has passed.
-		s.discoveryErr = err
+		if !meta.IsAmbiguousError(err) {
+			// Discovery itself failed (the mapper has no answer at all): keep the mapper from
+			// asking again for every kind until RediscoverAfter has passed.
+			s.discoveryErr = err
+		}
 		return nil, fmt.Errorf("mapping %s to a version: %w", gr, err)
 	}
 	gvk, err := s.mapper.KindFor(gvr)
