@@ -47,6 +47,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/render"
 )
@@ -438,6 +439,8 @@ func Condition(regs []addonv1alpha1.RegistrationConfig, pending bool, p Problems
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonPermissionApplied, MessageConfigured
 	}
+	// Errors and CA problems can be long: cut as the hub cache cuts what it reads back.
+	c.Message = addonstatus.BoundMessage(c.Message)
 	return c
 }
 
