@@ -6,9 +6,6 @@ package deploytemplates_test
 // was granted by name, never in the controller's namespace or another cluster's.
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -187,25 +184,12 @@ spec:
 	}
 }
 
-func certRequest(t *testing.T, subject pkix.Name) []byte {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
-}
-
 // agentCSR files a certificate signing request as the cluster's agent.
 func (e *env) agentCSR(agent *localhub.Clients, name, cluster, signer string, subject pkix.Name, expirationSeconds int32) {
 	e.t.Helper()
 	csr := &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"open-cluster-management.io/cluster-name": cluster, addonv1alpha1.AddonLabelKey: e.addon}},
-		Spec: certificatesv1.CertificateSigningRequestSpec{Request: certRequest(e.t, subject), SignerName: signer,
+		Spec: certificatesv1.CertificateSigningRequestSpec{Request: csrPEM(e.t, subject), SignerName: signer,
 			Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth}},
 	}
 	if expirationSeconds > 0 {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	watchtools "k8s.io/client-go/tools/watch"
+	"k8s.io/client-go/util/retry"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -211,12 +212,16 @@ func TestTemplateUpgradePacing(t *testing.T) {
 
 	events := e.watchWorks()
 	api := e.c.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	cma, err := api.Get(e.ctx, addon, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cma.Spec.InstallStrategy.Placements = []addonv1alpha1.PlacementStrategy{strategy("pacing-v2")}
-	if _, err := api.Update(e.ctx, cma, metav1.UpdateOptions{}); err != nil {
+	// The controller writes the CMA's status meanwhile: read, change and write until no conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cma, err := api.Get(e.ctx, addon, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cma.Spec.InstallStrategy.Placements = []addonv1alpha1.PlacementStrategy{strategy("pacing-v2")}
+		_, err = api.Update(e.ctx, cma, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	took = e.waitFor(3*time.Minute, "v2 on every cluster", installed("pacing-v2"))
