@@ -210,6 +210,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	tracker := progress.New(c.view, progress.Options{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
 		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)
+	hub.OnTrimmed(c.trimmedEvent)
 	hub.Configs.OnChange(roller.EnqueueAll)
 	hub.Configs.OnAccess(roller.ConfigAccess)
 	for _, r := range []hubcache.Reconciler{

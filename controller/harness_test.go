@@ -56,6 +56,9 @@ type env struct {
 	outcomes map[string]simagent.Outcome // "<cluster>" or "<cluster>/<config name>"
 	agent    *simagent.Agent
 	stopLast func() // stops the controller startController started last
+	// controllerConfig, when set, is how controllers reach the hub (another identity than the
+	// test's own, e.g. for the API server's audit log); default: e.config().
+	controllerConfig *rest.Config
 }
 
 // stopController stops the controller started last, as a crash or a rolling update would.
@@ -76,7 +79,12 @@ var nonDNS = regexp.MustCompile(`[^a-z0-9]+`)
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	hub := localhub.ForTest(t)
+	return newEnvOn(t, localhub.ForTest(t), o)
+}
+
+// newEnvOn is newEnv on a hub of the test's own (one started with other API server flags).
+func newEnvOn(t *testing.T, hub *localhub.Hub, o envOptions) *env {
+	t.Helper()
 	short := nonDNS.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-")
 	if len(short) > 24 {
 		short = short[:24]
@@ -158,7 +166,11 @@ func (e *env) runController(opts Options) (_ *Controller, stop func()) {
 	if opts.HistoryNamespace == "" {
 		opts.HistoryNamespace = "default"
 	}
-	c, err := New(e.config(), opts)
+	cfg := e.config()
+	if e.controllerConfig != nil {
+		cfg = rest.CopyConfig(e.controllerConfig)
+	}
+	c, err := New(cfg, opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -522,7 +522,7 @@ func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summa
 		return r.versions[c.Namespace+"/"+c.Name]
 	}
 	for _, a := range addons {
-		rec, err := readHistory(ctx, r.clients.Kube, a)
+		rec, err := readHistory(ctx, r.clients, a)
 		if err != nil {
 			fmt.Fprintf(r.o.Out, "\n%v\n", err)
 			continue

@@ -436,8 +436,21 @@ func historyFixture(addon string) *history.Record {
 	}}
 }
 
-// writeHistory creates the add-on's history ConfigMap in namespace ns, as the controller would.
+// writeHistory creates the add-on's history ConfigMap in namespace ns, as the controller would:
+// owned by the add-on's ClusterManagementAddOn.
 func writeHistory(t *testing.T, ns, addon, data string) {
+	t.Helper()
+	cma, err := localhub.ForTest(t).Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(t.Context(), addon, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeHistoryOwnedBy(t, ns, addon, data, metav1.OwnerReference{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn",
+		Name: addon, UID: cma.UID})
+}
+
+// writeHistoryOwnedBy creates a ConfigMap that looks like the add-on's history in namespace ns,
+// with these owners.
+func writeHistoryOwnedBy(t *testing.T, ns, addon, data string, owners ...metav1.OwnerReference) {
 	t.Helper()
 	hub := localhub.ForTest(t)
 	if err := localhub.EnsureNamespace(t.Context(), hub.Clients.Kube, ns); err != nil {
@@ -445,8 +458,9 @@ func writeHistory(t *testing.T, ns, addon, data string) {
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: history.ConfigMapName(addon), Namespace: ns,
-			Labels:      map[string]string{history.AddonLabel: history.AddonLabelValue(addon)},
-			Annotations: map[string]string{history.AddonAnnotation: addon}},
+			Labels:          map[string]string{history.AddonLabel: history.AddonLabelValue(addon)},
+			Annotations:     map[string]string{history.AddonAnnotation: addon},
+			OwnerReferences: owners},
 		Data: map[string]string{history.DataKey: data},
 	}
 	cms := hub.Clients.Kube.CoreV1().ConfigMaps(ns)
@@ -515,7 +529,7 @@ REVISION  VERSION     CONFIGS                KIND     STARTED               COMP
 	}{
 		{[]string{"history", addon, "--placement", "default/other"}, "has no placement default/other; it has default/canary, default/prod"},
 		{[]string{"history", addon, "-o", "xml"}, `--output "xml": want json or yaml`},
-		{[]string{"history", addon, "-n", "elsewhere"}, "no version history of add-on day2-history in namespace elsewhere (a ConfigMap labelled addonops.io/history-of=day2-history): the controller has not recorded this add-on yet"},
+		{[]string{"history", addon, "-n", "elsewhere"}, "no version history of add-on day2-history in namespace elsewhere (ConfigMap addonops-history-day2-history): the controller has not recorded this add-on yet"},
 		{[]string{"history", "day2-nope"}, `add-on "day2-nope" not found`},
 	} {
 		if r := addonops(t, tc.args...); r.code != exitError || !strings.Contains(r.stderr, tc.want) {
@@ -523,26 +537,24 @@ REVISION  VERSION     CONFIGS                KIND     STARTED               COMP
 		}
 	}
 
-	// A second record elsewhere (two controllers): --namespace picks one.
+	// A second record elsewhere (another controller, or anyone who may create a ConfigMap there):
+	// only the controller's namespace is read, --namespace names another.
 	writeHistory(t, "day2-other-controller", addon, `{"addon": "day2-history", "placements": []}`)
-	if r := addonops(t, "history", addon); r.code != exitError ||
-		!strings.Contains(r.stderr, "add-on day2-history has 2 version histories: ConfigMaps addonops-system/addonops-history-day2-history, day2-other-controller/addonops-history-day2-history") ||
-		!strings.Contains(r.stderr, "pick one with --namespace") {
-		t.Errorf("two records: exit %d, stderr %s", r.code, r.stderr)
+	if r := addonops(t, "history", addon, "--placement", "default/prod"); r.code != exitOK || !strings.Contains(r.stdout, "Succeeded") {
+		t.Errorf("with a second record elsewhere: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := addonops(t, "history", addon, "-n", "day2-other-controller"); r.code != exitOK || r.stdout != "ADD-ON day2-history: no placement has rolled out a version yet\n" {
 		t.Errorf("-n day2-other-controller: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := addonops(t, "history", addon, "--namespace", "addonops-system", "--placement", "default/prod"); r.code != exitOK || !strings.Contains(r.stdout, "Succeeded") {
-		t.Errorf("--namespace addonops-system: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
 
-	// An add-on the controller has not recorded, and a record that does not decode.
+	// An add-on the controller has not recorded.
 	createCMA(t, "day2-history-none", fixture{placements: []string{"default/prod"}})
 	if r := addonops(t, "history", "day2-history-none"); r.code != exitError ||
-		!strings.Contains(r.stderr, "no version history of add-on day2-history-none in any namespace") || !strings.Contains(r.stderr, "or it does not manage it") {
+		!strings.Contains(r.stderr, "no version history of add-on day2-history-none in namespace addonops-system (ConfigMap addonops-history-day2-history-none)") ||
+		!strings.Contains(r.stderr, "it does not manage it") || !strings.Contains(r.stderr, "name it with --namespace") {
 		t.Errorf("no record: exit %d, stderr %s", r.code, r.stderr)
 	}
+	// A record that does not decode.
 	createCMA(t, "day2-history-bad", fixture{placements: []string{"default/prod"}})
 	writeHistory(t, "addonops-system", "day2-history-bad", `{"addon": "day2-history-bad", "placements": [{"placement": 7}]}`)
 	if r := addonops(t, "history", "day2-history-bad"); r.code != exitError ||
@@ -560,8 +572,8 @@ func trimLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestHistoryLongName: an add-on name too long for a label value is found through the hashed label
-// and told apart by the annotation.
+// TestHistoryLongName: an add-on name too long for a ConfigMap name's prefix is found by the
+// hashed name the controller gives it.
 func TestHistoryLongName(t *testing.T) {
 	addon := "day2-" + strings.Repeat("long", 16)
 	createCMA(t, addon, fixture{placements: []string{"default/prod"}})
@@ -652,5 +664,64 @@ func TestCommandLine(t *testing.T) {
 	}
 	if r := plain("--context", "hub", "status", "day2-complete"); r.code != exitOK || !strings.Contains(r.stdout, "ADD-ON day2-complete") {
 		t.Errorf("--context before status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The history a tenant cannot fake or hide: only the controller's namespace is read, and there only
+// a ConfigMap the add-on's ClusterManagementAddOn owns by its UID. (Before: a ConfigMap with the
+// history label in any namespace was shown, and a second one hid the real one behind an error.)
+func TestHistoryForgedOrHidden(t *testing.T) {
+	const addon = "day2-history-forged"
+	createCMA(t, addon, fixture{placements: []string{"default/prod"}})
+	cma, err := localhub.ForTest(t).Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(t.Context(), addon, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := metav1.OwnerReference{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn", Name: addon, UID: cma.UID}
+	forged := &history.Record{Addon: addon, Placements: []history.Placement{{Placement: "default/prod", Versions: []history.Version{
+		{ID: "f0f0f0f0f0", Configs: []history.Config{templateV1}, Kind: "Install", Result: history.Succeeded, Message: "forged by a tenant"}}}}}
+	forgedData, err := forged.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// In a tenant's namespace, even with the CMA's UID (anyone who may read the CMA sees it): not
+	// read at all; the error names where the controller keeps it.
+	writeHistoryOwnedBy(t, "day2-tenant", addon, forgedData, owner)
+	r := addonops(t, "history", addon)
+	if r.code != exitError || strings.Contains(r.stdout, "f0f0f0f0f0") ||
+		!strings.Contains(r.stderr, "no version history of add-on day2-history-forged in namespace addonops-system (ConfigMap addonops-history-day2-history-forged)") {
+		t.Errorf("a forged record in a tenant's namespace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Next to the real one: the real one is shown.
+	real := historyFixture(addon)
+	realData, err := real.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeHistory(t, "addonops-system", addon, realData)
+	if r := addonops(t, "history", addon, "--placement", "default/prod"); r.code != exitOK || strings.Contains(r.stdout, "f0f0f0f0f0") || !strings.Contains(r.stdout, "Succeeded") {
+		t.Errorf("the real record next to a forged one: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// In the controller's namespace without the CMA's UID: refused, saying why.
+	for _, tc := range []struct {
+		name   string
+		owners []metav1.OwnerReference
+		want   string
+	}{
+		{"no owner", nil, "it has no ownerReference to ClusterManagementAddOn day2-history-forged"},
+		{"another UID", []metav1.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: addon, UID: "0d1e7ed0-0000-0000-0000-000000000000"}},
+			"its ownerReference names ClusterManagementAddOn day2-history-forged with UID [0d1e7ed0-0000-0000-0000-000000000000], not the add-on's " + string(cma.UID)},
+	} {
+		ns := "day2-controller-" + strings.ToLower(strings.ReplaceAll(tc.name, " ", "-"))
+		writeHistoryOwnedBy(t, ns, addon, forgedData, tc.owners...)
+		r := addonops(t, "history", addon, "-n", ns)
+		if r.code != exitError || strings.Contains(r.stdout, "f0f0f0f0f0") ||
+			!strings.Contains(r.stderr, "ConfigMap "+ns+"/addonops-history-day2-history-forged is not the version history of add-on day2-history-forged: "+tc.want) ||
+			!strings.Contains(r.stderr, "the controller ignores it too") {
+			t.Errorf("%s: exit %d\n%s%s", tc.name, r.code, r.stdout, r.stderr)
+		}
 	}
 }

@@ -8,10 +8,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/history"
@@ -29,8 +27,10 @@ its configs, what rolling it out was (KIND: Install, Upgrade, Rollback), when it
 (first ran on every cluster) and ended, and how (RESULT: InProgress, Succeeded, Failed, RolledBack,
 Aborted, Superseded) with the controller's MESSAGE.
 
-The controller keeps the history in a ConfigMap labelled addonops.io/history-of=ADDON in its own
-namespace; it is looked for in every namespace, or only in --namespace.`,
+The controller keeps the history in the ConfigMap addonops-history-ADDON in its own namespace (its
+--history-namespace), owned by the add-on's ClusterManagementAddOn. Only that namespace is read:
+addonops-system, as deployed, or --namespace. A ConfigMap there that the ClusterManagementAddOn
+does not own (by its UID) is refused, as the controller refuses it.`,
 		Args:              addonArg,
 		ValidArgsFunction: c.completeAddons,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +69,7 @@ namespace; it is looked for in every namespace, or only in --namespace.`,
 		},
 	}
 	cmd.Flags().StringVar(&placement, "placement", "", "only this install placement, as NAMESPACE/NAME")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the namespace of the history ConfigMap (the controller's); default: every namespace")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", defaultHistoryNamespace, "the controller's namespace, where it keeps the history ConfigMap (its --history-namespace)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (default: a table per placement)")
 	_ = cmd.RegisterFlagCompletionFunc("placement", c.completePlacements)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
@@ -83,58 +83,47 @@ func orNone(s string) string {
 	return s
 }
 
-// readHistory finds the add-on's history ConfigMap by its label (in namespace, or in every
-// namespace), makes sure it is this add-on's by its annotation, and decodes it. It also returns
-// "namespace/name" of the ConfigMap.
+// defaultHistoryNamespace is where the controller keeps the version histories as deployed: its own
+// namespace (config/manager), which is its --history-namespace unless set.
+const defaultHistoryNamespace = "addonops-system"
+
+// readHistory reads the add-on's history ConfigMap in the controller's namespace, makes sure it is
+// this add-on's (its ownerReference names the add-on's ClusterManagementAddOn with its UID, as the
+// controller writes it: history.CheckOwner), and decodes it. It also returns "namespace/name" of
+// the ConfigMap. Only that namespace is read: a ConfigMap elsewhere, whoever wrote it, is not the
+// controller's record, and one there that the CMA does not own is refused as the controller
+// refuses it.
 func (h *hub) readHistory(ctx context.Context, addon, namespace string) (*history.Record, string, error) {
-	sel := labels.SelectorFromSet(labels.Set{history.AddonLabel: history.AddonLabelValue(addon)}).String()
-	list, err := h.kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	where := "in any namespace"
-	if namespace != "" {
-		where = "in namespace " + namespace
-	}
+	owner, err := h.getCMA(ctx, addon)
 	if err != nil {
-		if apierrors.IsForbidden(err) && namespace == "" {
-			return nil, "", fmt.Errorf("listing ConfigMaps labelled %s in every namespace on the hub %s: %w; "+
-				"name the controller's namespace with --namespace", sel, h.host, err)
-		}
-		return nil, "", fmt.Errorf("listing ConfigMaps labelled %s %s on the hub %s: %w", sel, where, h.host, err)
+		return nil, "", err
 	}
-	var found []corev1.ConfigMap
-	for _, cm := range list.Items {
-		// The label value of a long name is a hash; the annotation holds the full name.
-		if a, ok := cm.Annotations[history.AddonAnnotation]; ok && a == addon || !ok && cm.Name == history.ConfigMapName(addon) {
-			found = append(found, cm)
-		}
+	name := history.ConfigMapName(addon)
+	where := namespace + "/" + name
+	cm, err := h.kube.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", fmt.Errorf("no version history of add-on %s in namespace %s (ConfigMap %s): the controller has not recorded "+
+			"this add-on yet (it does once a placement has desired configs), it does not manage it (it manages the add-ons "+
+			"annotated addon.open-cluster-management.io/lifecycle: self, or all with --addons=all), or it keeps the histories in "+
+			"another namespace: name it with --namespace (the controller's --history-namespace, by default its own)", addon, namespace, name)
+	case err != nil:
+		return nil, "", fmt.Errorf("reading ConfigMap %s on the hub %s: %w", where, h.host, err)
 	}
-	switch len(found) {
-	case 0:
-		if _, err := h.getCMA(ctx, addon); err != nil {
-			return nil, "", err
-		}
-		return nil, "", fmt.Errorf("no version history of add-on %s %s (a ConfigMap labelled %s): the controller has not recorded "+
-			"this add-on yet (it does once a placement has desired configs), or it does not manage it (it manages the add-ons "+
-			"annotated addon.open-cluster-management.io/lifecycle: self, or all with --addons=all)", addon, where, sel)
-	case 1:
-	default:
-		var names []string
-		for _, cm := range found {
-			names = append(names, cm.Namespace+"/"+cm.Name)
-		}
-		return nil, "", fmt.Errorf("add-on %s has %d version histories: ConfigMaps %s (more than one controller?); pick one with --namespace",
-			addon, len(found), strings.Join(names, ", "))
+	if err := history.CheckOwner(cm.OwnerReferences, addon, owner.UID); err != nil {
+		return nil, where, fmt.Errorf("ConfigMap %s is not the version history of add-on %s: %w; the controller ignores it too "+
+			"(event VersionHistoryInvalid on the ClusterManagementAddOn) and records nothing while it is there: delete it, and "+
+			"the controller starts a new record", where, addon, err)
 	}
-	cm := found[0]
-	name := cm.Namespace + "/" + cm.Name
 	data, ok := cm.Data[history.DataKey]
 	if !ok {
-		return nil, name, fmt.Errorf("ConfigMap %s, the version history of add-on %s, has no key %s", name, addon, history.DataKey)
+		return nil, where, fmt.Errorf("ConfigMap %s, the version history of add-on %s, has no key %s", where, addon, history.DataKey)
 	}
 	rec, err := history.Decode(data)
 	if err != nil {
-		return nil, name, fmt.Errorf("ConfigMap %s, the version history of add-on %s, key %s: %w", name, addon, history.DataKey, err)
+		return nil, where, fmt.Errorf("ConfigMap %s, the version history of add-on %s, key %s: %w", where, addon, history.DataKey, err)
 	}
-	return rec, name, nil
+	return rec, where, nil
 }
 
 // printHistory writes the record: -o json or yaml as stored, else a table per placement.

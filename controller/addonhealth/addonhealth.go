@@ -44,6 +44,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/addonwork"
 	"github.com/addonops/addonops/internal/manifesthead"
 )
@@ -124,7 +125,9 @@ func Available(mca *addonv1alpha1.ManagedClusterAddOn, cluster *clusterv1.Manage
 		return nil
 	}
 	cond := func(s metav1.ConditionStatus, reason, msg string) *metav1.Condition {
-		return &metav1.Condition{Type: ConditionAvailable, Status: s, Reason: reason, Message: msg}
+		// The message may quote a work's or the cluster's (their agents write them): cut as the hub
+		// cache cuts what it reads back.
+		return &metav1.Condition{Type: ConditionAvailable, Status: s, Reason: reason, Message: addonstatus.BoundMessage(msg)}
 	}
 	if cluster != nil {
 		if c := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1.ManagedClusterConditionAvailable); c != nil && c.Status == metav1.ConditionUnknown {

@@ -16,6 +16,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/addonwork"
 	"github.com/addonops/addonops/internal/manifesthead"
 	"github.com/addonops/addonops/internal/render"
@@ -523,7 +524,8 @@ func FeedbackValue(w *workv1.ManifestWork, id workv1.ResourceIdentifier, name st
 const ReasonConfigsRefused = "ConfigsRefused"
 
 func applyFailed(msg string) metav1.Condition {
-	return metav1.Condition{Type: ConditionManifestApplied, Status: metav1.ConditionFalse, Reason: ReasonWorkApplyFailed, Message: msg}
+	// An API error can quote much (a refused work's fields): cut as the hub cache cuts it.
+	return metav1.Condition{Type: ConditionManifestApplied, Status: metav1.ConditionFalse, Reason: ReasonWorkApplyFailed, Message: addonstatus.BoundMessage(msg)}
 }
 
 // ApplyFailed is the ManifestApplied condition after a failed ManifestWork write.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -97,7 +98,7 @@ func (c *Collector) collectConfigs(ctx context.Context, now time.Time) error {
 	for _, o := range c.Hub.MCAInformer.GetStore().List() {
 		mcas = append(mcas, o.(*addonv1alpha1.ManagedClusterAddOn))
 	}
-	referenced, rolling := References(cmas, mcas, c.histories())
+	referenced, rolling := References(cmas, mcas, c.histories(cmas))
 	objects, byRef := versions(c.Hub.Configs.Cached())
 	plan := Decide(Input{Now: now, Objects: objects, Referenced: referenced, Rolling: rolling,
 		Keep: c.opts.Keep, MinAge: c.opts.MinAge})
@@ -128,15 +129,25 @@ func (c *Collector) collectConfigs(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// histories are the add-ons' version histories that can be read (an unreadable one is reported by
-// the rollout reconciler).
-func (c *Collector) histories() []*history.Record {
+// histories are the add-ons' version histories that can be read and are their add-on's: the
+// ConfigMap the controller names for it, owned by its CMA with its UID (history.CheckOwner), as the
+// rollout reconciler reads them (it reports the others).
+func (c *Collector) histories(cmas []*addonv1alpha1.ClusterManagementAddOn) []*history.Record {
 	if c.Hub.HistoryInformer == nil {
 		return nil
 	}
+	uids := make(map[string]types.UID, len(cmas))
+	for _, cma := range cmas {
+		uids[cma.Name] = cma.UID
+	}
 	var out []*history.Record
 	for _, o := range c.Hub.HistoryInformer.GetStore().List() {
-		if rec, err := history.Decode(o.(*corev1.ConfigMap).Data[history.DataKey]); err == nil {
+		cm := o.(*corev1.ConfigMap)
+		rec, err := history.Decode(cm.Data[history.DataKey])
+		if err != nil {
+			continue
+		}
+		if uid, ok := uids[rec.Addon]; ok && cm.Name == history.ConfigMapName(rec.Addon) && history.CheckOwner(cm.OwnerReferences, rec.Addon, uid) == nil {
 			out = append(out, rec)
 		}
 	}

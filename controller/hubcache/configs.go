@@ -49,8 +49,16 @@ type Configs struct {
 	informers map[configref.GroupResource]*configInformer
 	// initial are the informers created before the cache started.
 	initial []*configInformer
-	// unserved remembers group/resources discovery did not know and when it was last asked.
+	// unserved remembers group/resources discovery did not know, and as of when (the time of the
+	// discovery answer that did not know them).
 	unserved map[configref.GroupResource]time.Time
+	// discovered is when discovery was last asked (zero: never), and discoveryErr its error, if it
+	// failed: the mapper is not asked again until RediscoverAfter has passed (a failed discovery
+	// would otherwise be retried by every mapping call).
+	discovered   time.Time
+	discoveryErr error
+	// now is the clock (time.Now; tests set their own).
+	now func() time.Time
 
 	hashMu sync.Mutex
 	hashes map[string]memo // by config UID
@@ -100,8 +108,14 @@ func (e *ForbiddenError) Unwrap() error { return e.Err }
 // errNotServed marks a config whose group/resource the API server does not serve.
 var errNotServed = errors.New("not served")
 
-// rediscoverAfter is how long an unserved group/resource is trusted to stay unserved before
-// discovery is asked again (its CRD may be installed later).
+// errDiscoveryWait marks a config whose group/resource is not mapped yet because discovery failed
+// less than RediscoverAfter ago (that failure was logged).
+var errDiscoveryWait = errors.New("waiting to ask discovery again")
+
+// RediscoverAfter is how long an unserved group/resource is trusted to stay unserved before
+// discovery is asked again (its CRD may be installed later), and the least time between two
+// discovery requests of the cache, whatever asks: all unserved kinds due for another look share
+// one request, so no number of unserved kinds costs more than one discovery per RediscoverAfter.
 const RediscoverAfter = 10 * time.Second
 
 func newConfigs(disc discovery.DiscoveryInterface, dyn dynamic.Interface, resync time.Duration) *Configs {
@@ -114,6 +128,7 @@ func newConfigs(disc discovery.DiscoveryInterface, dyn dynamic.Interface, resync
 		informers: map[configref.GroupResource]*configInformer{},
 		unserved:  map[configref.GroupResource]time.Time{},
 		hashes:    map[string]memo{},
+		now:       time.Now,
 	}
 }
 
@@ -191,7 +206,7 @@ func (s *Configs) Ensure(ctx context.Context, grs []configref.GroupResource) (sy
 	synced = true
 	for _, gr := range grs {
 		inf, err := s.informerFor(ctx, gr)
-		if errors.Is(err, errNotServed) {
+		if errors.Is(err, errNotServed) || errors.Is(err, errDiscoveryWait) {
 			unserved = true
 			continue
 		}
@@ -219,17 +234,40 @@ func (s *Configs) informerFor(ctx context.Context, gr configref.GroupResource) (
 	if inf, ok := s.informers[gr]; ok {
 		return inf, nil
 	}
-	if at, ok := s.unserved[gr]; ok {
-		if time.Since(at) < RediscoverAfter {
-			return nil, errNotServed
-		}
+	now := s.now()
+	at, wasUnserved := s.unserved[gr]
+	if wasUnserved && now.Sub(at) < RediscoverAfter {
+		return nil, errNotServed
+	}
+	// gr is new, or unserved and due for another look. Discovery's answer is refreshed at most once
+	// per RediscoverAfter: every kind due within that time is mapped with the same answer.
+	switch {
+	case s.discovered.IsZero():
+		s.discovered = now // the mapper's first call asks discovery
+	case now.Sub(s.discovered) >= RediscoverAfter:
 		s.mapper.Reset()
+		s.discovered, s.discoveryErr = now, nil
+	case s.discoveryErr != nil:
+		return nil, errDiscoveryWait
 	}
 	gvr, err := s.mapper.ResourceFor(schema.GroupVersionResource{Group: gr.Group, Resource: gr.Resource})
 	if err != nil {
 		if meta.IsNoMatchError(err) {
-			s.unserved[gr] = time.Now()
+			if !wasUnserved {
+				klog.FromContext(ctx).Info("Config kind not served by the API server (is its CustomResourceDefinition installed?); "+
+					"add-ons referencing it wait, and discovery is asked again at most once per interval for all such kinds",
+					"resource", gr.String(), "interval", RediscoverAfter)
+			} else {
+				klog.FromContext(ctx).V(4).Info("Config kind still not served", "resource", gr.String())
+			}
+			// As of the answer's time: the next look shares the next refresh with every other kind.
+			s.unserved[gr] = s.discovered
 			return nil, errNotServed
+		}
+		if !meta.IsAmbiguousError(err) {
+			// Discovery itself failed (the mapper has no answer at all): keep the mapper from
+			// asking again for every kind until RediscoverAfter has passed.
+			s.discoveryErr = err
 		}
 		return nil, fmt.Errorf("mapping %s to a version: %w", gr, err)
 	}

@@ -316,6 +316,7 @@ func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), 
 		DeleteFunc: func(obj any) {
 			if m, ok := Tombstone[metav1.Object](obj); ok {
 				c.undecodable.left(kind, m, true)
+				c.trimmed.forget(kind, m)
 			}
 		},
 	}); err != nil {
@@ -425,6 +426,7 @@ func (c *Cache) decode(k decodedKind, strip func(*unstructured.Unstructured), af
 		typed := k.newObj()
 		err := Decode(u, typed)
 		if err == nil {
+			c.boundDecoded(k, typed)
 			c.interned.object(typed)
 			if after != nil {
 				after(u, typed)

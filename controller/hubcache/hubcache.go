@@ -131,6 +131,10 @@ type Cache struct {
 	// undecodable records the objects the decoded informers hold placeholders for.
 	undecodable   undecodable
 	onUndecodable func(*DecodeError)
+	// trimmed records the object versions the cache keeps less of than the API server returned
+	// (bound.go).
+	trimmed   trims
+	onTrimmed func(*Trimmed)
 	// logger is Run's, for what the informers log (decode errors).
 	logger atomic.Pointer[klog.Logger]
 	// interned holds the strings decoded objects share (intern.go).
@@ -212,7 +216,12 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		return nil, fmt.Errorf("building the add-on client: %w", err)
 	}
 	c.MCAWriter = mcawrite.NewWriter(c.Clients.Addon)
-	c.MCAWriter.Compact = func(m *addonv1alpha1.ManagedClusterAddOn) { c.interned.object(m) }
+	c.MCAWriter.Compact = func(m *addonv1alpha1.ManagedClusterAddOn) {
+		// Bounded as the cache bounds it (bound.go; the cache's informer reports what it drops when
+		// it sees this version).
+		bound(m)
+		c.interned.object(m)
+	}
 	c.MCAWriter.Cached = func(key string) *addonv1alpha1.ManagedClusterAddOn {
 		obj, ok, err := c.MCAInformer.GetIndexer().GetByKey(key)
 		if err != nil || !ok || c.DecodeError(obj) != nil {

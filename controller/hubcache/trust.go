@@ -103,7 +103,7 @@ func (c *Cache) refusalFor(cma *addonv1alpha1.ClusterManagementAddOn, mca *addon
 			return
 		}
 		if !recRead {
-			recRead, rec = true, c.historyOf(mca.Name)
+			recRead, rec = true, c.historyOf(cma)
 		}
 		if RecordedIn(rec, cfg.GroupResource, cfg.Namespace, cfg.Name, cfg.DesiredHash) {
 			return
@@ -128,18 +128,19 @@ func (c *Cache) refusalFor(cma *addonv1alpha1.ClusterManagementAddOn, mca *addon
 		mca.Namespace, mca.Name, where, strings.Join(bad, ", "))
 }
 
-// historyOf returns the add-on's version history from the cache, nil when none is kept or it
-// cannot be read.
-func (c *Cache) historyOf(addon string) *history.Record {
-	if c.Histories == nil {
+// historyOf returns cma's version history from the cache: the record in the controller's namespace
+// that cma owns by UID (history.CheckOwner; anyone who may write a ConfigMap there could otherwise
+// vouch for a version), nil when there is none, no CMA, or it cannot be read.
+func (c *Cache) historyOf(cma *addonv1alpha1.ClusterManagementAddOn) *history.Record {
+	if c.Histories == nil || cma == nil {
 		return nil
 	}
-	cm, err := c.Histories.Get(history.ConfigMapName(addon))
-	if err != nil {
+	cm, err := c.Histories.Get(history.ConfigMapName(cma.Name))
+	if err != nil || history.CheckOwner(cm.OwnerReferences, cma.Name, cma.UID) != nil {
 		return nil
 	}
 	rec, err := history.Decode(cm.Data[history.DataKey])
-	if err != nil || rec.Addon != addon {
+	if err != nil || rec.Addon != cma.Name {
 		return nil
 	}
 	return rec

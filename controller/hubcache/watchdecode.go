@@ -116,6 +116,7 @@ func (d watchDecoder) Decode(data []byte, _ *schema.GroupVersionKind, _ runtime.
 		if d.strip != nil {
 			d.strip(typed)
 		}
+		d.c.boundDecoded(d.k, typed)
 		d.c.interned.object(typed)
 		return typed, &gvk, nil
 	}

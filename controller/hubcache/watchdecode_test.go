@@ -64,6 +64,11 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 		`"data": {"k": "`+strings.Repeat("v", 400)+`"}}, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "y", "creationTimestamp": null},
   "spec": {"replicas": 2, "template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [{"name": "c", "image": "`+strings.Repeat("i", 300)+`"}]}}}},
   {"apiVersion": "v1", "kind": "ConfigMap", "metadata": null, "data": {"k": "`+strings.Repeat("v", 400)+`"}}]}}`, 1)
+	// Over the cache's limits (bound.go): both paths keep the same part.
+	oversizedFeedback := strings.Replace(withResourceConditions, `"resourceMeta": {"ordinal": 0, "kind": "ConfigMap", "name": "x"}, "conditions": [`,
+		`"resourceMeta": {"ordinal": 0, "kind": "ConfigMap", "name": "x"}, "statusFeedback": {"values": [{"name": "a", "fieldValue": {"type": "Integer", "integer": 1}},
+  {"name": "b", "fieldValue": {"type": "String", "string": "`+strings.Repeat("s", 5000)+`"}}]}, "conditions": [`, 1)
+	oversizedMCA := strings.Replace(mcaJSON("c1"), `"message": "upgrade completed with no errors."`, `"message": "`+strings.Repeat("m", 5000)+`"`, 1)
 	placement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "4"}, "spec": {"decisionStrategy": {"groupStrategy": {"clustersPerDecisionGroup": "25%"}}}}`
 	badPlacement := `{"metadata": {"name": "p", "namespace": "default", "resourceVersion": "5"}, "spec": {"numberOfClusters": 9223372036854775807}}`
 	decision := `{"metadata": {"name": "p-decision-1", "namespace": "default", "resourceVersion": "6", "labels": {"cluster.open-cluster-management.io/placement": "p"}},
@@ -78,6 +83,8 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 		undecodable bool
 	}{
 		{"MCA", kindMCA, stripper{}, mcaJSON("c1"), false},
+		{"MCA over the limits", kindMCA, stripper{}, oversizedMCA, false},
+		{"work with stand-ins, feedback over the limits", kindWork, workStandInsStripper, oversizedFeedback, false},
 		{"work with manifests", kindWork, stripper{}, work, false},
 		{"work stripped", kindWork, workManifestsStripper, work, false},
 		{"work stripped, bad manifest status dropped", kindWork, workManifestsStripper, badWorkSpec, false},
@@ -113,6 +120,9 @@ func TestWatchDecodeMatchesTransform(t *testing.T) {
 			}
 			if !equality.Semantic.DeepEqual(got, want) {
 				t.Errorf("decoded straight:\n%+v\nthrough the transform:\n%+v", got, want)
+			}
+			if strings.Contains(tc.name, "over the limits") && (len(direct.trimmed.told) != 1 || len(viaTransform.trimmed.told) != 1) {
+				t.Errorf("trimmed versions recorded: straight %v, through the transform %v; want one each", direct.trimmed.told, viaTransform.trimmed.told)
 			}
 			gotErr, wantErr := direct.DecodeError(got.(metav1.Object)), viaTransform.DecodeError(want.(metav1.Object))
 			if (gotErr != nil) != tc.undecodable || (wantErr != nil) != tc.undecodable {

@@ -233,6 +233,9 @@ func Healthy(mca *addonv1alpha1.ManagedClusterAddOn, checked bool) (bool, string
 // start of a new attempt (a new desired config) so progressDeadline counts from there. It reports
 // whether anything changed.
 func SetCondition(conds *[]metav1.Condition, cond metav1.Condition, now metav1.Time, restart bool) bool {
+	// Cut as the hub cache cuts what it reads back (a long message, naming many clusters or quoting
+	// a work's, would otherwise look changed at every decision).
+	cond.Message = addonstatus.BoundMessage(cond.Message)
 	existing := meta.FindStatusCondition(*conds, cond.Type)
 	if existing == nil {
 		cond.LastTransitionTime = now

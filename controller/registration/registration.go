@@ -13,7 +13,9 @@
 //     which also accepts cluster "<cluster>x". Their organizations must be exactly the default
 //     groups; subject alternative names are refused.
 //  3. The expected identity comes from the AddOnTemplate, never from the MCA status a managed
-//     cluster's agent can write.
+//     cluster's agent can write; and the AddOnTemplate is one the controller or Git decided for
+//     the add-on (hubcache.Authorized): a template a cluster names in its MCA status alone binds,
+//     approves and signs nothing (hubcache.Cache.Refuse).
 //  4. SingleNamespace RoleBindings are named per cluster and deleted when the MCA goes or the
 //     template stops asking for them; OCM gives every cluster the same binding (each cluster
 //     overwrites the subjects of the others) and never deletes it. Two hubPermissions that would
@@ -47,6 +49,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/hubcache"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/render"
 )
@@ -438,6 +441,8 @@ func Condition(regs []addonv1alpha1.RegistrationConfig, pending bool, p Problems
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, ReasonPermissionApplied, MessageConfigured
 	}
+	// Errors and CA problems can be long: cut as the hub cache cuts what it reads back.
+	c.Message = addonstatus.BoundMessage(c.Message)
 	return c
 }
 

@@ -20,9 +20,12 @@ const (
 )
 
 // readHistory returns the add-on's version history from the cache (nil when none is recorded yet
-// or history is off). ok is false when the stored record cannot be read: the decision then goes
-// on without it, nothing overwrites it (a person may want to look at it; deleting the ConfigMap
-// starts a new record), and the CMA gets a Warning event once per ConfigMap version.
+// or history is off). ok is false when the stored record cannot be read or is not this add-on's
+// (its ownerReference must name this CMA with its UID, history.CheckOwner: anyone who may create a
+// ConfigMap in the controller's namespace could forge one, and one left by a deleted add-on of the
+// same name is not the new one's): the decision then goes on without it, nothing overwrites it (a
+// person may want to look at it; deleting the ConfigMap starts a new record), and the CMA gets a
+// Warning event once per ConfigMap version.
 func (c *Reconciler) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
 	if c.Hub.Histories == nil {
 		return nil, false
@@ -34,7 +37,10 @@ func (c *Reconciler) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec
 	if err != nil {
 		return nil, false
 	}
-	rec, err = history.Decode(cm.Data[history.DataKey])
+	err = history.CheckOwner(cm.OwnerReferences, cma.Name, cma.UID)
+	if err == nil {
+		rec, err = history.Decode(cm.Data[history.DataKey])
+	}
 	if err == nil && rec.Addon != cma.Name {
 		err = fmt.Errorf("it records add-on %q", rec.Addon)
 	}

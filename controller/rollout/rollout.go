@@ -236,30 +236,38 @@ func (c *Reconciler) deployerEvent(cma *addonv1alpha1.ClusterManagementAddOn, wa
 	return ev, emit
 }
 
-// referencedResources lists the group/resources of every config the add-on references.
+// referencedResources lists the group/resources of the configs the decision reads: the CMA's
+// default and placement configs, and the MCAs' own configs of a type the CMA supports
+// (spec.supportedConfigs). An MCA's config of any other type is never read (the decision reports
+// it ConfigurationUnsupported), so its type is never looked up either: an MCA's spec may name any
+// number of made-up types, and each unknown one would cost the API server a discovery request.
 func referencedResources(cma *addonv1alpha1.ClusterManagementAddOn, mcas []*addonv1alpha1.ManagedClusterAddOn) []configref.GroupResource {
 	seen := map[configref.GroupResource]bool{}
 	var out []configref.GroupResource
-	add := func(group, resource string) {
-		gr := configref.GroupResource{Group: group, Resource: resource}
+	add := func(gr configref.GroupResource) {
 		if !seen[gr] {
 			seen[gr] = true
 			out = append(out, gr)
 		}
 	}
+	supported := make(map[configref.GroupResource]bool, len(cma.Spec.SupportedConfigs))
 	for _, sc := range cma.Spec.SupportedConfigs {
+		gr := configref.GroupResource{Group: sc.Group, Resource: sc.Resource}
+		supported[gr] = true
 		if sc.DefaultConfig != nil && sc.DefaultConfig.Name != "" && sc.DefaultConfig.Name != configref.ReservedNoDefault {
-			add(sc.Group, sc.Resource)
+			add(gr)
 		}
 	}
 	for _, p := range cma.Spec.InstallStrategy.Placements {
 		for _, cf := range p.Configs {
-			add(cf.Group, cf.Resource)
+			add(configref.GroupResource{Group: cf.Group, Resource: cf.Resource})
 		}
 	}
 	for _, m := range mcas {
 		for _, cf := range m.Spec.Configs {
-			add(cf.Group, cf.Resource)
+			if gr := (configref.GroupResource{Group: cf.Group, Resource: cf.Resource}); supported[gr] {
+				add(gr)
+			}
 		}
 	}
 	return out

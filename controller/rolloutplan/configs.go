@@ -120,10 +120,15 @@ func (d *decider) mcaTarget(base []mcastatus.Config, mca *addonv1alpha1.ManagedC
 // Configured stays False with the same reason, so a deployer honouring Configured (OCM's for
 // template add-ons, addonops' own under --deploy-templates) leaves its works alone until the spec
 // is fixed: an empty hash can never be deployed.
+// The message names the first maxListed types only: an MCA's spec may name any number (the API
+// server refuses a condition message over 32 KiB, so naming 500 would make the status unwritable).
 func unsupportedTarget(desired []mcastatus.Config, unsupported []configref.GroupResource) *blocked {
-	msgs := make([]string, len(unsupported))
-	for i, gr := range unsupported {
-		msgs[i] = unsupportedMessage(gr)
+	msgs := make([]string, 0, min(len(unsupported), maxListed)+1)
+	for _, gr := range unsupported[:min(len(unsupported), maxListed)] {
+		msgs = append(msgs, unsupportedMessage(gr))
+	}
+	if more := len(unsupported) - maxListed; more > 0 {
+		msgs = append(msgs, fmt.Sprintf("and %d more unsupported types", more))
 	}
 	return &blocked{
 		reason: addonstatus.ReasonConfigurationUnsupported,

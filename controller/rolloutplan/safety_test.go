@@ -511,3 +511,28 @@ func TestHealthCheckOff(t *testing.T) {
 	w.step()
 	w.expectProgression(p, addonstatus.ReasonInstallSucceed, "1/1 install completed", "a", "a", "a")
 }
+
+// An MCA's spec naming 500 unsupported config types: its Configured message names the first
+// few and counts the rest, so it stays far below the 32 KiB the API server accepts for a
+// condition message (naming all 500 made the MCA's status unwritable), and still tells what to do.
+func TestManyUnsupportedMCAConfigs(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	w.placement("aws", "a", all(), []string{"c1"})
+	m := w.mca("c1")
+	for i := range 500 {
+		m.Spec.Configs = append(m.Spec.Configs, addonv1alpha1.AddOnConfig{
+			ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: fmt.Sprintf("g%d.example.io", i), Resource: "widgets"},
+			ConfigReferent:      addonv1alpha1.ConfigReferent{Name: "w"}})
+	}
+	w.step()
+	got := condMsg(w.mcas["c1"], addonstatus.ConditionConfigured)
+	want := "ConfigurationUnsupported: Configuration with gvr g0.example.io/widgets is not supported for this addon; "
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "g4.example.io/widgets is not supported for this addon; and 495 more unsupported types; add the type to") ||
+		strings.Contains(got, "g5.example.io") || len(got) > 2048 {
+		t.Fatalf("Configured message (%d bytes): %s", len(got), got)
+	}
+	if got := condMsg(w.mcas["c1"], addonstatus.ConditionProgressing); got != "ConfigurationUnsupported: Configuration with gvr g0.example.io/widgets is not supported for this addon" {
+		t.Fatalf("Progressing: %s", got)
+	}
+}

@@ -68,6 +68,9 @@ type Request struct {
 	Subresource string
 	Code        int32 // HTTP status; 0 when the event has none
 	Received    time.Time
+	// URI is the request's path and query: what tells the requests of non-resource URLs apart
+	// (discovery's /api and /apis, /healthz).
+	URI string
 }
 
 // event is the JSON of an audit.k8s.io/v1 Event, decoded only as far as Request needs (much faster
@@ -75,6 +78,7 @@ type Request struct {
 type event struct {
 	Stage string `json:"stage"`
 	Verb  string `json:"verb"`
+	URI   string `json:"requestURI"`
 	User  struct {
 		Username string `json:"username"`
 	} `json:"user"`
@@ -112,7 +116,7 @@ func read(r io.Reader, fn func(Request)) error {
 		if e.Stage != string(auditv1.StageResponseComplete) && e.Stage != string(auditv1.StagePanic) {
 			continue
 		}
-		req := Request{User: e.User.Username, Verb: e.Verb, Received: e.RequestReceivedTimestamp}
+		req := Request{User: e.User.Username, Verb: e.Verb, Received: e.RequestReceivedTimestamp, URI: e.URI}
 		if e.ObjectRef != nil {
 			req.Group, req.Resource, req.Subresource = e.ObjectRef.APIGroup, e.ObjectRef.Resource, e.ObjectRef.Subresource
 		}

@@ -28,7 +28,7 @@ func TestRead(t *testing.T) {
 	if r := got[1]; r.Key() != "manifestworks create" || !r.IsWrite() || r.Failed() {
 		t.Errorf("second request %+v", r)
 	}
-	if r := got[2]; r.Key() != "(non-resource) get" || r.IsWrite() {
+	if r := got[2]; r.Key() != "(non-resource) get" || r.IsWrite() || r.URI != "/healthz" {
 		t.Errorf("third request %+v", r)
 	}
 	c := Counts{}
