@@ -121,9 +121,8 @@ func TestMetricsAskForAnAllowedToken(t *testing.T) {
 		want        []int
 	}{
 		{"no token", "", []int{http.StatusUnauthorized}},
-		// controller-runtime's filter answers 500 when the TokenReview says why it refused the
-		// token (the hub does for a malformed one), 401 when it does not.
-		{"a token the hub does not know", "not-a-token", []int{http.StatusUnauthorized, http.StatusInternalServerError}},
+		// 401 whatever the TokenReview says (controller-runtime's filter answered 500 here).
+		{"a token the hub does not know", "not-a-token", []int{http.StatusUnauthorized}},
 		{"a ServiceAccount not bound to addonops-metrics-reader", denied, []int{http.StatusForbidden}},
 		{"the hub's admin (system:masters)", hub.Config.BearerToken, []int{http.StatusOK}},
 	} {
@@ -181,4 +180,47 @@ func TestMetricsServeTheCertificateGiven(t *testing.T) {
 	if code, body := getTLS(in.metrics, "/metrics", token, otherRoots); code != 0 {
 		t.Errorf("a scraper trusting another CA got %d %.200s, want a TLS error", code, body)
 	}
+}
+
+// The endpoint asks the hub at every scrape, so a scraper loses access as soon as the hub takes it
+// away: 403 once its ClusterRoleBinding is gone, 401 once its ServiceAccount is deleted (its token
+// then no longer authenticates; the API server's own token cache makes that up to 10s). controller-
+// runtime's filter cached an allowed answer for five minutes and a token for one.
+func TestMetricsForgetARevokedScraper(t *testing.T) {
+	hub := localhub.ForTest(t)
+	ctx := context.Background()
+	metricsReaderToken(t) // creates the ClusterRole addonops-metrics-reader
+	in := startInstance(t, hub, "revoke", "--leader-elect=false", "--history-namespace=default")
+
+	const name = "revoked-reader"
+	token := serviceAccountToken(t, hub, scrapersNamespace, name)
+	rbac := hub.Clients.Kube.RbacV1()
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "metrics-scrapers-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "addonops-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: scrapersNamespace, Name: name}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the bound scraper's GET /metrics to answer 200", func() bool {
+		code, _ := getTLS(in.metrics, "/metrics", token, nil)
+		return code == http.StatusOK
+	})
+
+	if err := rbac.ClusterRoleBindings().Delete(ctx, "metrics-scrapers-"+name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "GET /metrics to answer 403 once the scraper's binding is deleted", func() bool {
+		code, _ := getTLS(in.metrics, "/metrics", token, nil)
+		return code == http.StatusForbidden
+	})
+
+	if err := hub.Clients.Kube.CoreV1().ServiceAccounts(scrapersNamespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The API server itself keeps an authenticated token for 10s (kube-apiserver's token cache).
+	waitFor(t, 25*time.Second, "GET /metrics to answer 401 once the scraper's ServiceAccount is deleted", func() bool {
+		code, _ := getTLS(in.metrics, "/metrics", token, nil)
+		return code == http.StatusUnauthorized
+	})
 }
