@@ -256,16 +256,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:open
 		return ""
 	})
 	for name, why := range refused {
-		uid := string(e.csr(name).UID)
-		e.waitFor(time.Minute, "the refusal of "+name, func() string {
-			evs := e.eventsFor("default", name, uid)
-			for _, ev := range evs {
-				if strings.HasPrefix(ev, "CertificateNotApproved: not approved: ") && strings.Contains(ev, why) {
-					return ""
-				}
-			}
-			return fmt.Sprintf("events %v", evs)
-		})
+		e.waitCSRRefused(name, why)
 	}
 	// Without its CA the CustomSigner request waits.
 	if c := e.csr("addon-reg1-reg-custom"); approved(c) || len(c.Status.Certificate) > 0 {
