@@ -75,8 +75,13 @@ type suite struct {
 // stops them when t ends, controller first.
 func newSuite(t *testing.T) *suite {
 	t.Helper()
+	return newSuiteOn(t, localhub.ForTest(t))
+}
+
+// newSuiteOn is newSuite on a given hub (a test's own, not the package's shared one).
+func newSuiteOn(t *testing.T, hub *localhub.Hub) *suite {
+	t.Helper()
 	start := time.Now()
-	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s := &suite{ctx: ctx, hub: hub, c: hub.Clients}

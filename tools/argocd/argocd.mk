@@ -3,33 +3,28 @@
 # Included from the top-level Makefile; paths are relative to the repository root.
 #
 # Built from the separate tools module in tools/argocd (Argo CD's dependency graph never touches
-# ours) into one binary, bin/argocd, which picks its command from its name as Argo CD's own
-# cmd/main.go does; bin/argocd-application-controller, bin/argocd-repo-server and
-# bin/argocd-cmp-server are symbolic links to it. internal/testing/argocd looks for exactly these
-# paths; $ADDONOPS_ARGOCD overrides bin/argocd at run time.
+# ours) into one binary, bin/argocd, which picks its command from $ARGOCD_BINARY_NAME (or its own
+# name) as Argo CD's cmd/main.go does: argocd-application-controller, argocd-repo-server or
+# argocd-cmp-server. internal/testing/argocd looks for exactly this path; $ADDONOPS_ARGOCD
+# overrides it at run time.
 #
 # Why v3.2.6: from v3.3 Argo CD replaces github.com/argoproj/gitops-engine with its in-tree
 # ./gitops-engine, which the module zip does not hold, so v3.3+ cannot be built from the module;
 # v3.2.7, v3.2.8 and v3.2.10 are refused by the module proxy and v3.2.9 has no checksum.
 #
-# Built only when missing or when the tools module changes: about 12 minutes on 2 busy cores the
-# first time (downloads included), about a minute from a warm Go build cache. Written to a
-# temporary name first, so an interrupted build never leaves a binary make trusts.
+# Built only when missing (after changing tools/argocd: `rm bin/argocd && make argocd`): BUILD_TIMES.
+# Written to a temporary name first, so an interrupted build never leaves a binary make trusts.
 
-ARGOCD_COMMANDS := argocd-application-controller argocd-repo-server argocd-cmp-server
 ARGOCD_REDIS := $(or $(ADDONOPS_REDIS_SERVER),/usr/bin/redis-server)
 ARGOCD_SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: argocd redis
-argocd: $(addprefix bin/,$(ARGOCD_COMMANDS)) redis ## Build Argo CD's controller, repo and CMP servers; install redis-server (~12 min the first time).
+argocd: bin/argocd redis ## Build Argo CD's controller, repo and CMP servers; install redis-server (~12 min the first time).
 
-bin/argocd: tools/argocd/go.mod tools/argocd/go.sum tools/argocd/main.go
+bin/argocd:
 	@mkdir -p $(@D)
 	cd tools/argocd && GOWORK=off $(or $(GO),go) build -o $(CURDIR)/$@.tmp .
 	mv $@.tmp $@
-
-$(addprefix bin/,$(ARGOCD_COMMANDS)): bin/argocd
-	ln -sf argocd $@
 
 # Debian's redis-server: Argo CD's cache. Installed only when missing. The package may also start a
 # system redis on the default port 6379; the harness never uses it (it runs its own on a free port
