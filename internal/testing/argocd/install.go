@@ -210,18 +210,35 @@ func readKustomization(moduleDir, dir, namespace string) ([]*unstructured.Unstru
 		if err != nil {
 			return nil, fmt.Errorf("argocd: %s: %w", f, err)
 		}
-		for _, o := range objs {
-			switch o.GetKind() {
-			case "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding":
-			default:
-				if namespace != "" {
-					o.SetNamespace(namespace)
-				}
+		if namespace != "" {
+			for _, o := range objs {
+				setNamespace(o, namespace)
 			}
 		}
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// setNamespace does to o what the install's `namespace:` does (kustomize's namespace transformer):
+// namespaced objects get the namespace, and so do the ServiceAccount subjects of bindings that
+// name none.
+func setNamespace(o *unstructured.Unstructured, namespace string) {
+	switch o.GetKind() {
+	case "CustomResourceDefinition", "ClusterRole":
+		return
+	case "RoleBinding", "ClusterRoleBinding":
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		for _, s := range subjects {
+			if m, ok := s.(map[string]any); ok && m["kind"] == "ServiceAccount" && m["namespace"] == nil {
+				m["namespace"] = namespace
+			}
+		}
+		_ = unstructured.SetNestedSlice(o.Object, subjects, "subjects")
+	}
+	if o.GetKind() != "ClusterRoleBinding" {
+		o.SetNamespace(namespace)
+	}
 }
 
 // waitEstablished waits until a CRD is Established and its resources are in discovery.
