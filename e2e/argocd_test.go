@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	watchtools "k8s.io/client-go/tools/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -35,18 +36,18 @@ import (
 // repository on disk (internal/testing/gitrepo), served over Git's smart HTTP; every step is a
 // commit that Argo CD syncs by itself (automated sync, prune, self-heal), never our own apply:
 //
-//	01 → 02 → 03 → 04 (e2e/testdata/rollout-examples), `addonops pause` of global-placement,
-//	the known-good commit of e2e/testdata/bad-version (rolls out behind the pause: Suspended),
-//	`addonops resume`, the bad version (the canary fails: Degraded), and its `git revert`
-//	(a rollback, reached by Git alone).
+//	01 → 02 → 03 → 04 (e2e/testdata/rollout-examples); a hand edit that self-heal undoes;
+//	`addonops pause` of global-placement; the known-good commit of e2e/testdata/bad-version
+//	(rolls out behind the pause: Suspended); `addonops resume`; the bad version (the canary
+//	fails: Degraded) and its `git revert` (a rollback, reached by Git alone).
 //
 // At each step it checks Argo CD's own view (the Application's sync status and health, the
 // ClusterManagementAddOn's health in status.resources and in the resource tree, the latter
-// compared with rolloutview on every version of the object Argo CD reported) against
-// internal/rolloutview and `addonops status`, that
-// superseded config versions stay on the hub while the Application stays Synced, that the CLI's
-// pause annotation survives syncs, and that Argo CD writes nothing during a quiet period after each
-// Healthy (no sync loop). It logs the time from each commit to Synced and to the expected health.
+// compared with rolloutview on every version of the object Argo CD judged) against `addonops
+// status`; that superseded config versions stay on the hub while the Application stays Synced;
+// that the CLI's pause annotation survives refreshes and a sync that rewrites the
+// ClusterManagementAddOn; and that Argo CD writes nothing during a quiet period after each step
+// (no sync loop). It logs the time from each commit to Synced and to the expected health.
 func TestArgoCD(t *testing.T) {
 	// A hub of its own: TestEndToEnd rolls out the same helloworld add-on on the package's hub.
 	hub, err := localhub.Start(context.Background(), localhub.Options{})
@@ -77,6 +78,9 @@ func TestArgoCD(t *testing.T) {
 	g.step(t, gitopsStep{name: "04-rollback", dir: "e2e/testdata/rollout-examples/04-rollback",
 		during: "Progressing", want: "Healthy", reasons: map[string]string{globalPl: rollbackSucceeded, canaryPl: rollbackSucceeded},
 		sequence: map[string][]string{globalPl: {rollingBack, rollbackSucceeded}}})
+
+	// A hand edit of a field Git sets: Argo CD's self-heal puts Git's value back.
+	g.selfHeal(t)
 
 	// Day 2 from the CLI while Argo CD keeps syncing: pause global-placement, then commit the
 	// known-good version of bad-version (v0.11.0, 20s progressDeadlines). v0.11.0 ran on every
@@ -1059,4 +1063,65 @@ func (g *gitopsRun) finish(t *testing.T) {
 		}
 	}
 	t.Logf("per step, from the commit (or the command):\n  %s", strings.Join(g.summary, "\n  "))
+}
+
+// selfHeal edits, by hand, an annotation Git sets on the config version in use (config-hash's
+// addonops.io/base-name: metadata, outside the spec hash, so nothing rolls out) and waits for
+// Argo CD's self-heal to sync Git's value back.
+func (g *gitopsRun) selfHeal(t *testing.T) {
+	t.Helper()
+	ok := t.Run("self-heal", func(t *testing.T) {
+		a, err := g.app.current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ""
+		for _, r := range a.Status.Resources {
+			if r.Kind == "AddOnDeploymentConfig" && !r.RequiresPruning {
+				name = r.Name
+			}
+		}
+		if name == "" {
+			t.Fatalf("no AddOnDeploymentConfig in Git among %d resources", len(a.Status.Resources))
+		}
+		opBefore := snapApp(a).OpStarted
+		gvr := schema.GroupVersionResource{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Resource: adcResource}
+		res := g.s.c.Dynamic.Resource(gvr).Namespace("default")
+		patch := []byte(`{"metadata":{"annotations":{"addonops.io/base-name":"edited-by-hand"}}}`)
+		if _, err := res.Patch(g.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "e2e-hand-edit"}); err != nil {
+			t.Fatal(err)
+		}
+		edited := time.Now()
+		t.Logf("edited AddOnDeploymentConfig default/%s by hand: addonops.io/base-name=edited-by-hand", name)
+		g.s.eventually(t, "Argo CD's self-heal restores Git's value", func() string {
+			o, err := res.Get(g.ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			if v := o.GetAnnotations()["addonops.io/base-name"]; v != "helloworld-config" {
+				return fmt.Sprintf("addonops.io/base-name=%q", v)
+			}
+			a, err := g.app.current()
+			if err != nil {
+				return err.Error()
+			}
+			if s := snapApp(a); s.OpStarted == opBefore || s.OpPhase != "Succeeded" || s.Sync != "Synced" || s.Health != "Healthy" {
+				return fmt.Sprintf("%s, want a new sync (self-heal), Synced and Healthy", s)
+			}
+			return ""
+		})
+		a, err = g.app.current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := a.Status.History; len(h) > 0 && !h[len(h)-1].InitiatedBy.Automated {
+			t.Errorf("the last sync was not automated: %+v", h[len(h)-1])
+		}
+		t.Logf("self-heal restored Git's value %s after the edit", time.Since(edited).Round(100*time.Millisecond))
+		g.summary = append(g.summary, fmt.Sprintf("%-30s %.7s (hand edit)          restored  after %5s", "self-heal", a.Status.Sync.Revision, time.Since(edited).Round(100*time.Millisecond)))
+		g.quiet(t, "self-heal")
+	})
+	if !ok {
+		t.Fatal("self-heal failed; the later steps build on it")
+	}
 }
