@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +54,7 @@ const (
 	// name, kustomize-controller main.go): its writes carry it in managedFields.
 	KustomizeManager = "kustomize-controller"
 
-	// The modules tools/flux/go.mod pins.
+	// The modules tools/flux/go.mod (the controllers) and tools/flux-cli/go.mod (flux2) pin.
 	sourceModule    = "github.com/fluxcd/source-controller"
 	kustomizeModule = "github.com/fluxcd/kustomize-controller"
 	flux2Module     = "github.com/fluxcd/flux2/v2"
@@ -107,6 +108,7 @@ type Flux struct {
 	procs    []*childproc.Process // started, in order
 	stopOnce sync.Once
 	stopErr  error
+	stopped  atomic.Bool
 }
 
 // part is one process to start: its name (also its log's), binary, arguments and environment
@@ -161,6 +163,10 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 	if err := install(ctx, hub, mods); err != nil {
 		return nil, err
 	}
+	storage := filepath.Join(dir, "source-controller-storage")
+	if err := os.Mkdir(storage, 0o700); err != nil {
+		return nil, fmt.Errorf("flux: creating source-controller's storage: %w", err)
+	}
 
 	// The registry: in-memory storage, plain HTTP on loopback (what `flux push artifact` and the
 	// OCIRepository with `insecure: true` talk to).
@@ -188,12 +194,12 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 		args    func(p []int) []string
 	}{
 		{SourceController, bins[Binaries.SourceController], 3, func(p []int) []string {
-			storage := net.JoinHostPort(loopback, strconv.Itoa(p[2]))
+			addr := net.JoinHostPort(loopback, strconv.Itoa(p[2]))
 			return []string{
-				"--storage-path=" + filepath.Join(dir, "source-controller-storage"),
-				"--storage-addr=" + storage,
+				"--storage-path=" + storage,
+				"--storage-addr=" + addr,
 				// The address kustomize-controller downloads artifacts from (status.artifact.url).
-				"--storage-adv-addr=" + storage,
+				"--storage-adv-addr=" + addr,
 			}
 		}},
 		{KustomizeController, bins[Binaries.KustomizeController], 2, func([]int) []string {
@@ -247,6 +253,7 @@ func (f *Flux) LogFiles() []string {
 // to call more than once; later calls return the first call's result.
 func (f *Flux) Stop() error {
 	f.stopOnce.Do(func() {
+		f.stopped.Store(true)
 		var errs []error
 		for i := len(f.procs) - 1; i >= 0; i-- {
 			if err := f.procs[i].Stop(stopGrace); err != nil {
@@ -387,34 +394,39 @@ func (f *Flux) serviceAccountKubeconfig(ctx context.Context, hub *localhub.Hub, 
 	return path, nil
 }
 
-// moduleDirs returns the module cache directories of the modules tools/flux/go.mod pins, as `go
-// list -m -json` reports them there (GOWORK=off: its own module, as flux.mk builds it).
+// moduleDirs returns the module cache directories of the modules tools/flux/go.mod (the
+// controllers) and tools/flux-cli/go.mod (flux2) pin, as `go list -m -json` reports them there
+// (GOWORK=off: their own modules, as flux.mk builds them).
 func moduleDirs(ctx context.Context, root string) (map[string]string, error) {
-	tools := filepath.Join(root, "tools", "flux")
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", sourceModule, kustomizeModule, flux2Module)
-	cmd.Dir = tools
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("flux: `go list -m -json` of Flux's modules in %s: %w: %s (run `make flux`, which downloads them)",
-			tools, err, strings.TrimSpace(stderr.String()))
-	}
 	dirs := map[string]string{}
-	dec := json.NewDecoder(&stdout)
-	for dec.More() {
-		var m struct{ Path, Version, Dir string }
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("flux: reading `go list -m -json` in %s: %w", tools, err)
+	for tools, mods := range map[string][]string{
+		filepath.Join(root, "tools", "flux"):     {sourceModule, kustomizeModule},
+		filepath.Join(root, "tools", "flux-cli"): {flux2Module},
+	} {
+		cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-m", "-json"}, mods...)...)
+		cmd.Dir = tools
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("flux: `go list -m -json` of %s in %s: %w: %s (run `make flux`, which downloads them)",
+				strings.Join(mods, ", "), tools, err, strings.TrimSpace(stderr.String()))
 		}
-		if m.Dir == "" {
-			return nil, fmt.Errorf("flux: module %s %s is not downloaded: run `make flux` or `go mod download %s` in %s", m.Path, m.Version, m.Path, tools)
+		dec := json.NewDecoder(&stdout)
+		for dec.More() {
+			var m struct{ Path, Version, Dir string }
+			if err := dec.Decode(&m); err != nil {
+				return nil, fmt.Errorf("flux: reading `go list -m -json` in %s: %w", tools, err)
+			}
+			if m.Dir == "" {
+				return nil, fmt.Errorf("flux: module %s %s is not downloaded: run `make flux` or `go mod download %s` in %s", m.Path, m.Version, m.Path, tools)
+			}
+			dirs[m.Path] = m.Dir
 		}
-		dirs[m.Path] = m.Dir
-	}
-	for _, m := range []string{sourceModule, kustomizeModule, flux2Module} {
-		if dirs[m] == "" {
-			return nil, fmt.Errorf("flux: `go list -m -json` in %s did not report %s: is it still required in tools/flux/go.mod?", tools, m)
+		for _, m := range mods {
+			if dirs[m] == "" {
+				return nil, fmt.Errorf("flux: `go list -m -json` in %s did not report %s: is it still required in its go.mod?", tools, m)
+			}
 		}
 	}
 	return dirs, nil

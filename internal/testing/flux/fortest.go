@@ -1,7 +1,9 @@
 package flux
 
 import (
+	"bytes"
 	"context"
+	"os"
 
 	"github.com/addonops/addonops/internal/childproc"
 	"github.com/addonops/addonops/internal/localhub"
@@ -27,6 +29,18 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *Flux {
 		t.Fatalf("flux.ForTest: %v", err)
 	}
 	t.Cleanup(func() {
+		if f.stopped.Load() {
+			return // the test stopped it itself
+		}
+		// A refusal anywhere is a right Flux's RBAC (flux2's manifests/rbac) does not give, even
+		// when the test got through.
+		for _, log := range f.LogFiles() {
+			if data, err := os.ReadFile(log); err != nil {
+				t.Errorf("reading %s: %v", log, err)
+			} else if n := bytes.Count(data, []byte("forbidden")); n > 0 {
+				t.Errorf("Flux was refused %d times with the RBAC of its install (grep forbidden %s)", n, log)
+			}
+		}
 		if t.Failed() {
 			for _, log := range f.LogFiles() {
 				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 40))
