@@ -180,6 +180,8 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 			name: "oci-registry",
 			bin:  bins[Binaries.Registry],
 			args: []string{"serve", config},
+			// It would export traces to an OpenTelemetry collector on localhost:4318 otherwise.
+			env: []string{"OTEL_TRACES_EXPORTER=none"},
 			ready: func(ctx context.Context) error {
 				return httpOK(ctx, "http://"+f.Registry+"/v2/")
 			},
@@ -221,7 +223,7 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 					"--metrics-addr=" + net.JoinHostPort(loopback, strconv.Itoa(p[0])),
 					"--health-addr=" + health,
 					"--log-encoding=console",
-					"--log-level=debug",
+					"--log-level=info",
 					// Short retries: a test waits for every requeue of a failed reconcile.
 					"--requeue-dependency=5s",
 					"--min-retry-delay=250ms",
@@ -364,13 +366,14 @@ func freePorts(n int) ([]int, error) {
 }
 
 // registryConfig is the distribution registry's configuration: in-memory storage (a test's pushes
-// are small and die with it) and plain HTTP on addr.
+// are small and die with it), plain HTTP on addr, warnings and errors only in its log (every
+// poll of source-controller is a request).
 func registryConfig(addr string) []byte {
 	return []byte(fmt.Sprintf(`version: 0.1
 log:
-  level: info
+  level: warn
   accesslog:
-    disabled: false
+    disabled: true
 storage:
   inmemory: {}
   delete:
