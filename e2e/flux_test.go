@@ -37,9 +37,12 @@ import (
 
 // TestFlux delivers the rollout examples to the hub through Flux, as health/README.md's Flux recipe
 // says: every step is a commit of a Git repository on disk; CI's side of the recipe
-// (health/flux/render-workflow.yaml's Render and Publish steps, run as GitHub Actions runs them)
-// renders the commit with hack/render.sh and pushes it with `flux push artifact` / `flux tag
-// artifact` to an OCI registry; Flux's own source-controller and kustomize-controller
+// (health/flux/render-workflow.yaml's Render step and the README's publish lines, which are the
+// workflow's Publish step without registry credentials, run as GitHub Actions runs a step) renders
+// the commit with hack/render.sh and pushes it with `flux push artifact` / `flux tag artifact` to
+// an OCI registry on loopback (plain HTTP: go-containerregistry, which the flux CLI uses, speaks
+// HTTP to a loopback registry by itself, so the lines run unchanged; `flux push artifact` has
+// --insecure-registry, `flux tag artifact` no such flag); Flux's own source-controller and kustomize-controller
 // (internal/testing/flux) pull it and apply it with the OCIRepository and Kustomization of
 // health/flux/addonops-hub.yaml (healthCheckExprs, wait, prune). The test never applies an add-on
 // object itself: after a push, everything on the hub is Flux's and the controller's doing.
@@ -88,7 +91,7 @@ const (
 	// renderWorkflow is CI's side of the recipe, and healthReadme says it in prose.
 	renderWorkflow = "health/flux/render-workflow.yaml"
 	healthReadme   = "health/README.md"
-	// fluxKustomization and fluxSource are the names the recipe gives its objects.
+	// fluxKustomization is the name the recipe gives its OCIRepository and Kustomization.
 	fluxKustomization = "hello-addon-hub"
 	// ociSourceRevision is the annotation `flux push artifact --revision` writes, which
 	// source-controller copies into the OCIRepository's artifact metadata.
@@ -275,9 +278,9 @@ func shellLines(script string) []string {
 	return out
 }
 
-// ci runs the workflow for commit sha, as GitHub Actions would on a push to main: a checkout of
-// the commit with addonops in .addonops, then the Render and Publish steps (bash --noprofile
-// --norc -eo pipefail, the workflow's env, GITHUB_* of the push). It returns the rendered objects
+// ci runs CI for commit sha, as GitHub Actions would run the workflow on a push to main: a
+// checkout of the commit with addonops in .addonops, then the Render step and the README's publish
+// lines (each with bash --noprofile --norc -eo pipefail, the workflow's env, GITHUB_* of the push). It returns the rendered objects
 // and remembers the hashed configs among them.
 func (r *fluxRun) ci(t *testing.T, sha string) []*unstructured.Unstructured {
 	t.Helper()
@@ -907,7 +910,7 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 
 		// A commit lands while paused: Flux applies it (the CMA's spec changes: progressDeadline),
 		// the controller starts no cluster on it.
-		before := s.kubeletImages(t)
+		before := s.agentImages(t)
 		sha := r.commit(t, "e2e/testdata/bad-version/good", "known-good v0.11.0, canary-gated, 20s progressDeadline")
 		mark := r.kust.mark()
 		pushed := time.Now()
@@ -944,7 +947,7 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 			t.Errorf("addonops status: phase %s, health %s while paused; want Suspended (Flux: InProgress)", view.Phase, view.Health.Health)
 		}
 		time.Sleep(pausedHold)
-		if got := s.kubeletImages(t); !maps.Equal(got, before) {
+		if got := s.agentImages(t); !maps.Equal(got, before) {
 			t.Errorf("agent images changed while paused: %v, before %v", got, before)
 		}
 		_, events := r.kust.since(mark)
@@ -1103,8 +1106,8 @@ func (r *fluxRun) addonops(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// kubeletImages returns the image of every cluster's agent Deployment.
-func (s *suite) kubeletImages(t *testing.T) map[string]string {
+// agentImages returns the image of every cluster's agent Deployment.
+func (s *suite) agentImages(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, c := range clusters {
