@@ -75,8 +75,14 @@ type suite struct {
 // stops them when t ends, controller first.
 func newSuite(t *testing.T) *suite {
 	t.Helper()
+	return newSuiteOn(t, localhub.ForTest(t))
+}
+
+// newSuiteOn is newSuite on hub: a test that must not meet TestEndToEnd's add-ons and OCM (one
+// placement controller per hub) starts a hub of its own.
+func newSuiteOn(t *testing.T, hub *localhub.Hub) *suite {
+	t.Helper()
 	start := time.Now()
-	hub := localhub.ForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s := &suite{ctx: ctx, hub: hub, c: hub.Clients}
