@@ -78,7 +78,8 @@ func newSuite(t *testing.T) *suite {
 	return newSuiteOn(t, localhub.ForTest(t))
 }
 
-// newSuiteOn is newSuite on a given hub (a test's own, not the package's shared one).
+// newSuiteOn is newSuite on hub: a test that must not meet TestEndToEnd's add-ons and OCM (one
+// placement controller per hub) starts a hub of its own.
 func newSuiteOn(t *testing.T, hub *localhub.Hub) *suite {
 	t.Helper()
 	start := time.Now()

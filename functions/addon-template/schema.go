@@ -4,6 +4,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 )
@@ -44,7 +45,13 @@ func checkSchema(req *krmfn.Request, n *yaml.RNode) (map[string]any, bool) {
 	if k == nil {
 		return m, true
 	}
-	errs := k.Validate(m)
+	// A ClusterManagementAddOn or ManagedClusterAddOn field of the other API version: said with
+	// its migration (docs/v1beta1.md) instead of as an unknown field.
+	probs := configref.VersionProblems(n)
+	for _, p := range probs {
+		req.Errorf(n, p.Path, "%s: %s: %s", krmfn.Describe(n), p.Path, p.Message)
+	}
+	errs := configref.DropCovered(k.Validate(m), probs)
 	req.FieldErrors(n, "", errs)
-	return m, len(errs) == 0
+	return m, len(errs) == 0 && len(probs) == 0
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -662,6 +663,14 @@ func previousIDs(o *object) []refKey {
 // resolveReferences decides, for every config reference in the input, what it points at.
 func (r *run) resolveReferences() {
 	for _, o := range r.objects {
+		var versionErr *configref.VersionError
+		if errors.As(o.sitesErr, &versionErr) {
+			// A field of the other add-on API version: the hub would drop the references in it.
+			for _, p := range versionErr.Problems {
+				r.errorf(o, p.Path, "%s: %s: %s", o.describe(), p.Path, p.Message)
+			}
+			continue
+		}
 		if o.sitesErr != nil {
 			r.errorf(o, "", "%s: %v", o.describe(), o.sitesErr)
 			continue

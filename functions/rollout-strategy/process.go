@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 )
@@ -47,6 +48,10 @@ func process(req *krmfn.Request) error {
 		switch {
 		case group(it) == addonGroup && it.GetKind() == "ClusterManagementAddOn":
 			before := len(req.Results)
+			// A field of the other API version first: the hub would drop it (docs/v1beta1.md).
+			for _, p := range configref.VersionProblems(it) {
+				req.Errorf(it, p.Path, "ClusterManagementAddOn %s: %s: %s", it.GetName(), p.Path, p.Message)
+			}
 			processAddon(req, it, cfg, in)
 			// The add-on as it goes out must be what the hub's API server accepts. Checked only
 			// when its strategies and canaries are fine: a strategy still in the design's
@@ -126,7 +131,8 @@ func checkSchema(req *krmfn.Request, obj *yaml.RNode) {
 		req.Errorf(obj, "", "%s: %v", desc, err)
 		return
 	}
-	req.FieldErrors(obj, "", k.Validate(m))
+	// A field of the other add-on API version is reported as such (process), not as unknown.
+	req.FieldErrors(obj, "", configref.DropCovered(k.Validate(m), configref.VersionProblems(obj)))
 }
 
 func hasErrorSince(req *krmfn.Request, n int) bool {

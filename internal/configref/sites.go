@@ -40,10 +40,14 @@ func HoldsReferences(apiVersion, kind string) bool {
 // spec.installStrategy.placements[].configs[] and MCA spec.configs[]. Objects of other kinds have
 // none. A reference without a group field is in the core API group, as OCM's API defaults it
 // (group: ""). A reference without a resource or without a name is an error naming the field,
-// because a guess would silently point it at the wrong config.
+// because a guess would silently point it at the wrong config. So is a field of the other API
+// version (VersionProblems, a *VersionError): the hub would drop the references it holds.
 func Sites(obj *yaml.RNode) ([]Site, error) {
 	if !HoldsReferences(obj.GetApiVersion(), obj.GetKind()) {
 		return nil, nil
+	}
+	if probs := VersionProblems(obj); len(probs) > 0 {
+		return nil, &VersionError{Problems: probs}
 	}
 	var sites []Site
 	collect := func(path string, list *yaml.RNode, defaultConfig bool) error {

@@ -193,6 +193,14 @@ func crdRoot(ctx context.Context, opts Options) (string, error) {
 	return dir, nil
 }
 
+// APIModuleDir returns the directory of the open-cluster-management.io/api module whose CRDs a hub
+// started with opts installs (Options.CRDRoot, $ADDONOPS_OCM_CRDS, or `go list -m` in the
+// repository), for callers that install more of its CRDs (internal/testing/ocmwebhook serves
+// addon/v1beta1 through OCM's conversion webhook).
+func APIModuleDir(ctx context.Context, opts Options) (string, error) {
+	return crdRoot(ctx, opts)
+}
+
 // InstallCRDs installs OCM's CRDs on a hub started with Options.WithoutCRDs (on any other it
 // changes nothing) and waits until they are Established and discoverable.
 func (h *Hub) InstallCRDs(ctx context.Context) error {

@@ -50,3 +50,11 @@ func (b binary) resolve(explicit, repoRootOpt string) (string, error) {
 	}
 	return path, nil
 }
+
+// AddonBinary returns the path of OCM's addon binary (bin/ocm-addon, `make ocm-binaries`): explicit
+// if set, else $ADDONOPS_OCM_ADDON, else bin/ocm-addon under the repository root (repoRoot, or the
+// one above the working directory). The error names the binary, where it was looked for and how to
+// build it. internal/testing/ocmwebhook runs its `webhook-server` command.
+func AddonBinary(explicit, repoRoot string) (string, error) {
+	return addonBinary.resolve(explicit, repoRoot)
+}
