@@ -25,6 +25,7 @@ import (
 
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/mdblock"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
@@ -116,10 +117,10 @@ func TestArgoCD(t *testing.T) {
 // argoAppName is the Application of the test, named after the add-on it syncs.
 const argoAppName = "helloworld"
 
-// quietPeriod is how long after each Healthy (or Suspended, Degraded) the test watches for writes
+// argoQuiet is how long after each Healthy (or Suspended, Degraded) the test watches for writes
 // by Argo CD: four reconciliation periods (argocd.Options' default, 5s), each a refresh that would
 // find and fix a drift.
-const quietPeriod = 20 * time.Second
+const argoQuiet = 20 * time.Second
 
 // gitopsStep is one commit Argo CD syncs.
 type gitopsStep struct {
@@ -190,16 +191,10 @@ func newGitopsRun(t *testing.T, s *suite, argo *argocd.ArgoCD) *gitopsRun {
 	must(t, unstructured.SetNestedField(a.Object, "main", "spec", "source", "targetRevision"))
 	must(t, unstructured.SetNestedField(a.Object, gitrepo.HubDir, "spec", "source", "path"))
 	g.appObject = a
-	g.waves = readmeYAML(t, "health/README.md", "### Sync waves: configs before the ClusterManagementAddOn")
+	// The block of "Sync waves: configs before the ClusterManagementAddOn".
+	g.waves = readmeYAML(t, "health/README.md", "argocd.argoproj.io/sync-wave")
 	t.Logf("repository %s served at %s/addons", repo.Dir, srv.URL)
 	return g
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // appSnap is what the test follows of the Application: each distinct state, with when the test
@@ -487,25 +482,29 @@ func (g *gitopsRun) addSyncWaves() error {
 	return g.repo.WriteFile(filepath.Join(gitrepo.HubDir, "kustomization.yaml"), append(k, g.waves...))
 }
 
-// readmeYAML returns the first yaml block after heading in the Markdown file at path (relative to
-// the repository root), without its comment lines.
-func readmeYAML(t *testing.T, path, heading string) []byte {
+// readmeYAML returns the one yaml block of the Markdown file at path (relative to the repository
+// root) that contains what, without its comment lines.
+func readmeYAML(t *testing.T, path, what string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(tools.Root, path))
+	src, err := os.ReadFile(filepath.Join(tools.Root, path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("%s has no heading %q", path, heading)
+	blocks, err := mdblock.Extract(path, string(src))
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, block, ok := strings.Cut(after, "```yaml\n")
-	if !ok {
-		t.Fatalf("%s: no yaml block after %q", path, heading)
+	var found []mdblock.Block
+	for _, b := range blocks {
+		if b.Lang == "yaml" && strings.Contains(b.Content, what) {
+			found = append(found, b)
+		}
 	}
-	block, _, _ = strings.Cut(block, "```")
+	if len(found) != 1 {
+		t.Fatalf("%s: %d yaml blocks hold %q, want one", path, len(found), what)
+	}
 	var out []string
-	for _, l := range strings.Split(block, "\n") {
+	for _, l := range strings.Split(found[0].Content, "\n") {
 		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
 			out = append(out, l)
 		}
@@ -903,7 +902,7 @@ func (g *gitopsRun) cli(t *testing.T, args ...string) {
 	t.Logf("$ addonops %s\n%s", strings.Join(args, " "), strings.TrimSpace(out.String()))
 }
 
-// quiet watches every resource the Application manages for quietPeriod and fails if Argo CD wrote
+// quiet watches every resource the Application manages for argoQuiet and fails if Argo CD wrote
 // any of them or started a sync: a sync loop (Argo CD and the controller fighting over a field, or
 // a diff Argo CD cannot settle) shows up as writes by Argo CD's field manager at every refresh.
 // Writes are attributed by managedFields: a write by a manager updates the time of its entry.
@@ -917,7 +916,7 @@ func (g *gitopsRun) quiet(t *testing.T, name string) {
 		g.argoManagers = g.findArgoManagers(t)
 	}
 	opBefore := snapApp(a).OpStarted
-	ctx, cancel := context.WithTimeout(g.ctx, quietPeriod)
+	ctx, cancel := context.WithTimeout(g.ctx, argoQuiet)
 	defer cancel()
 	var mu sync.Mutex
 	writes := map[string]map[string]int{} // object -> manager -> writes
@@ -983,7 +982,7 @@ func (g *gitopsRun) quiet(t *testing.T, name string) {
 		}
 	}
 	slices.Sort(lines)
-	t.Logf("%s: quiet period of %s: %d writes to the %d managed objects\n  %s", name, quietPeriod, total, len(a.Status.Resources), strings.Join(lines, "\n  "))
+	t.Logf("%s: quiet period of %s: %d writes to the %d managed objects\n  %s", name, argoQuiet, total, len(a.Status.Resources), strings.Join(lines, "\n  "))
 	if len(argoWrites) > 0 {
 		t.Errorf("Argo CD wrote during the quiet period after %s (a sync loop):\n  %s", name, strings.Join(argoWrites, "\n  "))
 	}
