@@ -47,8 +47,8 @@ lint: ## gofmt and go vet.
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' -- 2>/dev/null | awk '$$1 > 2000000 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "files over 2 MB tracked by git:"; echo "$$big"; exit 1; fi
 
-# The GitOps engines the e2e suite syncs through, built from their Go modules (tools/flux).
-GITOPS_ENGINES := flux
+# The GitOps engines the e2e suite syncs through, built from their Go modules (tools/argocd, tools/flux).
+GITOPS_ENGINES := argocd flux
 
 .PHONY: test
 test: hub-binaries ocm-binaries kubectl kpt prometheus-tools $(GITOPS_ENGINES) build lint ## Run every test (unit, golden, integration on a real API server, e2e with Argo CD and Flux).
