@@ -321,7 +321,14 @@ func (d *decider) isRollback(p *placementState) bool {
 			return false
 		}
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
-		return ok && k == addonstatus.Rollback
+		if !ok {
+			// A reason that says nothing of the change's kind (Paused, a placement waiting for a
+			// problem to be fixed): decide it again from what is known good, as when the change
+			// began. Known good versions only grow, and the placement's own progression records
+			// the desired version as applied only once it completed, so the answer is the same.
+			return d.knownGood(p, p.desired)
+		}
+		return k == addonstatus.Rollback
 	}
 	return d.knownGood(p, p.desired)
 }
