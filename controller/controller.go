@@ -192,6 +192,12 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := opts.Complete(); err != nil {
 		return nil, err
 	}
+	if cfg.UserAgent == "" {
+		// The field manager of every update the controller makes: an embedding that sets none (the
+		// tests, the demo) is named in managedFields as the binary is, not as client-go's default.
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = "addonops-controller"
+	}
 	hub, err := hubcache.New(cfg, hubcache.Options{Addons: opts.Addons, Only: opts.Only, Resync: opts.Resync,
 		DeployTemplates: opts.DeployTemplates != nil, HistoryNamespace: opts.HistoryNamespace})
 	if err != nil {
