@@ -36,8 +36,8 @@ import (
 // (server-side apply ..." and "With Flux:") with real Argo CD and real Flux, each on a hub of its
 // own (no OCM processes: the controller never runs, only its manifests are synced). The recipes are
 // read from README.md and changed only where a local run must: the Git URL (this tree's config/
-// committed to a repository served over Git's smart HTTP), the revision, the image (a local name)
-// and, for Flux, the intervals. It checks that the engine applied exactly what `kustomize build
+// committed to the branch main of a repository served over Git's smart HTTP), the image (a local
+// name) and, for Flux, the intervals; they follow main, as written, and must sync its commit. It checks that the engine applied exactly what `kustomize build
 // config/default` with the deploy-templates component and the image yields, with its own field
 // manager; that it reports the install healthy once the controller's Deployment is (no kubelet
 // runs: the test writes the status kube-controller-manager's Deployment controller would); and that
@@ -225,12 +225,15 @@ func installWithArgoCD(t *testing.T, url, sha string, want []*unstructured.Unstr
 	}
 	// Only what a local run must change: where Git is, which commit, which image.
 	must(t, unstructured.SetNestedField(app.Object, url, "spec", "source", "repoURL"))
-	must(t, unstructured.SetNestedField(app.Object, sha, "spec", "source", "targetRevision"))
+	// targetRevision stays the recipe's: main, whose head is the commit.
+	if rev, _, _ := unstructured.NestedString(app.Object, "spec", "source", "targetRevision"); rev != "main" {
+		t.Fatalf("README.md's Application: targetRevision %q, want main (the test's repository has that branch only)", rev)
+	}
 	must(t, unstructured.SetNestedStringSlice(app.Object, []string{controllerImage + "=" + recipeImageName + ":" + recipeImageTag},
 		"spec", "source", "kustomize", "images"))
 	applyAsUser(ctx, t, hub, []*unstructured.Unstructured{app})
-	t.Logf("applied README.md's Application %s/%s with repoURL %s, targetRevision %.12s, image %s:%s",
-		app.GetNamespace(), app.GetName(), url, sha, recipeImageName, recipeImageTag)
+	t.Logf("applied README.md's Application %s/%s with repoURL %s and image %s:%s (targetRevision main, at %.12s)",
+		app.GetNamespace(), app.GetName(), url, recipeImageName, recipeImageTag, sha)
 
 	appState := func() (*argocd.Application, string) {
 		a, err := argo.Application(ctx, app.GetName())
@@ -518,9 +521,12 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 		switch o.GetKind() {
 		case "GitRepository":
 			must(t, unstructured.SetNestedField(o.Object, url, "spec", "url"))
-			must(t, unstructured.SetNestedStringMap(o.Object, map[string]string{"commit": sha}, "spec", "ref"))
+			// ref stays the recipe's: branch main, whose head is the commit.
+			if ref, _, _ := unstructured.NestedStringMap(o.Object, "spec", "ref"); len(ref) != 1 || ref["branch"] != "main" {
+				t.Fatalf("README.md's GitRepository: ref %v, want {branch: main} (the test's repository has that branch only)", ref)
+			}
 			must(t, unstructured.SetNestedField(o.Object, recipeSourceInterval, "spec", "interval"))
-			changed = append(changed, fmt.Sprintf("GitRepository url %s, ref {commit: %.12s}, interval %s", url, sha, recipeSourceInterval))
+			changed = append(changed, fmt.Sprintf("GitRepository url %s, interval %s (ref {branch: main}, at %.12s)", url, recipeSourceInterval, sha))
 		case "Kustomization":
 			images, _, _ := unstructured.NestedSlice(o.Object, "spec", "images")
 			if len(images) != 1 || images[0].(map[string]any)["name"] != controllerImage {
