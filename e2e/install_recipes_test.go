@@ -204,13 +204,8 @@ func waitFor(ctx context.Context, t *testing.T, what string, check func() string
 
 func installWithArgoCD(t *testing.T, url, sha string, want []*unstructured.Unstructured) {
 	hub, ctx := recipeHub(t)
-	// The repo server builds kustomize sources with the kustomize on its PATH, as Argo CD's image
-	// ships one: the go.mod's, under its own name, first on the PATH the processes inherit.
-	kbin := t.TempDir()
-	if err := os.Symlink(tools.Kustomize, filepath.Join(kbin, "kustomize")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", kbin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// The repo server builds kustomize sources with the go.mod's kustomize (the harness puts it on
+	// its PATH, as Argo CD's image ships one).
 	argo := argocd.ForTest(t, hub, argocd.Options{Kustomize: tools.Kustomize, PluginPath: []string{tools.Bin}})
 	t.Logf("Argo CD ready in %s (logs in %s)", argo.StartDuration.Round(time.Millisecond), argo.LogDir)
 
