@@ -144,15 +144,7 @@ func objectID(o *unstructured.Unstructured) string {
 // controller, whose objects the recipes would fight over.
 func recipeHub(t *testing.T) (*localhub.Hub, context.Context) {
 	t.Helper()
-	hub, err := localhub.Start(context.Background(), localhub.Options{})
-	if err != nil {
-		t.Fatalf("starting a hub: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := hub.Stop(); err != nil {
-			t.Errorf("stopping the hub: %v", err)
-		}
-	})
+	hub := ownHub(t, "an install recipe")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return hub, ctx
