@@ -213,6 +213,26 @@ func TestPausedRollbackResumesAsARollback(t *testing.T) {
 	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed", "a", "a", "a")
 }
 
+// A gated placement paused before a new version, whose canary passes that version meanwhile,
+// resumes as an upgrade: the canary's proof makes the version the gate's target, not a version the
+// placement ran (make demo's pause step: it resumed as a rollback for a moment in development).
+func TestPausedUpgradeWhoseCanaryPassedResumesAsAnUpgrade(t *testing.T) {
+	w, aws, gate := upgradedWorld(t)
+	w.config("c")
+	w.annotateAs("addonops-cli", operations.PauseAnnotation, aws.String())
+	w.setConfig(aws, "c")
+	w.setConfig(gate, "c")
+	w.step()
+	w.settle()
+	w.expectProgression(gate, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "c", "c", "c")
+	w.expectProgression(aws, addonstatus.ReasonPaused, "", "c", "c", "b")
+	delete(w.cma.Annotations, operations.PauseAnnotation)
+	w.step()
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "c", "c", "b")
+	w.settle()
+	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "c", "c", "c")
+}
+
 // "*" pauses every placement, and a pause annotation that does not parse pauses everything too.
 func TestPauseAllAndBadPause(t *testing.T) {
 	for _, value := range []string{"*", "not a placement key"} {

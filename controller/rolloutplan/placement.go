@@ -323,14 +323,15 @@ func (d *decider) isRollback(p *placementState) bool {
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
 		if !ok {
 			// A reason that says nothing of the change's kind (Paused, a placement waiting for a
-			// problem to be fixed): decide it again from what is known good, as when the change
-			// began. Known good versions only grow, and the placement's own progression records
-			// the desired version as applied only once it completed, so the answer is the same.
-			return d.knownGood(p, p.desired)
+			// problem to be fixed): decide it again from what was known good when the change
+			// began. Not from the placement's own last known good configs: while it waited, its
+			// canary may have passed the very version it moves to, which makes that version its
+			// gate's target, not a version it ever ran.
+			return d.knownGood(p, p.desired, false)
 		}
 		return k == addonstatus.Rollback
 	}
-	return d.knownGood(p, p.desired)
+	return d.knownGood(p, p.desired, true)
 }
 
 // knownGood reports whether configs v are a version the add-on ran successfully, from what only the
@@ -341,7 +342,10 @@ func (d *decider) isRollback(p *placementState) bool {
 // the placement (a rollback skips the canary). Spec hashes are computable by anyone who reads the
 // Git repository, so one cluster writing the next version's hash as its lastAppliedConfig would
 // otherwise make that version skip the canary for all (docs/trust-model.md).
-func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
+//
+// ownLKG says whether the placement's own last known good configs count: not when the decision is
+// taken again after a pause (isRollback).
+func (d *decider) knownGood(p *placementState, v []mcastatus.Config, ownLKG bool) bool {
 	if d.completedHere(p, v) {
 		return true
 	}
@@ -354,6 +358,8 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 			if mcastatus.Equal(desired, v) {
 				continue
 			}
+		} else if !ownLKG {
+			lkg = nil
 		}
 		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
 			return true
