@@ -1,0 +1,422 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/gitrepo"
+)
+
+// With --engine=flux or --engine=argocd a real GitOps engine delivers the steps instead of the
+// demo's own server-side apply: every step, rendered and tweaked as without an engine, becomes a
+// commit of rendered YAML (renderedFile) in a Git repository on disk (internal/testing/gitrepo),
+// the revert after the bad version a real `git revert` of the bad commit, and the engine applies
+// each commit to the hub as it would from a user's repository: Flux from the rendered directory
+// pushed as an OCI artifact (health/flux/addonops-hub.yaml's OCIRepository and Kustomization, with
+// their health checks), Argo CD from an Application syncing the rendered directory (automated
+// sync, our health checks in argocd-cm). The demo waits until the engine applied the commit,
+// decides the Placements the engine created or changed (placementWatcher: no OCM placement
+// controller runs), follows the rollout as without an engine, and shows the engine's own status
+// next to it; a step ends when the demo's view and the engine's health verdict agree (or the
+// engine did not agree within engineVerdictWait, which the step reports as not expected).
+
+// Engines (--engine).
+const (
+	engineNone   = "none"
+	engineFlux   = "flux"
+	engineArgoCD = "argocd"
+)
+
+const (
+	// renderedDir is the directory of the demo's Git repository that holds the rendered objects,
+	// renderedFile the file: what hack/render.sh writes for the hub package (rendered/hub.yaml),
+	// the directory CI publishes for Flux and an Argo CD Application syncs.
+	renderedDir  = "rendered"
+	renderedFile = renderedDir + "/" + gitrepo.HubDir + ".yaml"
+	// engineVerdictWait bounds how long a step waits, once the demo's view says how the rollout
+	// ended, for the engine's health verdict to say the same: Flux re-reads health every 5 s and
+	// retries a failed health check after the Kustomization's retryInterval; Argo CD refreshes
+	// every few seconds.
+	engineVerdictWait = 90 * time.Second
+	// engineProblemGrace is how long the engine may report that it cannot apply a commit before
+	// the step fails with its message (an engine retries, and a moment's error is no failure).
+	engineProblemGrace = 30 * time.Second
+)
+
+// engine is a GitOps engine running against the demo's hub.
+type engine interface {
+	// Name names it for people: "Flux", "Argo CD".
+	Name() string
+	// HandOver names what hands a commit to it, for people: "the push" (Flux: CI pushes the
+	// rendered directory), "the commit" (Argo CD reads the repository itself).
+	HandOver() string
+	// WhyFailedOnTheWay explains a failed status the engine showed on the way to a healthy verdict
+	// for a step that adds a Placement, or returns "" when it has no explanation.
+	WhyFailedOnTheWay() string
+	// Start starts it against hub, delivering from repo; it returns lines saying what runs.
+	Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error)
+	// Deliver hands commit sha of the repository to the engine and returns what it ran, one
+	// line each, for people.
+	Deliver(ctx context.Context, sha string) ([]string, error)
+	// State reads the engine's view of commit sha.
+	State(ctx context.Context, sha string) engineState
+	// Stop stops what Start started and removes its files unless keep; it returns the directory
+	// of the logs it kept.
+	Stop(keep bool) (string, error)
+}
+
+// engineVerdict is an engine's health verdict on a commit it applied.
+type engineVerdict string
+
+const (
+	verdictNone    engineVerdict = ""
+	verdictHealthy engineVerdict = "Healthy"
+	verdictFailed  engineVerdict = "Failed"
+)
+
+// engineState is what an engine says about one commit.
+type engineState struct {
+	// Applied: the engine applied the commit's objects to the hub.
+	Applied bool
+	// Verdict is its health verdict on them, verdictNone while the rollout is in progress for it.
+	Verdict engineVerdict
+	// Problem is set when the engine cannot apply the commit (not a health verdict).
+	Problem string
+	// Revision is the engine's name of what it applied (Flux: the OCI artifact's revision).
+	Revision string
+	// Status is the engine's status in a few words ("Ready=True Healthy=True"), Line the line the
+	// live view shows ("Flux Kustomization hello-addon-hub: Ready=True ...").
+	Status string
+	Line   string
+}
+
+// EngineResult is what the engine did for one step. Times are since the commit was handed to it.
+type EngineResult struct {
+	Engine, HandOver string
+	// Commit is the step's commit; Revert says it is a `git revert` of the bad commit.
+	Commit string
+	Revert bool
+	// Revision is the engine's name of what it applied.
+	Revision string
+	// Delivered is how long handing the commit over took (Flux: pushing the artifact).
+	Delivered time.Duration
+	// AppliedAfter is when the engine had applied it, VerdictAfter when its verdict agreed with
+	// the demo's (-1: it did not).
+	AppliedAfter, VerdictAfter time.Duration
+	// Verdict is the engine's last verdict, Last its last status line.
+	Verdict engineVerdict
+	Last    string
+	// Statuses are the distinct statuses the engine showed for the commit, in order.
+	Statuses []string
+	// Problem says how the engine disagreed with the demo (empty when it agreed).
+	Problem string
+}
+
+// newEngine returns the engine named by --engine, nil for none.
+func newEngine(name string, o Options) engine {
+	switch name {
+	case engineFlux:
+		return &fluxEngine{root: o.RepoRoot}
+	case engineArgoCD:
+		return newArgoCDEngine(o)
+	}
+	return nil
+}
+
+// checkEngine validates --engine and, for an engine, that its binaries are built.
+func checkEngine(name, root string) error {
+	switch name {
+	case "", engineNone:
+		return nil
+	case engineFlux:
+		return checkFluxBinaries(root)
+	case engineArgoCD:
+		return checkArgoCDBinaries(root)
+	}
+	return fmt.Errorf("--engine %q: want none (the demo's own server-side apply), flux or argocd", name)
+}
+
+// missingBinaries lists the paths (relative to root) that are not executable files.
+func missingBinaries(root string, rel ...string) []string {
+	var out []string
+	for _, p := range rel {
+		info, err := os.Stat(filepath.Join(root, p))
+		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// gitSteps is the demo's Git repository: one commit per step.
+type gitSteps struct {
+	repo *gitrepo.Repo
+	// dir holds the repository and the engines' checkouts; removed at the end unless kept.
+	dir string
+	// bad is the bad version's commit, which the revert step reverts.
+	bad string
+}
+
+func newGitSteps() (*gitSteps, error) {
+	dir, err := os.MkdirTemp("", "addonops-demo-git-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo's Git repository: %w", err)
+	}
+	repo, err := gitrepo.New(filepath.Join(dir, "addons"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &gitSteps{repo: repo, dir: dir}, nil
+}
+
+// commit records step st: the revert step as `git revert` of the bad commit (checked to restore
+// exactly the objects the step expects), every other step as a commit of its rendered objects.
+func (g *gitSteps) commit(st step) (sha string, revert bool, err error) {
+	want, err := renderYAML(st.Objects)
+	if err != nil {
+		return "", false, fmt.Errorf("step %s: %w", st.Name, err)
+	}
+	if st.Kind == stepRevert && g.bad != "" {
+		sha, err := g.repo.Revert(g.bad)
+		if err != nil {
+			return "", false, err
+		}
+		got, err := os.ReadFile(filepath.Join(g.repo.Dir, renderedFile))
+		if err != nil {
+			return "", false, fmt.Errorf("after git revert %s: %w", short(g.bad), err)
+		}
+		if !bytes.Equal(got, want) {
+			return "", false, fmt.Errorf("git revert %s does not restore %s as step %s expects it (the commit before the bad one)", short(g.bad), renderedFile, st.Name)
+		}
+		return sha, true, nil
+	}
+	if err := g.repo.WriteFile(renderedFile, want); err != nil {
+		return "", false, err
+	}
+	msg := st.Name
+	if len(st.Notes) > 0 {
+		msg += "\n\n" + strings.Join(st.Notes, "\n")
+	}
+	sha, err = g.repo.Commit(msg)
+	if err != nil {
+		return "", false, fmt.Errorf("step %s (does it render what the step before rendered? an engine would see no change): %w", st.Name, err)
+	}
+	if st.Kind == stepBadVersion {
+		g.bad = sha
+	}
+	return sha, false, nil
+}
+
+// renderYAML writes objects as one YAML stream, in their order.
+func renderYAML(objs []*unstructured.Unstructured) ([]byte, error) {
+	var b bytes.Buffer
+	for i, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), name(o), err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(data)
+	}
+	return b.Bytes(), nil
+}
+
+func short(sha string) string { return sha[:min(len(sha), 12)] }
+
+// deliverByEngine commits step st, hands the commit to the engine, waits until the engine applied
+// it and the Placements it holds are decided, and returns the generations of its
+// ClusterManagementAddOns on the hub and their names, as the demo's own apply does.
+func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (map[string]int64, []string, error) {
+	sha, revert, err := r.git.commit(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.sha = sha
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() == placementGK && !r.placementsBefore[name(o)] {
+			w.addsPlacement = true
+		}
+	}
+	r.placementsBefore = map[string]bool{}
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() == placementGK {
+			r.placementsBefore[name(o)] = true
+		}
+	}
+	what := "commit"
+	if revert {
+		what = fmt.Sprintf("git revert %s: commit", short(r.git.bad))
+	}
+	r.disp.printf("   %s %s of the demo's Git repository (%s, %d objects)\n", what, short(sha), renderedFile, len(st.Objects))
+	w.engine = &EngineResult{Engine: r.engine.Name(), HandOver: r.engine.HandOver(), Commit: sha, Revert: revert, VerdictAfter: -1}
+	w.handed = time.Now()
+	lines, err := r.engine.Deliver(ctx, sha)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.engine.Delivered = time.Since(w.handed)
+	for _, l := range lines {
+		r.disp.printf("   %s\n", l)
+	}
+
+	// Until the engine applied the commit, the live view shows what the engine says.
+	deadline := time.NewTimer(r.o.StepTimeout)
+	defer deadline.Stop()
+	var problemSince time.Time
+	for {
+		es := r.engine.State(ctx, sha)
+		w.noteEngine(es)
+		now := time.Now()
+		if es.Applied {
+			w.engine.AppliedAfter = now.Sub(w.handed)
+			w.engine.Revision = es.Revision
+			r.disp.finish(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}})
+			r.disp.printf("   %s applied %s %s after %s\n", r.engine.Name(), cmp.Or(es.Revision, short(sha)), seconds(w.engine.AppliedAfter), w.engine.HandOver)
+			break
+		}
+		switch {
+		case es.Problem == "":
+			problemSince = time.Time{}
+		case problemSince.IsZero():
+			problemSince = now
+		case now.Sub(problemSince) >= engineProblemGrace:
+			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+		}
+		r.disp.update(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}}, now)
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-deadline.C:
+			return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s: %s", r.engine.Name(), short(sha), r.o.StepTimeout, es.Line)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	// The Placements the engine applied, decided by the demo's simulated placement controller.
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() != placementGK {
+			continue
+		}
+		key := name(o)
+		for {
+			p, err := r.clients.Cluster.ClusterV1beta1().Placements(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s applied commit %s, but Placement %s: %w", r.engine.Name(), short(sha), key, err)
+			}
+			if d, ok := r.placements.decision(key); ok && d.Generation >= p.Generation {
+				if d.Err != nil {
+					return nil, nil, d.Err
+				}
+				r.disp.printf("   Placement %s: %s decided (simulated placement controller, watching the Placements %s applies)\n",
+					key, plural(d.Clusters, "cluster"), r.engine.Name())
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			case <-deadline.C:
+				return nil, nil, fmt.Errorf("the simulated placement controller did not decide Placement %s (generation %d) within --step-timeout", key, p.Generation)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+
+	gens := map[string]int64{}
+	var addons []string
+	for _, o := range st.Objects {
+		if o.GroupVersionKind() != cmaGVK {
+			continue
+		}
+		cma, err := r.clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, o.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s applied commit %s, but ClusterManagementAddOn %s: %w", r.engine.Name(), short(sha), o.GetName(), err)
+		}
+		gens[o.GetName()] = cma.Generation
+		addons = append(addons, o.GetName())
+	}
+	return gens, addons, nil
+}
+
+// noteEngine remembers what the engine said about the step's commit.
+func (w *stepWatch) noteEngine(es engineState) {
+	w.lastEngine = es
+	if e := w.engine; e != nil {
+		e.Verdict, e.Last = es.Verdict, es.Line
+		if es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
+			e.Statuses = append(e.Statuses, es.Status)
+		}
+	}
+}
+
+// engineAgrees reports whether the engine's verdict on the step's commit says what the demo's
+// view says: Succeeded is healthy, Failed is failed; other results ask nothing of the engine.
+func engineAgrees(result Result, es engineState) bool {
+	switch result {
+	case Succeeded:
+		return es.Applied && es.Verdict == verdictHealthy
+	case Failed:
+		return es.Applied && es.Verdict == verdictFailed
+	}
+	return true
+}
+
+// describe says how the engine ended a step, for the summary.
+func (e *EngineResult) describe() string {
+	what := "commit " + short(e.Commit)
+	if e.Revert {
+		what = "the git revert " + short(e.Commit)
+	}
+	s := fmt.Sprintf("%s: %s applied %s after %s", e.Engine, what, seconds(e.AppliedAfter), e.HandOver)
+	if e.VerdictAfter >= 0 {
+		s += fmt.Sprintf(", %s %s after it", strings.ToLower(string(e.Verdict)), seconds(e.VerdictAfter))
+	}
+	if failed := e.failedOnTheWay(); failed != "" {
+		s += fmt.Sprintf(" (on the way: %s)", failed)
+	}
+	return s
+}
+
+// failedOnTheWay returns the failed status the engine showed for a commit it then called healthy,
+// or "".
+func (e *EngineResult) failedOnTheWay() string {
+	if e.Verdict != verdictHealthy {
+		return ""
+	}
+	for _, st := range e.Statuses {
+		if strings.Contains(st, "Failed") || strings.Contains(st, "Degraded") {
+			return st
+		}
+	}
+	return ""
+}
+
+// uncounted reports whether a placement of the snapshots decides clusters that its progression
+// does not count yet (it counts none). An engine applies a step's objects in one go, and the
+// controller may see a new Placement before the demo's simulated placement controller decided it
+// (no PlacementDecisions yet: a rollout of no cluster, complete at once); until the controller
+// counted the decided clusters, that success is not the step's. (Without an engine the demo
+// decides the Placements before it applies the ClusterManagementAddOns, and this cannot happen.)
+func uncounted(snaps []snapshot) bool {
+	for _, s := range snaps {
+		for _, p := range s.View.Placements {
+			if p.Progress.Total == 0 && len(s.Clusters[p.Key()]) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

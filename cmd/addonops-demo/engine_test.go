@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheckEngine(t *testing.T) {
+	empty := t.TempDir()
+	for _, c := range []struct {
+		engine string
+		want   []string // in the error; none: no error
+	}{
+		{engine: ""},
+		{engine: engineNone},
+		{engine: "kubectl", want: []string{`--engine "kubectl"`, "none", "flux", "argocd"}},
+		{engine: engineFlux, want: []string{"bin/flux-source-controller", "bin/flux-kustomize-controller", "bin/flux", "bin/oci-registry", "make flux"}},
+	} {
+		err := checkEngine(c.engine, empty)
+		if len(c.want) == 0 {
+			if err != nil {
+				t.Errorf("checkEngine(%q): %v, want no error", c.engine, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("checkEngine(%q) in a tree without binaries: no error, want one naming %q", c.engine, c.want)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("checkEngine(%q): %q does not say %q", c.engine, err, w)
+			}
+		}
+	}
+	// The command line refuses an unknown engine before anything starts.
+	if code := runCommand([]string{"--engine", "kubectl"}); code != exitError {
+		t.Errorf("--engine kubectl: exit code %d, want %d", code, exitError)
+	}
+}
+
+// TestDemoDeliveredByFlux runs the whole demo with --engine=flux: Flux's own source-controller
+// and kustomize-controller (built by `make flux`) apply every step, each a commit of the demo's
+// Git repository pushed as an OCI artifact as health/README.md's recipe does, the revert a `git
+// revert`. The steps must end as without an engine, and Flux's verdict must agree with the demo's
+// view at every step: healthy, and failed for the bad version.
+func TestDemoDeliveredByFlux(t *testing.T) {
+	root, err := findRepoRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkFluxBinaries(root); err != nil {
+		t.Skipf("Flux is not built: %v", err)
+	}
+	var out syncBuffer
+	o := quick(&out)
+	o.Engine = engineFlux
+	sum, err := Run(context.Background(), o)
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	checkWholeDemo(t, sum, text)
+	if sum.Engine != "Flux" {
+		t.Errorf("summary engine %q, want Flux", sum.Engine)
+	}
+
+	sha := regexp.MustCompile(`^[0-9a-f]{40}$`)
+	var commits []string
+	for _, st := range sum.Steps {
+		e := st.Engine
+		if e == nil {
+			t.Errorf("%s: no engine result", st.Step)
+			continue
+		}
+		commits = append(commits, e.Commit)
+		want := verdictHealthy
+		if st.Step == "06-bad-version" {
+			want = verdictFailed
+		}
+		if e.Engine != "Flux" || !sha.MatchString(e.Commit) || !strings.HasPrefix(e.Revision, "main@sha256:") ||
+			e.AppliedAfter <= 0 || e.VerdictAfter < e.AppliedAfter || e.Verdict != want || e.Problem != "" {
+			t.Errorf("%s: %+v; want Flux applying a commit as main@sha256:..., then a %s verdict agreeing with the demo", st.Step, e, want)
+		}
+		if e.Revert != (st.Step == "07-revert") {
+			t.Errorf("%s: revert %v; only 07-revert is a git revert", st.Step, e.Revert)
+		}
+		// The recipe's Kustomization waits for the rollout: its health checks ran for the commit.
+		if !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, "(Running health checks)") }) &&
+			!slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.HasPrefix(s, "Ready=False/HealthCheckFailed") }) {
+			t.Errorf("%s: Flux's statuses %q show no health check of the commit", st.Step, e.Statuses)
+		}
+	}
+	slices.Sort(commits)
+	if len(slices.Compact(commits)) != len(sum.Steps) {
+		t.Fatalf("commits %v: want one per step", commits)
+	}
+	for _, want := range []string{
+		"delivered in turn to a local hub by Flux from a local Git repository",
+		"$ flux push artifact oci://127.0.0.1:", "--path=rendered", "--revision=main@sha1:",
+		"$ kubectl apply -f health/flux/addonops-hub.yaml",
+		"$ flux reconcile source oci hello-addon-hub",
+		"Placement default/global-placement: 6 clusters decided (simulated placement controller, watching the Placements Flux applies)",
+		"Placement default/canary-placement: 2 clusters decided",
+		"Flux Kustomization hello-addon-hub: Ready=True Healthy=True at main@sha256:",
+		"Flux Kustomization hello-addon-hub: Ready=False/HealthCheckFailed Healthy=False at main@sha256:",
+		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
+		"the demo's view agrees",
+		"delivered by Flux from a local Git repository, speed 10",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	// The Git repository and Flux's logs are removed after a run that ended as expected.
+	m := regexp.MustCompile(`Git repository of the steps: (\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatal("the output does not name the Git repository")
+	}
+	if _, err := os.Stat(filepath.Dir(m[1])); !os.IsNotExist(err) {
+		t.Errorf("the demo's Git repository %s is still there after the run (%v)", m[1], err)
+	}
+}
