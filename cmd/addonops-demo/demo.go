@@ -770,13 +770,14 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		return res
 	}
 
-	apply := r.applyStep
-	if r.engine != nil {
-		apply = func(ctx context.Context, st step) (map[string]int64, []string, error) {
-			return r.deliverByEngine(ctx, st, w)
-		}
+	var gens map[string]int64
+	var addons []string
+	var err error
+	if r.engine == nil {
+		gens, addons, err = r.applyStep(ctx, st)
+	} else {
+		gens, addons, err = r.deliverByEngine(ctx, st, w)
 	}
-	gens, addons, err := apply(ctx, st)
 	if err != nil {
 		return fail(err)
 	}
@@ -797,7 +798,8 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		w.pause = r.newPauser(*st.Pause, start)
 	}
 
-	timeout := time.NewTimer(r.o.StepTimeout)
+	// --step-timeout bounds the whole step, the engine's delivery included.
+	timeout := time.NewTimer(r.o.StepTimeout - time.Since(start))
 	defer timeout.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
