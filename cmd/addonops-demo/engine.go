@@ -117,7 +117,8 @@ type EngineResult struct {
 	// Verdict is the engine's last verdict, Last its last status line.
 	Verdict engineVerdict
 	Last    string
-	// Statuses are the distinct statuses the engine showed for the commit, in order.
+	// Statuses are the distinct statuses the engine showed for the commit once it applied it, in
+	// order.
 	Statuses []string
 	// Problem says how the engine disagreed with the demo (empty when it agreed).
 	Problem string
@@ -356,7 +357,7 @@ func (w *stepWatch) noteEngine(es engineState) {
 	w.lastEngine = es
 	if e := w.engine; e != nil {
 		e.Verdict, e.Last = es.Verdict, es.Line
-		if es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
+		if es.Applied && es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
 			e.Statuses = append(e.Statuses, es.Status)
 		}
 	}
