@@ -848,7 +848,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				endedSince = time.Time{}
 			case r.engine == nil:
 				return r.finishStep(res, ended, w, snaps, v)
-			case engineAgrees(ended, w.lastEngine):
+			case engineAgrees(ended, w.lastEngine, failingSince):
 				w.engine.VerdictAfter = now.Sub(w.handed)
 				return r.finishStep(res, ended, w, snaps, v)
 			case endedSince.IsZero():

@@ -89,8 +89,11 @@ const (
 type engineState struct {
 	// Applied: the engine applied the commit's objects to the hub.
 	Applied bool
-	// Verdict is its health verdict on them, verdictNone while the rollout is in progress for it.
-	Verdict engineVerdict
+	// Verdict is its health verdict on them, verdictNone while the rollout is in progress for it;
+	// VerdictAt is when the engine reached it (the end of the health check that gave it), to the
+	// second.
+	Verdict   engineVerdict
+	VerdictAt time.Time
 	// Problem is set when the engine cannot apply the commit (not a health verdict).
 	Problem string
 	// Revision is the engine's name of what it applied (Flux: the OCI artifact's revision).
@@ -364,13 +367,17 @@ func (w *stepWatch) noteEngine(es engineState) {
 }
 
 // engineAgrees reports whether the engine's verdict on the step's commit says what the demo's
-// view says: Succeeded is healthy, Failed is failed; other results ask nothing of the engine.
-func engineAgrees(result Result, es engineState) bool {
+// view says: Succeeded is healthy; Failed is failed, by a health check that ended after the demo
+// saw the rollout fail (failedSince): an earlier failure is about an earlier moment, such as the
+// PlacementNotFound instant of a commit that adds a Placement, and says nothing of the failure the
+// demo saw (the engine retries, and its next check must find it). Other results ask nothing of
+// the engine.
+func engineAgrees(result Result, es engineState, failedSince time.Time) bool {
 	switch result {
 	case Succeeded:
 		return es.Applied && es.Verdict == verdictHealthy
 	case Failed:
-		return es.Applied && es.Verdict == verdictFailed
+		return es.Applied && es.Verdict == verdictFailed && es.VerdictAt.After(failedSince.Truncate(time.Second))
 	}
 	return true
 }

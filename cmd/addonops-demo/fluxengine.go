@@ -275,10 +275,10 @@ func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
 	case attempted != rev:
 		st.Line = line("%s at %s; %s fetched, not yet applied", st.Status, cmpOrDash(shortRevision(attempted)), at)
 	case ready.Status == "True" && appliedRev == rev:
-		st.Applied, st.Verdict = true, verdictHealthy
+		st.Applied, st.Verdict, st.VerdictAt = true, verdictHealthy, lastReconciled(k)
 		st.Line = line("%s at %s", st.Status, at)
 	case ready.Status == "False" && ready.Reason == "HealthCheckFailed":
-		st.Applied, st.Verdict = true, verdictFailed
+		st.Applied, st.Verdict, st.VerdictAt = true, verdictFailed, lastReconciled(k)
 		st.Line = line("%s at %s: %s", st.Status, at, oneLine(ready.Message, 200))
 	case ready.Status == "False":
 		st.Problem = fmt.Sprintf("Kustomization %s: %s: %s", f.name, ready.Reason, ready.Message)
@@ -287,6 +287,22 @@ func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
 		st.Line = line("%s at %s", st.Status, at)
 	}
 	return st
+}
+
+// lastReconciled is when kustomize-controller last ended a reconcile of the Kustomization: the
+// newest entry of status.history (its lastReconciled, to the second), written with the reconcile's
+// verdict; zero when there is none.
+func lastReconciled(k *unstructured.Unstructured) time.Time {
+	history, _, _ := unstructured.NestedSlice(k.Object, "status", "history")
+	var latest time.Time
+	for _, h := range history {
+		m, _ := h.(map[string]any)
+		s, _ := m["lastReconciled"].(string)
+		if t, err := time.Parse(time.RFC3339, s); err == nil && t.After(latest) {
+			latest = t
+		}
+	}
+	return latest
 }
 
 func (f *fluxEngine) Stop(keep bool) (string, error) {
