@@ -52,7 +52,7 @@ test: hub-binaries ocm-binaries kubectl kpt prometheus-tools build lint ## Run e
 	$(GO) test -count=1 -timeout 45m ./...
 
 .PHONY: demo
-demo: hub-binaries build $(filter flux,$(DEMO_ENGINE)) $(if $(filter argocd,$(DEMO_ENGINE)),argocd redis) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
+demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh
 
 include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

@@ -38,7 +38,7 @@ done
 engine="${DEMO_ENGINE:-none}"
 case "$engine" in
   flux) targets=(flux); bins=(flux-source-controller flux-kustomize-controller flux oci-registry) ;;
-  argocd) targets=(argocd redis); bins=(argocd) ;;
+  argocd) targets=(argocd); bins=(argocd) ;;
   *) targets=(); bins=() ;;
 esac
 for bin in "${bins[@]}"; do
