@@ -313,6 +313,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			return nil, fmt.Errorf("step %s: %w", name, err)
 		}
 		notes = append(notes, setHealthSoak(objs, o.Speed)...)
+		if r.engine != nil {
+			notes = append(notes, r.engine.Prepare(objs)...)
+		}
 		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes}
 		steps = append(steps, st)
 		r.noteVersions(st)

@@ -61,6 +61,9 @@ type engine interface {
 	// HandOver names what hands a commit to it, for people: "the push" (Flux: CI pushes the
 	// rendered directory), "the commit" (Argo CD reads the repository itself).
 	HandOver() string
+	// Prepare changes a step's rendered objects as the engine's recipe asks of a package (before
+	// they are committed) and returns one note per change.
+	Prepare(objs []*unstructured.Unstructured) []string
 	// WhyFailedOnTheWay explains a failed status the engine showed on the way to a healthy verdict
 	// for a step that adds a Placement, or returns "" when it has no explanation.
 	WhyFailedOnTheWay() string

@@ -78,6 +78,9 @@ type fluxEngine struct {
 func (f *fluxEngine) Name() string     { return "Flux" }
 func (f *fluxEngine) HandOver() string { return "the push" }
 
+// Prepare changes nothing: the recipe applies the rendered objects as they are.
+func (f *fluxEngine) Prepare([]*unstructured.Unstructured) []string { return nil }
+
 func (f *fluxEngine) WhyFailedOnTheWay() string {
 	return fmt.Sprintf(": the moment health/README.md (\"Flux\") documents for a commit that adds a Placement (Flux applies "+
 		"the ClusterManagementAddOn before it, and a health check in that moment fails fast); Flux tried again after "+
