@@ -435,7 +435,8 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			r.placements.shutdown()
 		}
 		if r.engine != nil {
-			keep := err != nil || sum.ExitCode() == exitUnexpected
+			// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
+			keep := err != nil || sum.ExitCode() != exitOK
 			dir, eerr := r.engine.Stop(keep)
 			if eerr != nil {
 				errs = append(errs, fmt.Errorf("stopping %s: %w", r.engine.Name(), eerr))
@@ -813,6 +814,9 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		if r.engine != nil && now.Sub(engineRead) >= 500*time.Millisecond {
 			w.noteEngine(r.engine.State(ctx, w.sha))
 			engineRead = now
+			if w.lastEngine.Fatal {
+				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))
+			}
 		}
 		if ss, ok := r.snapshots(addons, gens, now); ok {
 			snaps = ss

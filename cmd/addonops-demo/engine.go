@@ -52,6 +52,9 @@ const (
 	// engineProblemGrace is how long the engine may report that it cannot apply a commit before
 	// the step fails with its message (an engine retries, and a moment's error is no failure).
 	engineProblemGrace = 30 * time.Second
+	// engineStallNote is when a step says that the engine has not applied its commit yet, and
+	// where the engine's logs are: it usually takes a second or two.
+	engineStallNote = 30 * time.Second
 )
 
 // engine is a GitOps engine running against the demo's hub.
@@ -74,6 +77,8 @@ type engine interface {
 	Deliver(ctx context.Context, sha string) ([]string, error)
 	// State reads the engine's view of commit sha.
 	State(ctx context.Context, sha string) engineState
+	// Logs is the directory of its logs while it runs.
+	Logs() string
 	// Stop stops what Start started and removes its files unless keep; it returns the directory
 	// of the logs it kept.
 	Stop(keep bool) (string, error)
@@ -97,8 +102,10 @@ type engineState struct {
 	// second.
 	Verdict   engineVerdict
 	VerdictAt time.Time
-	// Problem is set when the engine cannot apply the commit (not a health verdict).
+	// Problem is set when the engine cannot apply the commit (not a health verdict); Fatal when
+	// it never will (a part of it exited), so the step fails at once.
 	Problem string
+	Fatal   bool
 	// Revision is the engine's name of what it applied (Flux: the OCI artifact's revision).
 	Revision string
 	// Status is the engine's status in a few words ("Ready=True Healthy=True"), Line the line the
@@ -118,7 +125,7 @@ type EngineResult struct {
 	// Delivered is how long handing the commit over took (Flux: pushing the artifact).
 	Delivered time.Duration
 	// AppliedAfter is when the engine had applied it, VerdictAfter when its verdict agreed with
-	// the demo's (-1: it did not).
+	// the demo's (-1: it did not, or not yet).
 	AppliedAfter, VerdictAfter time.Duration
 	// Verdict is the engine's last verdict, Last its last status line.
 	Verdict engineVerdict
@@ -269,7 +276,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		what = fmt.Sprintf("git revert %s: commit", short(r.git.bad))
 	}
 	r.disp.printf("   %s %s of the demo's Git repository (%s, %d objects)\n", what, short(sha), renderedFile, len(st.Objects))
-	w.engine = &EngineResult{Engine: r.engine.Name(), HandOver: r.engine.HandOver(), Commit: sha, Revert: revert, VerdictAfter: -1}
+	w.engine = &EngineResult{Engine: r.engine.Name(), HandOver: r.engine.HandOver(), Commit: sha, Revert: revert, AppliedAfter: -1, VerdictAfter: -1}
 	w.handed = time.Now()
 	lines, err := r.engine.Deliver(ctx, sha)
 	if err != nil {
@@ -284,6 +291,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 	deadline := time.NewTimer(r.o.StepTimeout)
 	defer deadline.Stop()
 	var problemSince time.Time
+	stallNoted := false
 	for {
 		es := r.engine.State(ctx, sha)
 		w.noteEngine(es)
@@ -298,10 +306,17 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		switch {
 		case es.Problem == "":
 			problemSince = time.Time{}
+		case es.Fatal:
+			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
 		case problemSince.IsZero():
 			problemSince = now
 		case now.Sub(problemSince) >= engineProblemGrace:
 			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+		}
+		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
+			stallNoted = true
+			r.disp.printf("   %s has not applied commit %s after %s: %s (its logs: %s)\n", r.engine.Name(), short(sha),
+				seconds(now.Sub(w.handed)), es.Line, r.engine.Logs())
 		}
 		r.disp.update(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}}, now)
 		select {
@@ -391,6 +406,9 @@ func (e *EngineResult) describe() string {
 	if e.Revert {
 		what = "the git revert " + short(e.Commit)
 	}
+	if e.AppliedAfter < 0 {
+		return fmt.Sprintf("%s: %s not applied (%s)", e.Engine, what, e.Last)
+	}
 	s := fmt.Sprintf("%s: %s applied %s after %s", e.Engine, what, seconds(e.AppliedAfter), e.HandOver)
 	if e.VerdictAfter >= 0 {
 		s += fmt.Sprintf(", %s %s after it", strings.ToLower(string(e.Verdict)), seconds(e.VerdictAfter))
@@ -415,8 +433,8 @@ func (e *EngineResult) failedOnTheWay() string {
 	return ""
 }
 
-// uncounted reports whether a placement of the snapshots decides clusters that its progression
-// does not count yet (it counts none). An engine applies a step's objects in one go, and the
+// uncounted reports whether a placement of the snapshots owns decided clusters (snapshot.owned)
+// that its progression does not count yet (it counts none). An engine applies a step's objects in one go, and the
 // controller may see a new Placement before the demo's simulated placement controller decided it
 // (no PlacementDecisions yet: a rollout of no cluster, complete at once); until the controller
 // counted the decided clusters, that success is not the step's. (Without an engine the demo
@@ -424,7 +442,7 @@ func (e *EngineResult) failedOnTheWay() string {
 func uncounted(snaps []snapshot) bool {
 	for _, s := range snaps {
 		for _, p := range s.View.Placements {
-			if p.Progress.Total == 0 && len(s.Clusters[p.Key()]) > 0 {
+			if p.Progress.Total == 0 && len(s.owned(p.Key())) > 0 {
 				return true
 			}
 		}

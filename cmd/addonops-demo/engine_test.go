@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestCheckEngine(t *testing.T) {
@@ -125,5 +129,74 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(m[1])); !os.IsNotExist(err) {
 		t.Errorf("the demo's Git repository %s is still there after the run (%v)", m[1], err)
+	}
+}
+
+// TestDemoSaysWhenFluxDies kills Flux's source-controller as the first step starts: the step must
+// fail at once with an error naming it and quoting its log (not wait for --step-timeout), the demo
+// must stop, keep Flux's logs and the Git repository, and leave nothing running.
+func TestDemoSaysWhenFluxDies(t *testing.T) {
+	root, err := findRepoRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkFluxBinaries(root); err != nil {
+		t.Skipf("Flux is not built: %v", err)
+	}
+	var out syncBuffer
+	o := quick(&out)
+	o.Engine = engineFlux
+	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
+	o.NoPause, o.NoBadVersion = true, true
+	killed := make(chan string, 1)
+	go func() {
+		for !strings.Contains(out.String(), "== 01-fresh-install") {
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The kernel keeps the first 15 bytes of a command's name.
+		for _, c := range children(os.Getpid()) {
+			if strings.HasSuffix(c, "(flux-source-con)") {
+				pid, _ := strconv.Atoi(strings.Fields(c)[0])
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					killed <- "kill: " + err.Error()
+					return
+				}
+				killed <- c
+				return
+			}
+		}
+		killed <- fmt.Sprintf("no source-controller among the children %v", children(os.Getpid()))
+	}()
+	sum, err := Run(context.Background(), o)
+	t.Logf("killed %s; demo output:\n%s", <-killed, out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if len(sum.Steps) != 1 || sum.Steps[0].Result != Error || !strings.Contains(sum.Steps[0].Why, "source-controller exited") {
+		t.Fatalf("steps %+v; want 01-fresh-install alone, an Error naming source-controller's exit", sum.Steps)
+	}
+	if sum.ExitCode() != exitUnexpected {
+		t.Errorf("exit code %d, want %d", sum.ExitCode(), exitUnexpected)
+	}
+	text := out.String()
+	for _, want := range []string{"Stopping: step 01-fresh-install could not be applied", "Logs of Flux: ", "The demo's Git repository is kept: "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+	// What the demo kept is there; the test removes it (the repository's parent holds the CI
+	// checkouts too).
+	for re, remove := range map[string]func(string) string{
+		`Logs of Flux: (\S+)`:                              func(p string) string { return p },
+		`The demo's Git repository is kept: (\S+)`:         filepath.Dir,
+		`Logs of the controller and the simulation: (\S+)`: func(p string) string { return p },
+	} {
+		if m := regexp.MustCompile(re).FindStringSubmatch(text); m != nil {
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Errorf("%s: %v", m[0], err)
+			}
+			os.RemoveAll(remove(m[1]))
+		}
 	}
 }

@@ -238,6 +238,9 @@ func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
 	line := func(format string, args ...any) string {
 		return fmt.Sprintf("Flux Kustomization %s: ", f.name) + fmt.Sprintf(format, args...)
 	}
+	if err := f.fx.Failure(); err != nil {
+		return engineState{Status: "a part exited", Problem: err.Error(), Fatal: true, Line: line("%s", oneLine(err.Error(), 200))}
+	}
 	oci, err := f.hub.Clients.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
 		return engineState{Status: "no OCIRepository", Line: line("its OCIRepository: %v", err)}
@@ -307,6 +310,8 @@ func lastReconciled(k *unstructured.Unstructured) time.Time {
 	}
 	return latest
 }
+
+func (f *fluxEngine) Logs() string { return f.fx.Dir }
 
 func (f *fluxEngine) Stop(keep bool) (string, error) {
 	if f.fx == nil {
