@@ -47,9 +47,16 @@ lint: ## gofmt and go vet.
 	@big=$$(git ls-files -z | xargs -0 -r stat -c '%s %n' -- 2>/dev/null | awk '$$1 > 2000000 {print $$2}'); \
 	if [ -n "$$big" ]; then echo "files over 2 MB tracked by git:"; echo "$$big"; exit 1; fi
 
+# The GitOps engines the e2e suite syncs through, built from their Go modules (tools/argocd, tools/flux).
+GITOPS_ENGINES := argocd flux
+
 .PHONY: test
-test: hub-binaries ocm-binaries kubectl kpt prometheus-tools build lint ## Run every test (unit, golden, integration on a real API server).
+test: hub-binaries ocm-binaries kubectl kpt prometheus-tools $(GITOPS_ENGINES) build lint ## Run every test (unit, golden, integration on a real API server, e2e with Argo CD and Flux).
 	$(GO) test -count=1 -timeout 45m ./...
+
+.PHONY: test-gitops
+test-gitops: hub-binaries ocm-binaries $(GITOPS_ENGINES) build ## Only the GitOps end-to-end tests: the examples synced from a Git repository by real Argo CD and Flux.
+	$(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD|TestFlux' ./e2e
 
 .PHONY: demo
 demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).

@@ -103,6 +103,11 @@ type Options struct {
 	// message, its placement's progression and a Warning event on the CMA say so
 	// (--deployer-wait). Default mcastatus.DefaultDeployerWait, 2m.
 	DeployerWait time.Duration
+	// PlacementGrace is how long a Placement the add-on names may be missing before its placement
+	// is Degraded (PlacementNotFound); within it the placement is Progressing: a GitOps sync may
+	// apply the Placement after the add-on (--placement-grace). Default
+	// rolloutplan.DefaultPlacementGrace, 30s.
+	PlacementGrace time.Duration
 	// InterimHold is how long an MCA's interim status (a health soak under way, health not known
 	// yet for a new generation) stays unwritten unless a settled change comes first
 	// (progress.Options.InterimHold). Default mcastatus.DefaultInterimHold, 15s; negative writes
@@ -151,6 +156,9 @@ func (o *Options) Complete() error {
 	if o.DeployerWait <= 0 {
 		o.DeployerWait = mcastatus.DefaultDeployerWait
 	}
+	if o.PlacementGrace <= 0 {
+		o.PlacementGrace = rolloutplan.DefaultPlacementGrace
+	}
 	if o.WriteParallelism <= 0 {
 		o.WriteParallelism = 16
 	}
@@ -184,6 +192,12 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err := opts.Complete(); err != nil {
 		return nil, err
 	}
+	if cfg.UserAgent == "" {
+		// The field manager of every update the controller makes: an embedding that sets none (the
+		// tests, the demo) is named in managedFields as the binary is, not as client-go's default.
+		cfg = rest.CopyConfig(cfg)
+		cfg.UserAgent = "addonops-controller"
+	}
 	hub, err := hubcache.New(cfg, hubcache.Options{Addons: opts.Addons, Only: opts.Only, Resync: opts.Resync,
 		DeployTemplates: opts.DeployTemplates != nil, HistoryNamespace: opts.HistoryNamespace})
 	if err != nil {
@@ -206,7 +220,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		view: addonview.New(hub, recorder, opts.Coalesce, opts.WriteParallelism)}
 
 	installs := installer.New(c.view)
-	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait})
+	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace})
 	tracker := progress.New(c.view, progress.Options{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
 		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)

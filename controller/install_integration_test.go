@@ -51,7 +51,9 @@ func TestMissingPlacement(t *testing.T) {
 	e.adc("cfg-b", "b")
 	e.placement("p1", [][]string{{"c1"}})
 	e.cma(nil, install{placement: "p1", config: "cfg-a", strategy: allStrategy}, install{placement: "p2", config: "cfg-a", strategy: allStrategy})
-	e.startController(Options{})
+	// Within the grace p2 is Progressing (rolloutplan's TestMissingPlacementGrace); after it,
+	// Degraded with a warning.
+	e.startController(Options{PlacementGrace: 2 * time.Second})
 	e.waitInstalled(30*time.Second, "cfg-a", "c1")
 	e.waitProgression(10*time.Second, "p2", addonstatus.ReasonPlacementNotFound, "Placement "+e.name+"/p2 not found")
 	e.waitEvent(10*time.Second, addonstatus.ReasonPlacementNotFound, "p2 not found")

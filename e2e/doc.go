@@ -35,6 +35,16 @@
 // writes health; the controller paces an install and a Progressive (maxConcurrency 1) template
 // upgrade.
 //
+// TestArgoCD and TestFlux, each on a hub of its own, deliver the rollout examples from a real Git
+// repository (internal/testing/gitrepo) through real engines built from their Go modules:
+// Argo CD v3.2.6 (internal/testing/argocd: application controller, repo server, our config
+// management plugin, Redis) syncs health/argocd/application.yaml; Flux v2.9 (internal/testing/flux:
+// source-controller, kustomize-controller, the flux CLI pushing CI's rendered output to a
+// distribution registry) reconciles health/flux/addonops-hub.yaml. Steps 01 → 04, a pause, the bad
+// version and its `git revert`, each a commit; the engines' own health verdicts are compared with
+// `addonops status` and their writes counted (no sync loops). docs/gitops-engines.md has the
+// results.
+//
 // TestMigration, on the same kind of hub, runs the top README's recipe for moving an add-on
 // between OCM's addon-manager and addonops: hello-template installed and rolled out by OCM's
 // addon-manager (no lifecycle annotation), moved to addonops and back with the README's kubectl

@@ -25,6 +25,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/localhub"
@@ -83,7 +84,9 @@ func (c capture) file() string {
 // on the hand-written ones. So the health checks and the controller cannot drift apart unnoticed.
 func TestCapturedFromController(t *testing.T) {
 	hub := localhub.ForTest(t)
-	s := rolloutsim.New(t, hub, "hello", 0)
+	// A missing Placement is Degraded after a grace: a second here, so that the capture below
+	// waits for that, not for the default 30s.
+	s := rolloutsim.NewWith(t, hub, "hello", rolloutsim.Options{Controller: controller.Options{PlacementGrace: time.Second}})
 	clusters := []string{"cluster1", "cluster2", "cluster3"}
 	s.Clusters(clusters...)
 	s.Placement("all", clusters...)
@@ -298,8 +301,17 @@ func TestCapturedFromController(t *testing.T) {
 	}
 	take(capture{phase: "missing-placement-and-config", label: "cma", gvr: cmaGVR, name: "broken", want: "Degraded",
 		ready: func(u *unstructured.Unstructured) bool {
-			st := fmt.Sprint(u.Object["status"])
-			return strings.Contains(st, addonstatus.ReasonPlacementNotFound) && strings.Contains(st, addonstatus.ReasonConfigurationNotFound)
+			var missing, config bool
+			ips, _, _ := unstructured.NestedSlice(u.Object, "status", "installProgressions")
+			for _, ip := range ips {
+				conds, _, _ := unstructured.NestedSlice(ip.(map[string]any), "conditions")
+				for _, c := range conds {
+					m := c.(map[string]any)
+					missing = missing || m["reason"] == addonstatus.ReasonPlacementNotFound && m["status"] == string(metav1.ConditionFalse)
+					config = config || m["reason"] == addonstatus.ReasonConfigurationNotFound
+				}
+			}
+			return missing && config
 		}})
 
 	// A third add-on gated by a canary placement that does not exist: its placement waits for a

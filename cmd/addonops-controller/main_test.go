@@ -41,6 +41,15 @@ func TestBadDeployerWait(t *testing.T) {
 	}
 }
 
+func TestBadPlacementGrace(t *testing.T) {
+	for _, v := range []string{"0s", "-30s"} {
+		err := run(context.Background(), []string{"--placement-grace=" + v}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--placement-grace=") || !strings.Contains(err.Error(), "want a positive duration") {
+			t.Errorf("--placement-grace=%s: got %v", v, err)
+		}
+	}
+}
+
 func TestBadInterimHold(t *testing.T) {
 	err := run(context.Background(), []string{"--interim-hold=-1s"}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--interim-hold=-1s: want 0") {

@@ -45,6 +45,8 @@ type Options struct {
 	// DeployerWait is rolloutplan.Input.DeployerWait: how long a cluster told to run its configs
 	// may go without any ManifestApplied before it counts as waiting for a deployer.
 	DeployerWait time.Duration
+	// PlacementGrace is rolloutplan.Input.PlacementGrace.
+	PlacementGrace time.Duration
 }
 
 // Reconciler is the rollout reconciler.
@@ -127,8 +129,9 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		// lastObservedGeneration, as addon-framework's addonconfig controller writes it.
 		Generations: c.Hub.Configs.Generation,
 		History:     hist, HistoryLimit: c.opts.HistoryLimit,
-		Raw:          raw,
-		DeployerWait: c.opts.DeployerWait,
+		Raw:            raw,
+		DeployerWait:   c.opts.DeployerWait,
+		PlacementGrace: c.opts.PlacementGrace,
 	})
 	c.pace.Took(name, time.Since(started))
 

@@ -192,6 +192,27 @@ func TestPauseAndResume(t *testing.T) {
 	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
 }
 
+// A rollback paused before its first decision stays a rollback when resumed: the Paused condition
+// says nothing of the change's kind, so the kind is decided again from what is known good, as when
+// the change began (TestArgoCD resumed a paused revert as an upgrade).
+func TestPausedRollbackResumesAsARollback(t *testing.T) {
+	w, p := pausedWorld(t)
+	w.settle()
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
+	w.advance(time.Hour)
+	w.annotateAs("addonops-cli", operations.PauseAnnotation, p.String())
+	w.setConfig(p, "a")
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonPaused, "", "a", "a", "b")
+	w.advance(time.Minute)
+	w.step()
+	delete(w.cma.Annotations, operations.PauseAnnotation)
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonRollingBack, "", "a", "a", "b")
+	w.settle()
+	w.expectProgression(p, addonstatus.ReasonRollbackSucceeded, "4/4 rollback completed", "a", "a", "a")
+}
+
 // "*" pauses every placement, and a pause annotation that does not parse pauses everything too.
 func TestPauseAllAndBadPause(t *testing.T) {
 	for _, value := range []string{"*", "not a placement key"} {

@@ -4,10 +4,8 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/canary"
-	"github.com/addonops/addonops/internal/operations"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -15,7 +13,10 @@ import (
 	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // placementState is one install placement during a decision.
@@ -47,11 +48,55 @@ type placementState struct {
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is
+	restart  bool // cond starts anew: its transition time is now even if its status stays
 	cond     metav1.Condition
 	target   []mcastatus.Config // what the placement's clusters are moved to
 	lkg      []mcastatus.Config
 	applied  []mcastatus.Config
 	complete bool
+}
+
+// DefaultPlacementGrace is Input.PlacementGrace's default: how long a Placement that
+// spec.installStrategy names may be missing while the placement still counts as Progressing;
+// after it, the placement is Degraded (PlacementNotFound, Progressing=False). A GitOps engine
+// applies an add-on and the Placement added with it in one sync, in an order of its own (Flux's kustomize-controller orders kinds it does not know by API
+// group: addon.open-cluster-management.io before cluster.open-cluster-management.io), so a new
+// Placement is missing for a moment that no person must act on; a health check that failed on that
+// moment would report the sync failed (docs/gitops-engines.md).
+const DefaultPlacementGrace = 30 * time.Second
+
+// placementMissing decides a placement whose Placement does not exist: its clusters keep what
+// they run. Within the grace (Input.PlacementGrace) of the moment it was first found missing (the transition time
+// of the Progressing condition the grace began with) it is Progressing; then Degraded, with a
+// warning event. The grace is not started again by a Placement that stays missing.
+func (d *decider) placementMissing(p *placementState) {
+	const keep = "its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements"
+	degraded := fmt.Sprintf("Placement %s not found; %s", p.key, keep)
+	old := p.oldCond
+	missing := old != nil && old.Reason == addonstatus.ReasonPlacementNotFound
+	if missing && old.Status == metav1.ConditionFalse {
+		p.wait(addonstatus.ReasonPlacementNotFound, degraded)
+		return
+	}
+	since := d.in.Now.Time
+	if missing {
+		since = old.LastTransitionTime.Time
+	}
+	grace := d.in.PlacementGrace
+	if grace <= 0 {
+		grace = DefaultPlacementGrace
+	}
+	left := since.Add(grace).Sub(d.in.Now.Time)
+	if left <= 0 {
+		p.wait(addonstatus.ReasonPlacementNotFound, degraded)
+		return
+	}
+	p.blocked = true
+	p.restart = !missing
+	p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonPlacementNotFound,
+		Message: fmt.Sprintf("Placement %s not found yet (a GitOps sync may apply it after the add-on); %s; Degraded if it is still missing %s after it was first missed",
+			p.key, keep, grace)}
+	d.noteRecheck(&left)
 }
 
 func (p *placementState) wait(reason, msg string) {
@@ -140,7 +185,7 @@ func (d *decider) evaluate(p *placementState) {
 	case p.blocked:
 		return
 	case p.placement == nil:
-		p.wait(addonstatus.ReasonPlacementNotFound, fmt.Sprintf("Placement %s not found; its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements", p.key))
+		d.placementMissing(p)
 		return
 	case p.trackErr != nil:
 		p.wait(addonstatus.ReasonPlacementDecisionInvalid, fmt.Sprintf("cannot read the PlacementDecisions of %s: %v", p.key, p.trackErr))
@@ -276,7 +321,14 @@ func (d *decider) isRollback(p *placementState) bool {
 			return false
 		}
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
-		return ok && k == addonstatus.Rollback
+		if !ok {
+			// A reason that says nothing of the change's kind (Paused, a placement waiting for a
+			// problem to be fixed): decide it again from what is known good, as when the change
+			// began. Known good versions only grow, and the placement's own progression records
+			// the desired version as applied only once it completed, so the answer is the same.
+			return d.knownGood(p, p.desired)
+		}
+		return k == addonstatus.Rollback
 	}
 	return d.knownGood(p, p.desired)
 }

@@ -168,6 +168,10 @@ type Input struct {
 	// before it counts as waiting for a deployer (mcastatus.WaitingForDeployer); 0 means
 	// mcastatus.DefaultDeployerWait.
 	DeployerWait time.Duration
+	// PlacementGrace is how long a Placement that spec.installStrategy names may be missing
+	// before its placement is Degraded (PlacementNotFound, Progressing=False); within it the
+	// placement is Progressing. Zero means DefaultPlacementGrace.
+	PlacementGrace time.Duration
 	// MaxPushes bounds how many clusters one decision moves to a new version; 0 means
 	// DefaultMaxPushes.
 	MaxPushes int

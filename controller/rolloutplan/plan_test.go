@@ -2,6 +2,7 @@ package rolloutplan
 
 import (
 	"github.com/addonops/addonops/internal/addonstatus"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -555,4 +556,109 @@ func TestEmptyPlacementNeverCompletes(t *testing.T) {
 	p := w.placement("p", "a", all())
 	w.step()
 	w.expectProgression(p, addonstatus.ReasonInstalling, "no cluster selected yet", "a", "", "")
+}
+
+// TestMissingDefaultPlacementGrace: a Placement the spec names but the hub lacks is Progressing for
+// DefaultPlacementGrace from the moment it was first missed (a GitOps sync may apply it after the
+// add-on), then Degraded with one warning; the grace does not start again while it stays missing,
+// and the Placement's arrival ends it.
+func TestMissingDefaultPlacementGrace(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	p1 := w.placement("p1", "a", all(), []string{"c1"})
+	p2 := w.placement("p2", "a", all(), []string{"c2"})
+	w.installAll()
+	w.expectStates("c1=a/a/T c2=a/a/T")
+
+	// A commit adds placement p3; the engine applied the add-on first.
+	w.cma.Spec.InstallStrategy.Placements = append(w.cma.Spec.InstallStrategy.Placements, w.cma.Spec.InstallStrategy.Placements[1])
+	w.cma.Spec.InstallStrategy.Placements[2].Name = "p3"
+	p3 := PlacementKey{Namespace: p2.Namespace, Name: "p3"}
+	// And p2's Placement, after its rollout completed long ago, is deleted.
+	w.advance(time.Hour)
+	delete(w.placements, p2)
+	delete(w.decisions, p2)
+	start := w.now
+	plan := w.step()
+
+	cond := func(k PlacementKey) metav1.Condition {
+		t.Helper()
+		c := ProgressingOf(w.progression(k))
+		if c == nil {
+			t.Fatalf("placement %s has no Progressing condition", k)
+		}
+		return *c
+	}
+	for _, k := range []PlacementKey{p2, p3} {
+		c := cond(k)
+		if c.Status != metav1.ConditionTrue || c.Reason != addonstatus.ReasonPlacementNotFound || !strings.Contains(c.Message, "not found yet") {
+			t.Errorf("%s within the grace: %s %s %q, want True PlacementNotFound \"... not found yet ...\"", k, c.Status, c.Reason, c.Message)
+		}
+		// The grace starts now, not when p2's old condition last changed status.
+		if !c.LastTransitionTime.Time.Equal(start) {
+			t.Errorf("%s: lastTransitionTime %s, want the moment it was missed, %s", k, c.LastTransitionTime, start)
+		}
+		if got := addonstatus.ClassOf(c.Status, c.Reason); got != addonstatus.ClassProgressing {
+			t.Errorf("%s within the grace is %s, want %s", k, got, addonstatus.ClassProgressing)
+		}
+	}
+	if slices.Contains(w.eventReasons(), addonstatus.ReasonPlacementNotFound) {
+		t.Errorf("events within the grace: %v; want no PlacementNotFound warning yet", w.eventReasons())
+	}
+	if plan.RecheckAfter <= 0 || plan.RecheckAfter > DefaultPlacementGrace {
+		t.Errorf("RecheckAfter = %s, want the rest of the grace (0, %s]", plan.RecheckAfter, DefaultPlacementGrace)
+	}
+	w.expectStates("c1=a/a/T c2=a/a/T")
+
+	// Still within the grace: the transition time stays, the recheck comes at its end.
+	w.advance(DefaultPlacementGrace - 5*time.Second)
+	plan = w.step()
+	if c := cond(p3); c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(start) {
+		t.Errorf("p3 %s into the grace: %s since %s, want True since %s", w.now.Sub(start), c.Status, c.LastTransitionTime, start)
+	}
+	if plan.RecheckAfter != 5*time.Second {
+		t.Errorf("RecheckAfter = %s, want the grace's last 5s", plan.RecheckAfter)
+	}
+
+	// The grace is over: Degraded, one warning per placement.
+	w.advance(5 * time.Second)
+	w.step()
+	for _, k := range []PlacementKey{p2, p3} {
+		c := cond(k)
+		if c.Status != metav1.ConditionFalse || c.Reason != addonstatus.ReasonPlacementNotFound || strings.Contains(c.Message, "not found yet") {
+			t.Errorf("%s after the grace: %s %s %q, want False PlacementNotFound", k, c.Status, c.Reason, c.Message)
+		}
+		if got := addonstatus.ClassOf(c.Status, c.Reason); got != addonstatus.ClassDegraded {
+			t.Errorf("%s after the grace is %s, want %s", k, got, addonstatus.ClassDegraded)
+		}
+	}
+	var warnings []string
+	for _, e := range w.lastPlan.Events {
+		if e.Reason == addonstatus.ReasonPlacementNotFound && e.Warning {
+			warnings = append(warnings, e.Message)
+		}
+	}
+	if len(warnings) != 2 {
+		t.Errorf("warnings at the end of the grace: %q, want one per missing placement", warnings)
+	}
+
+	// Staying missing never restarts the grace, nor repeats the warning.
+	w.advance(time.Minute)
+	w.step()
+	if c := cond(p3); c.Status != metav1.ConditionFalse {
+		t.Errorf("p3 a minute after the grace: %s, want False", c.Status)
+	}
+	if slices.Contains(w.eventReasons(), addonstatus.ReasonPlacementNotFound) {
+		t.Errorf("events while it stays missing: %v; want none", w.eventReasons())
+	}
+
+	// The Placement arrives: p3 installs its cluster.
+	w.placements[p3] = w.placements[p1].DeepCopy()
+	w.placements[p3].Name = "p3"
+	w.decide(p3, []string{"c3"})
+	w.mca("c3")
+	w.step()
+	if c := cond(p3); c.Reason == addonstatus.ReasonPlacementNotFound {
+		t.Errorf("p3 after its Placement arrived: %s %s %q", c.Status, c.Reason, c.Message)
+	}
 }

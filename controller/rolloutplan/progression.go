@@ -16,7 +16,7 @@ import (
 )
 
 // progression builds the install progression of p from its results, keeping the old condition's
-// transition time when its status does not change.
+// transition time when its status does not change (unless p's condition restarts).
 func (d *decider) progression(p *placementState) addonv1alpha1.InstallProgression {
 	ip := addonv1alpha1.InstallProgression{
 		PlacementRef:     addonv1alpha1.PlacementRef{Namespace: p.key.Namespace, Name: p.key.Name},
@@ -25,7 +25,7 @@ func (d *decider) progression(p *placementState) addonv1alpha1.InstallProgressio
 	if old := oldProgression(d.in.CMA, p.key); old != nil {
 		ip.Conditions = slices.Clone(old.Conditions)
 	}
-	mcastatus.SetCondition(&ip.Conditions, p.cond, d.in.Now, false)
+	mcastatus.SetCondition(&ip.Conditions, p.cond, d.in.Now, p.restart)
 	// Only the Progressing condition is ours; drop anything else an older writer left.
 	ip.Conditions = slices.DeleteFunc(ip.Conditions, func(c metav1.Condition) bool { return c.Type != addonstatus.ConditionProgressing })
 	return ip

@@ -141,8 +141,11 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 	same := oc != nil && oc.Reason == nc.Reason
 	msg := fmt.Sprintf("placement %s: %s", p.key, nc.Message)
 	switch {
+	case addonstatus.WaitingReasons.Has(nc.Reason) && nc.Status == metav1.ConditionTrue:
+		// Within a grace (Input.PlacementGrace): no person must act yet, and no warning says so.
+		return
 	case addonstatus.WaitingReasons.Has(nc.Reason) || nc.Reason == addonstatus.ReasonWaitingForCanary && p.problem:
-		if !same || oc.Message != nc.Message {
+		if !same || oc.Message != nc.Message || oc.Status != nc.Status {
 			d.events = append(d.events, Event{Warning: true, Reason: nc.Reason, Message: msg})
 		}
 		return

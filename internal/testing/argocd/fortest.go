@@ -1,0 +1,66 @@
+package argocd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonops/addonops/internal/childproc"
+	"github.com/addonops/addonops/internal/localhub"
+)
+
+// TB is the part of testing.TB that ForTest uses.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Failed() bool
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// ForTest starts Argo CD on hub for one test and stops it when the test ends. When the test
+// failed, or a part exited on its own, the logs are kept and their last lines printed. Anything
+// that prevents the start, missing binaries included, fails the test.
+func ForTest(t TB, hub *localhub.Hub, opts Options) *ArgoCD {
+	t.Helper()
+	a, err := Start(context.Background(), hub, opts)
+	if err != nil {
+		t.Fatalf("argocd.ForTest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := a.Failure(); err != nil {
+			t.Errorf("%v", err)
+		}
+		failed := t.Failed()
+		if failed {
+			for _, log := range a.LogFiles() {
+				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 40))
+			}
+			t.Logf("Argo CD's logs kept in %s", a.LogDir)
+		}
+		if err := a.stop(failed || a.opts.KeepLogs); err != nil {
+			t.Errorf("stopping Argo CD: %v (logs in %s)", err, a.LogDir)
+		}
+	})
+	return a
+}
+
+// Application reads an Application from the hub.
+func (a *ArgoCD) Application(ctx context.Context, name string) (*Application, error) {
+	u, err := a.hub.Clients.Dynamic.Resource(ApplicationResource).Namespace(Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("argocd: reading Application %s: %w", name, err)
+	}
+	raw, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("argocd: Application %s: %w", name, err)
+	}
+	var app Application
+	if err := json.Unmarshal(raw, &app); err != nil {
+		return nil, fmt.Errorf("argocd: decoding Application %s: %w", name, err)
+	}
+	return &app, nil
+}
