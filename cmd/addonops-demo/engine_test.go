@@ -24,6 +24,7 @@ func TestCheckEngine(t *testing.T) {
 		{engine: engineNone},
 		{engine: "kubectl", want: []string{`--engine "kubectl"`, "none", "flux", "argocd"}},
 		{engine: engineFlux, want: []string{"bin/flux-source-controller", "bin/flux-kustomize-controller", "bin/flux", "bin/oci-registry", "make flux"}},
+		{engine: engineArgoCD, want: []string{"bin/argocd", "make argocd"}},
 	} {
 		err := checkEngine(c.engine, empty)
 		if len(c.want) == 0 {
@@ -54,16 +55,59 @@ func TestCheckEngine(t *testing.T) {
 // revert`. The steps must end as without an engine, and Flux's verdict must agree with the demo's
 // view at every step: healthy, and failed for the bad version.
 func TestDemoDeliveredByFlux(t *testing.T) {
+	text := runWithEngine(t, engineFlux, "Flux", regexp.MustCompile(`^main@sha256:[0-9a-f]{12}$`), "(Running health checks)")
+	for _, want := range []string{
+		"$ flux push artifact oci://127.0.0.1:", "--path=rendered", "--revision=main@sha1:",
+		"$ kubectl apply -f health/flux/addonops-hub.yaml",
+		"$ flux reconcile source oci hello-addon-hub",
+		"Flux Kustomization hello-addon-hub: Ready=True Healthy=True at main@sha256:",
+		"Flux Kustomization hello-addon-hub: Ready=False/HealthCheckFailed Healthy=False at main@sha256:",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+// TestDemoDeliveredByArgoCD runs the whole demo with --engine=argocd: Argo CD's own application
+// controller and repo server (built by `make argocd`) sync every step from the demo's Git
+// repository, served over Git's smart HTTP, through health/argocd/application.yaml's Application
+// (automated sync) with our health checks in argocd-cm, the configs in sync wave -1 as
+// health/README.md asks. The steps must end as without an engine, and the Application's health
+// must agree with the demo's view at every step: Healthy, and Degraded for the bad version.
+func TestDemoDeliveredByArgoCD(t *testing.T) {
+	text := runWithEngine(t, engineArgoCD, "Argo CD", regexp.MustCompile(`^[0-9a-f]{12}$`), "Synced Progressing")
+	for _, want := range []string{
+		"$ kubectl apply -f health/argocd/application.yaml",
+		"$ argocd app get addons-hub --refresh",
+		`argocd.argoproj.io/sync-wave "-1" (health/README.md's sync-wave patch`,
+		"Argo CD Application addons-hub: Synced Healthy at commit ",
+		"Argo CD Application addons-hub: Synced Degraded at commit ",
+		"Argo CD Application addons-hub: Synced Suspended at commit ", // the pause
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+// runWithEngine runs every step of a quick demo delivered by engine (skipped when it is not
+// built), checks it as checkWholeDemo does and checks what the engine did at each step: one
+// commit each, applied as revision (its name for what it applied), a verdict agreeing with the
+// demo's (failed for the bad version, healthy otherwise), a status showing the rollout in
+// progress (progressing) or the bad version's failure on the way. It returns the demo's output.
+func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, progressing string) string {
+	t.Helper()
 	root, err := findRepoRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkFluxBinaries(root); err != nil {
-		t.Skipf("Flux is not built: %v", err)
+	if err := checkEngine(engine, root); err != nil {
+		t.Skipf("%s is not built: %v", name, err)
 	}
 	var out syncBuffer
 	o := quick(&out)
-	o.Engine = engineFlux
+	o.Engine = engine
 	sum, err := Run(context.Background(), o)
 	t.Logf("demo output:\n%s", out.String())
 	if err != nil {
@@ -71,8 +115,8 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 	}
 	text := out.String()
 	checkWholeDemo(t, sum, text)
-	if sum.Engine != "Flux" {
-		t.Errorf("summary engine %q, want Flux", sum.Engine)
+	if sum.Engine != name {
+		t.Errorf("summary engine %q, want %s", sum.Engine, name)
 	}
 
 	sha := regexp.MustCompile(`^[0-9a-f]{40}$`)
@@ -88,17 +132,16 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 		if st.Step == "06-bad-version" {
 			want = verdictFailed
 		}
-		if e.Engine != "Flux" || !sha.MatchString(e.Commit) || !strings.HasPrefix(e.Revision, "main@sha256:") ||
+		if e.Engine != name || !sha.MatchString(e.Commit) || !revision.MatchString(e.Revision) ||
 			e.AppliedAfter <= 0 || e.VerdictAfter < e.AppliedAfter || e.Verdict != want || e.Problem != "" {
-			t.Errorf("%s: %+v; want Flux applying a commit as main@sha256:..., then a %s verdict agreeing with the demo", st.Step, e, want)
+			t.Errorf("%s: %+v; want %s applying a commit as %s, then a %s verdict agreeing with the demo", st.Step, e, name, revision, want)
 		}
 		if e.Revert != (st.Step == "07-revert") {
 			t.Errorf("%s: revert %v; only 07-revert is a git revert", st.Step, e.Revert)
 		}
-		// The recipe's Kustomization waits for the rollout: its health checks ran for the commit.
-		if !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, "(Running health checks)") }) &&
-			!slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.HasPrefix(s, "Ready=False/HealthCheckFailed") }) {
-			t.Errorf("%s: Flux's statuses %q show no health check of the commit", st.Step, e.Statuses)
+		// The engine followed the rollout: it showed the commit in progress (or failed) first.
+		if !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, progressing) || strings.Contains(s, "Failed") }) {
+			t.Errorf("%s: %s's statuses %q never show the rollout in progress (%q)", st.Step, name, e.Statuses, progressing)
 		}
 	}
 	slices.Sort(commits)
@@ -106,23 +149,18 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 		t.Fatalf("commits %v: want one per step", commits)
 	}
 	for _, want := range []string{
-		"delivered in turn to a local hub by Flux from a local Git repository",
-		"$ flux push artifact oci://127.0.0.1:", "--path=rendered", "--revision=main@sha1:",
-		"$ kubectl apply -f health/flux/addonops-hub.yaml",
-		"$ flux reconcile source oci hello-addon-hub",
-		"Placement default/global-placement: 6 clusters decided (simulated placement controller, watching the Placements Flux applies)",
+		"delivered in turn to a local hub by " + name + " from a local Git repository",
+		"Placement default/global-placement: 6 clusters decided (simulated placement controller, watching the Placements " + name + " applies)",
 		"Placement default/canary-placement: 2 clusters decided",
-		"Flux Kustomization hello-addon-hub: Ready=True Healthy=True at main@sha256:",
-		"Flux Kustomization hello-addon-hub: Ready=False/HealthCheckFailed Healthy=False at main@sha256:",
 		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
 		"the demo's view agrees",
-		"delivered by Flux from a local Git repository, speed 10",
+		"delivered by " + name + " from a local Git repository, speed 10",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output does not say %q", want)
 		}
 	}
-	// The Git repository and Flux's logs are removed after a run that ended as expected.
+	// The Git repository and the engine's logs are removed after a run that ended as expected.
 	m := regexp.MustCompile(`Git repository of the steps: (\S+)`).FindStringSubmatch(text)
 	if m == nil {
 		t.Fatal("the output does not name the Git repository")
@@ -130,6 +168,10 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(m[1])); !os.IsNotExist(err) {
 		t.Errorf("the demo's Git repository %s is still there after the run (%v)", m[1], err)
 	}
+	if strings.Contains(text, "Logs of "+name) {
+		t.Errorf("the output names kept logs of %s after a run that ended as expected", name)
+	}
+	return text
 }
 
 // TestDemoSaysWhenFluxDies kills Flux's source-controller as the first step starts: the step must
