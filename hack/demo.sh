@@ -37,14 +37,14 @@ done
 # when this script runs on its own, build what is missing (the demo refuses other values).
 engine="${DEMO_ENGINE:-none}"
 case "$engine" in
-  flux) targets=(flux); bins=(flux-source-controller flux-kustomize-controller flux oci-registry) ;;
-  argocd) targets=(argocd); bins=(argocd) ;;
-  *) targets=(); bins=() ;;
+  flux) needs=("$root"/bin/{flux-source-controller,flux-kustomize-controller,flux,oci-registry}) ;;
+  argocd) needs=("${ADDONOPS_ARGOCD:-$root/bin/argocd}" "${ADDONOPS_REDIS_SERVER:-/usr/bin/redis-server}") ;;
+  *) needs=() ;;
 esac
-for bin in "${bins[@]}"; do
-  if [[ ! -x "$root/bin/$bin" ]]; then
-    echo "demo: bin/$bin missing; running make ${targets[*]}" >&2
-    make --no-print-directory "${targets[@]}"
+for bin in "${needs[@]}"; do
+  if [[ ! -x "$bin" ]]; then
+    echo "demo: $bin missing; running make $engine" >&2
+    make --no-print-directory "$engine"
     break
   fi
 done
