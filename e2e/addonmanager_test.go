@@ -147,15 +147,7 @@ func newAddonManagerSuite(t *testing.T) *suite {
 	// A hub of its own, not the package's shared one: TestEndToEnd deploys the same hello-template
 	// add-on, and neither OCM's addon-manager nor the objects this test leaves (no garbage
 	// collector runs on a test hub) may meet it there.
-	hub, err := localhub.Start(context.Background(), localhub.Options{})
-	if err != nil {
-		t.Fatalf("starting a hub for the default-mode test: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := hub.Stop(); err != nil {
-			t.Errorf("stopping the default-mode test's hub: %v", err)
-		}
-	})
+	hub := ownHub(t, "the default-mode test")
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s := &suite{ctx: ctx, hub: hub, c: hub.Clients}
@@ -170,6 +162,7 @@ func newAddonManagerSuite(t *testing.T) *suite {
 	if err := localhub.EnsureNamespace(ctx, s.c.Kube, installNamespace); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	if s.applier, err = ssapply.New(s.c.Dynamic, s.c.Kube.Discovery(), fieldManager); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/mdblock"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/argocd"
@@ -51,15 +50,7 @@ import (
 // (no sync loop). It logs the time from each commit to Synced and to the expected health.
 func TestArgoCD(t *testing.T) {
 	// A hub of its own: TestEndToEnd rolls out the same helloworld add-on on the package's hub.
-	hub, err := localhub.Start(context.Background(), localhub.Options{})
-	if err != nil {
-		t.Fatalf("starting a hub for the Argo CD test: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := hub.Stop(); err != nil {
-			t.Errorf("stopping the Argo CD test's hub: %v", err)
-		}
-	})
+	hub := ownHub(t, "the Argo CD test")
 	s := newSuiteOn(t, hub)
 	// The real addonops binary, built from this tree: the day-2 commands and `addonops status`.
 	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {

@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/mdblock"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutview"
@@ -55,15 +54,7 @@ import (
 func TestFlux(t *testing.T) {
 	// A hub of its own: TestEndToEnd rolls out the same add-on with its own OCM on the package's
 	// shared hub.
-	hub, err := localhub.Start(context.Background(), localhub.Options{})
-	if err != nil {
-		t.Fatalf("starting a hub for the Flux test: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := hub.Stop(); err != nil {
-			t.Errorf("stopping the Flux test's hub: %v", err)
-		}
-	})
+	hub := ownHub(t, "the Flux test")
 	s := newSuiteOn(t, hub)
 	fx := flux.ForTest(t, hub, flux.Options{})
 	t.Logf("Flux ready in %s: OCI registry %s, source-controller, kustomize-controller (logs in %s)",

@@ -78,6 +78,23 @@ func newSuite(t *testing.T) *suite {
 	return newSuiteOn(t, localhub.ForTest(t))
 }
 
+// ownHub starts a hub of its own for a test whose objects must not meet TestEndToEnd's on the
+// package's shared hub (the same add-ons, its OCM: one placement controller per hub), and stops it
+// when the test ends.
+func ownHub(t *testing.T, what string) *localhub.Hub {
+	t.Helper()
+	hub, err := localhub.Start(context.Background(), localhub.Options{})
+	if err != nil {
+		t.Fatalf("starting a hub for %s: %v", what, err)
+	}
+	t.Cleanup(func() {
+		if err := hub.Stop(); err != nil {
+			t.Errorf("stopping the hub of %s: %v", what, err)
+		}
+	})
+	return hub
+}
+
 // newSuiteOn is newSuite on hub: a test that must not meet TestEndToEnd's add-ons and OCM (one
 // placement controller per hub) starts a hub of its own.
 func newSuiteOn(t *testing.T, hub *localhub.Hub) *suite {

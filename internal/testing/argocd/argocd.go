@@ -67,9 +67,9 @@ type Options struct {
 	// RedisServer is Debian's redis-server. Default: $ADDONOPS_REDIS_SERVER, else
 	// /usr/bin/redis-server (`make redis`).
 	RedisServer string
-	// Kustomize is the kustomize the CMP runs (the go.mod's tool, v5.8.2:
-	// krmfntest.KustomizePath). It is linked as "kustomize" into a directory first on the CMP
-	// server's PATH.
+	// Kustomize is the kustomize the CMP and the repo server run (the go.mod's tool, v5.8.2:
+	// krmfntest.KustomizePath). It is linked as "kustomize" into a directory first on their
+	// PATHs.
 	Kustomize string
 	// PluginPath are directories put on the CMP server's PATH after kustomize's, before the
 	// inherited PATH: where the KRM functions are (the e2e suite's freshly built ones). Default:
@@ -426,7 +426,18 @@ func (a *ArgoCD) startRepoServer(ctx context.Context, metricsPort int) error {
 	}
 	// As Argo CD's Procfile runs it locally: no GnuPG, and its TLS, SSH and GnuPG data (volumes of
 	// ConfigMaps in the install) in private directories.
-	extra := []string{"ARGOCD_PLUGINSOCKFILEPATH=" + sockets, "ARGOCD_GPG_ENABLED=false"}
+	// Argo CD's image ships kustomize on the PATH (and none of addonops' functions: they are in the
+	// CMP sidecar): the go.mod's kustomize under its own name, first on the PATH.
+	toolsDir := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(toolsDir, 0o700); err != nil {
+		return fmt.Errorf("argocd: %w", err)
+	}
+	if err := os.Symlink(a.opts.Kustomize, filepath.Join(toolsDir, "kustomize")); err != nil {
+		return fmt.Errorf("argocd: linking kustomize for the repo server: %w", err)
+	}
+	// The later PATH wins (os/exec keeps the last value of a duplicate variable).
+	extra := []string{"ARGOCD_PLUGINSOCKFILEPATH=" + sockets, "ARGOCD_GPG_ENABLED=false",
+		"PATH=" + toolsDir + string(os.PathListSeparator) + os.Getenv("PATH")}
 	for v, d := range map[string]string{"ARGOCD_TLS_DATA_PATH": "tls", "ARGOCD_SSH_DATA_PATH": "ssh", "ARGOCD_GNUPGHOME": "gpg/keys", "ARGOCD_GPG_DATA_PATH": "gpg/source"} {
 		p := filepath.Join(dir, d)
 		if err := os.MkdirAll(p, 0o700); err != nil {
