@@ -186,8 +186,9 @@ func (a *argoEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 	return []string{fmt.Sprintf("$ argocd app get %s --refresh   (annotation %s: normal)", argoAppName, argoRefresh)}, nil
 }
 
-// State reads the Application: its last sync (operationState) and its sync status say whether
-// Argo CD applied the commit, its health (our Lua checks for the OCM kinds) is the verdict.
+// State reads the Application: its last sync (operationState) says whether Argo CD applied the
+// commit, and once a comparison after that sync says Synced, its health (our Lua checks for the
+// OCM kinds) is the verdict.
 func (a *argoEngine) State(ctx context.Context, sha string) engineState {
 	line := func(format string, args ...any) string {
 		return fmt.Sprintf("Argo CD Application %s: ", argoAppName) + fmt.Sprintf(format, args...)
@@ -238,7 +239,9 @@ func (a *argoEngine) State(ctx context.Context, sha string) engineState {
 		// The sync of the commit succeeded, but the status is still the comparison that started
 		// it (OutOfSync, with the health of what was there before): only a comparison after the
 		// sync says Synced, and its health is about what the commit applied.
-		st.Line = line("%s at %s: synced, not yet compared again", st.Status, at)
+		st.Applied = true
+		st.Status += " (synced, not compared again yet)"
+		st.Line = line("%s at %s: synced, not compared again yet", cmpOrDash(s.Sync.Status), at)
 	default:
 		st.Applied = true
 		switch s.Health.Status {

@@ -812,7 +812,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	for {
 		now := time.Now()
 		if r.engine != nil && now.Sub(engineRead) >= 500*time.Millisecond {
-			w.noteEngine(r.engine.State(ctx, w.sha))
+			r.noteEngine(w, r.engine.State(ctx, w.sha))
 			engineRead = now
 			if w.lastEngine.Fatal {
 				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/localhub"
@@ -287,22 +289,19 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		r.disp.printf("   %s\n", l)
 	}
 
-	// Until the engine applied the commit, the live view shows what the engine says.
+	// Until the step's objects are on the hub, the live view shows what the engine says. The demo
+	// watches the hub itself, as without an engine: the commit's ClusterManagementAddOns and
+	// Placements as the commit has them, the Placements decided. The engine's own word that it
+	// applied the commit is noted whenever it comes (noteEngine): Argo CD, for one, says so only
+	// after its sync, by when the rollout (and the pause step's first batch) may be under way.
 	deadline := time.NewTimer(r.o.StepTimeout)
 	defer deadline.Stop()
 	var problemSince time.Time
 	stallNoted := false
 	for {
 		es := r.engine.State(ctx, sha)
-		w.noteEngine(es)
+		r.noteEngine(w, es)
 		now := time.Now()
-		if es.Applied {
-			w.engine.AppliedAfter = now.Sub(w.handed)
-			w.engine.Revision = es.Revision
-			r.disp.finish(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}})
-			r.disp.printf("   %s applied %s %s after %s\n", r.engine.Name(), cmp.Or(es.Revision, short(sha)), seconds(w.engine.AppliedAfter), w.engine.HandOver)
-			break
-		}
 		switch {
 		case es.Problem == "":
 			problemSince = time.Time{}
@@ -313,74 +312,153 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		case now.Sub(problemSince) >= engineProblemGrace:
 			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
 		}
+		gens, addons, pending, err := r.onHub(ctx, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pending == "" {
+			r.disp.finish(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}})
+			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, r.placements))
+			return gens, addons, nil
+		}
 		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
 			stallNoted = true
-			r.disp.printf("   %s has not applied commit %s after %s: %s (its logs: %s)\n", r.engine.Name(), short(sha),
-				seconds(now.Sub(w.handed)), es.Line, r.engine.Logs())
+			r.disp.printf("   %s has not applied commit %s after %s (the hub lacks %s): %s (its logs: %s)\n", r.engine.Name(), short(sha),
+				seconds(now.Sub(w.handed)), pending, es.Line, r.engine.Logs())
 		}
 		r.disp.update(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}}, now)
 		select {
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		case <-deadline.C:
-			return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s: %s", r.engine.Name(), short(sha), r.o.StepTimeout, es.Line)
-		case <-time.After(200 * time.Millisecond):
+			return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s (the hub lacks %s): %s",
+				r.engine.Name(), short(sha), r.o.StepTimeout, pending, es.Line)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-
-	// The Placements the engine applied, decided by the demo's simulated placement controller.
-	for _, o := range st.Objects {
-		if o.GroupVersionKind().GroupKind() != placementGK {
-			continue
-		}
-		key := name(o)
-		for {
-			p, err := r.clients.Cluster.ClusterV1beta1().Placements(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s applied commit %s, but Placement %s: %w", r.engine.Name(), short(sha), key, err)
-			}
-			if d, ok := r.placements.decision(key); ok && d.Generation >= p.Generation {
-				if d.Err != nil {
-					return nil, nil, d.Err
-				}
-				r.disp.printf("   Placement %s: %s decided (simulated placement controller, watching the Placements %s applies)\n",
-					key, plural(d.Clusters, "cluster"), r.engine.Name())
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return nil, nil, ctx.Err()
-			case <-deadline.C:
-				return nil, nil, fmt.Errorf("the simulated placement controller did not decide Placement %s (generation %d) within --step-timeout", key, p.Generation)
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}
-
-	gens := map[string]int64{}
-	var addons []string
-	for _, o := range st.Objects {
-		if o.GroupVersionKind() != cmaGVK {
-			continue
-		}
-		cma, err := r.clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, o.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s applied commit %s, but ClusterManagementAddOn %s: %w", r.engine.Name(), short(sha), o.GetName(), err)
-		}
-		gens[o.GetName()] = cma.Generation
-		addons = append(addons, o.GetName())
-	}
-	return gens, addons, nil
 }
 
-// noteEngine remembers what the engine said about the step's commit.
-func (w *stepWatch) noteEngine(es engineState) {
-	w.lastEngine = es
-	if e := w.engine; e != nil {
-		e.Verdict, e.Last = es.Verdict, es.Line
-		if es.Applied && es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
-			e.Statuses = append(e.Statuses, es.Status)
+// onHub reads the step's ClusterManagementAddOns and Placements from the hub: pending names the
+// first one that is not there as the step has it (every field the step sets, with the value it
+// sets; the server adds defaults), or a Placement the simulated placement controller has not
+// decided at its current generation. Once none is pending it returns the add-ons' generations and
+// names.
+func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, addons []string, pending string, err error) {
+	gens = map[string]int64{}
+	for _, o := range st.Objects {
+		gk := o.GroupVersionKind().GroupKind()
+		if gk != placementGK && gk != cmaGVK.GroupKind() {
+			continue
 		}
+		what := o.GetKind() + " " + name(o)
+		mapping, err := r.clients.Dynamic.Resource(gvrOf(o)).Namespace(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil, what, nil
+		case err != nil:
+			return nil, nil, "", fmt.Errorf("reading %s: %w", what, err)
+		}
+		if !holds(mapping.Object["spec"], o.Object["spec"]) || !holds(mapping.GetAnnotations(), o.GetAnnotations()) {
+			return nil, nil, what + " as the commit has it", nil
+		}
+		if gk == placementGK {
+			d, ok := r.placements.decision(name(o))
+			if !ok || d.Generation < mapping.GetGeneration() {
+				return nil, nil, what + " decided", nil
+			}
+			if d.Err != nil {
+				return nil, nil, "", d.Err
+			}
+			continue
+		}
+		gens[o.GetName()] = mapping.GetGeneration()
+		addons = append(addons, o.GetName())
+	}
+	return gens, addons, "", nil
+}
+
+// holds reports whether live holds every field of want with want's value: maps may have more keys
+// (the server's defaults), lists must have as many elements, each holding want's.
+func holds(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return len(w) == 0 && live == nil
+		}
+		for k, v := range w {
+			if !holds(l[k], v) {
+				return false
+			}
+		}
+		return true
+	case map[string]string:
+		l, _ := live.(map[string]string)
+		for k, v := range w {
+			if lv, ok := l[k]; !ok || lv != v {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !holds(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return true
+	}
+	return fmt.Sprint(live) == fmt.Sprint(want)
+}
+
+// gvrOf is the resource of the two kinds onHub reads.
+func gvrOf(o *unstructured.Unstructured) schema.GroupVersionResource {
+	if o.GroupVersionKind().GroupKind() == placementGK {
+		return schema.GroupVersionResource{Group: placementGK.Group, Version: "v1beta1", Resource: "placements"}
+	}
+	return schema.GroupVersionResource{Group: cmaGVK.Group, Version: cmaGVK.Version, Resource: "clustermanagementaddons"}
+}
+
+// describeOnHub says what of the step reached the hub: its add-ons' generations and its
+// Placements, decided.
+func describeOnHub(st step, gens map[string]int64, pw *placementWatcher) string {
+	var parts []string
+	for _, o := range st.Objects {
+		switch o.GroupVersionKind().GroupKind() {
+		case cmaGVK.GroupKind():
+			parts = append(parts, fmt.Sprintf("ClusterManagementAddOn %s (generation %d)", o.GetName(), gens[o.GetName()]))
+		case placementGK:
+			d, _ := pw.decision(name(o))
+			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by the simulated placement controller", name(o), plural(d.Clusters, "cluster")))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noteEngine remembers what the engine said about the step's commit, and says when it first said
+// that it applied it.
+func (r *demoRun) noteEngine(w *stepWatch, es engineState) {
+	w.lastEngine = es
+	e := w.engine
+	if e == nil {
+		return
+	}
+	e.Verdict, e.Last = es.Verdict, es.Line
+	if !es.Applied {
+		return
+	}
+	if e.AppliedAfter < 0 {
+		e.AppliedAfter, e.Revision = time.Since(w.handed), es.Revision
+		r.disp.printf("   %s applied %s %s after %s\n", e.Engine, cmp.Or(es.Revision, short(e.Commit)), seconds(e.AppliedAfter), e.HandOver)
+	}
+	if es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
+		e.Statuses = append(e.Statuses, es.Status)
 	}
 }
 

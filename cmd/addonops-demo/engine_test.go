@@ -76,14 +76,15 @@ func TestDemoDeliveredByFlux(t *testing.T) {
 // health/README.md asks. The steps must end as without an engine, and the Application's health
 // must agree with the demo's view at every step: Healthy, and Degraded for the bad version.
 func TestDemoDeliveredByArgoCD(t *testing.T) {
-	text := runWithEngine(t, engineArgoCD, "Argo CD", regexp.MustCompile(`^[0-9a-f]{12}$`), "Synced Progressing")
+	// No status in progress is required: at --speed 10 a rollout may be over before Argo CD's
+	// first comparison after the sync (the pause's Suspended likewise; TestArgoCD checks both).
+	text := runWithEngine(t, engineArgoCD, "Argo CD", regexp.MustCompile(`^[0-9a-f]{12}$`), "")
 	for _, want := range []string{
 		"$ kubectl apply -f health/argocd/application.yaml",
 		"$ argocd app get addons-hub --refresh",
 		`argocd.argoproj.io/sync-wave "-1" (health/README.md's sync-wave patch`,
 		"Argo CD Application addons-hub: Synced Healthy at commit ",
 		"Argo CD Application addons-hub: Synced Degraded at commit ",
-		"Argo CD Application addons-hub: Synced Suspended at commit ", // the pause
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output does not say %q", want)
@@ -94,8 +95,9 @@ func TestDemoDeliveredByArgoCD(t *testing.T) {
 // runWithEngine runs every step of a quick demo delivered by engine (skipped when it is not
 // built), checks it as checkWholeDemo does and checks what the engine did at each step: one
 // commit each, applied as revision (its name for what it applied), a verdict agreeing with the
-// demo's (failed for the bad version, healthy otherwise), a status showing the rollout in
-// progress (progressing) or the bad version's failure on the way. It returns the demo's output.
+// demo's (failed for the bad version, healthy otherwise) and, unless progressing is empty, a
+// status showing the rollout in progress (progressing) or a failure on the way. It returns the
+// demo's output.
 func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, progressing string) string {
 	t.Helper()
 	root, err := findRepoRoot("")
@@ -140,7 +142,7 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 			t.Errorf("%s: revert %v; only 07-revert is a git revert", st.Step, e.Revert)
 		}
 		// The engine followed the rollout: it showed the commit in progress (or failed) first.
-		if !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, progressing) || strings.Contains(s, "Failed") }) {
+		if progressing != "" && !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, progressing) || strings.Contains(s, "Failed") }) {
 			t.Errorf("%s: %s's statuses %q never show the rollout in progress (%q)", st.Step, name, e.Statuses, progressing)
 		}
 	}
@@ -150,8 +152,9 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 	}
 	for _, want := range []string{
 		"delivered in turn to a local hub by " + name + " from a local Git repository",
-		"Placement default/global-placement: 6 clusters decided (simulated placement controller, watching the Placements " + name + " applies)",
-		"Placement default/canary-placement: 2 clusters decided",
+		"Placement default/global-placement, 6 clusters decided by the simulated placement controller",
+		"Placement default/canary-placement, 2 clusters decided by the simulated placement controller",
+		"applies and decides each from its spec", // the placements line of what runs
 		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
 		"the demo's view agrees",
 		"delivered by " + name + " from a local Git repository, speed 10",
@@ -240,5 +243,27 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 			}
 			os.RemoveAll(remove(m[1]))
 		}
+	}
+}
+
+func TestHolds(t *testing.T) {
+	want := map[string]any{"a": "x", "n": int64(2), "l": []any{map[string]any{"k": "v"}}}
+	for _, c := range []struct {
+		live any
+		ok   bool
+	}{
+		{map[string]any{"a": "x", "n": int64(2), "l": []any{map[string]any{"k": "v", "default": true}}, "extra": 1}, true},
+		{map[string]any{"a": "x", "n": int64(3), "l": []any{map[string]any{"k": "v"}}}, false},         // another value
+		{map[string]any{"a": "x", "n": int64(2)}, false},                                               // a field missing
+		{map[string]any{"a": "x", "n": int64(2), "l": []any{map[string]any{"k": "v"}, "more"}}, false}, // a longer list
+		{nil, false},
+	} {
+		if got := holds(c.live, want); got != c.ok {
+			t.Errorf("holds(%v, %v) = %v, want %v", c.live, want, got, c.ok)
+		}
+	}
+	if !holds(map[string]string{"a": "1", "b": "2"}, map[string]string{"a": "1"}) || holds(map[string]string{"a": "2"}, map[string]string{"a": "1"}) ||
+		holds(map[string]string(nil), map[string]string{"a": "1"}) {
+		t.Error("holds on annotations: want extra keys allowed, other values and missing keys refused")
 	}
 }
