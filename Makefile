@@ -59,7 +59,7 @@ test-gitops: hub-binaries ocm-binaries $(GITOPS_ENGINES) build ## Only the GitOp
 	$(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD|TestFlux' ./e2e
 
 .PHONY: demo
-demo: hub-binaries build ## The main job: see README.
+demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh
 
 include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

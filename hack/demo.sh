@@ -4,6 +4,8 @@
 #   make demo DEMO_FLAGS="--clusters 200 --fail-rate 0.1 --speed 2"
 #   make demo DEMO_FLAGS="--pause-version="  # without the paused and resumed rollout after the examples
 #   make demo DEMO_FLAGS="--bad-version="    # without the bad version and its revert after the examples
+#   make demo DEMO_ENGINE=flux               # the steps delivered by Flux (argocd: by Argo CD) from a local
+#                                            # Git repository: docs/demo-engines.md
 #   bash hack/demo.sh                      # after `make build`
 # See `bin/addonops-demo --help`.
 set -euo pipefail
@@ -31,6 +33,22 @@ for bin in addonops-demo rollout-strategy addon-template config-hash; do
   fi
 done
 
+# DEMO_ENGINE (none, flux, argocd): what delivers the steps. `make demo` builds the engine first;
+# when this script runs on its own, build what is missing (the demo refuses other values).
+engine="${DEMO_ENGINE:-none}"
+case "$engine" in
+  flux) needs=("$root"/bin/{flux-source-controller,flux-kustomize-controller,flux,oci-registry}) ;;
+  argocd) needs=("${ADDONOPS_ARGOCD:-$root/bin/argocd}" "${ADDONOPS_REDIS_SERVER:-/usr/bin/redis-server}") ;;
+  *) needs=() ;;
+esac
+for bin in "${needs[@]}"; do
+  if [[ ! -x "$bin" ]]; then
+    echo "demo: $bin missing; running make $engine" >&2
+    make --no-print-directory "$engine"
+    break
+  fi
+done
+
 # exec: Ctrl-C reaches the demo directly, which stops everything it started.
 # shellcheck disable=SC2086 # DEMO_FLAGS is a list of flags
-exec "$root/bin/addonops-demo" ${DEMO_FLAGS:-}
+exec "$root/bin/addonops-demo" --engine="$engine" ${DEMO_FLAGS:-}

@@ -221,3 +221,37 @@ func lookPathIn(env []string, program string) (string, error) {
 	}
 	return "", fmt.Errorf("%s not found on PATH", program)
 }
+
+// applyStep is the demo's own delivery of step st (no --engine): server-side apply of everything
+// but the ClusterManagementAddOns, then the Placements decided by the demo's simulated placement
+// controller, then the ClusterManagementAddOns (applyPhases). It returns the generations of the
+// applied ClusterManagementAddOns and their names.
+func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []string, error) {
+	first, last := applyPhases(st.Objects)
+	for _, o := range first {
+		if _, err := r.apply.Apply(ctx, o); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, o := range first {
+		if o.GroupVersionKind().GroupKind() != placementGK {
+			continue
+		}
+		n, _, err := schedulePlacement(ctx, r.hub.Clients, o.GetNamespace(), o.GetName(), r.clusters)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", name(o), plural(n, "cluster"))
+	}
+	gens := map[string]int64{}
+	var addons []string
+	for _, o := range last {
+		applied, err := r.apply.Apply(ctx, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		gens[o.GetName()] = applied.GetGeneration()
+		addons = append(addons, o.GetName())
+	}
+	return gens, addons, nil
+}

@@ -59,6 +59,10 @@ type Options struct {
 	// SimulatedManager makes simagent write the works (a simulated add-on manager) instead of the
 	// controller's template deployment (--deploy-templates).
 	SimulatedManager bool
+	// Engine delivers the steps: "" or "none" for the demo's own server-side apply, "flux" or
+	// "argocd" for a real GitOps engine applying each step as a commit of a Git repository (see
+	// engine.go).
+	Engine string
 	// Steps are the folders of Examples applied in turn (default every NN-* folder, in order).
 	Steps []string
 	// Examples is the rollout examples' folder (default <repo>/kustomize-rollout-examples).
@@ -124,6 +128,9 @@ func (o *Options) complete() error {
 	if o.StepTimeout < 0 {
 		return fmt.Errorf("--step-timeout %s: want a positive duration", o.StepTimeout)
 	}
+	if o.Engine == engineNone {
+		o.Engine = ""
+	}
 	if o.Out == nil {
 		o.Out = os.Stdout
 	}
@@ -158,6 +165,9 @@ func (o *Options) complete() error {
 		if _, err := os.Stat(filepath.Join(o.Examples, s, "kustomization.yaml")); err != nil {
 			return fmt.Errorf("step %q: %s has no kustomization.yaml (steps are folders of %s)", s, filepath.Join(o.Examples, s), o.Examples)
 		}
+	}
+	if err := checkEngine(o.Engine, o.RepoRoot); err != nil {
+		return err
 	}
 	if len(o.ToolDirs) == 0 {
 		o.ToolDirs = []string{filepath.Join(o.RepoRoot, "bin")}
@@ -228,6 +238,13 @@ type demoRun struct {
 	completedOn map[string]map[string]string
 	current     map[string]string
 	firstStep   map[string]string
+	// With --engine: the engine, the Git repository of the steps' commits and the simulated
+	// placement controller watching the Placements the engine applies.
+	engine     engine
+	git        *gitSteps
+	placements *placementWatcher
+	// placementsBefore are the Placements of the last step delivered.
+	placementsBefore map[string]bool
 }
 
 // Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
@@ -260,7 +277,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if len(extra) > 0 {
 		then = "; then " + strings.Join(extra, ", then ")
 	}
-	fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would%s\n", strings.Join(o.Steps, " -> "), then)
+	if o.Engine == "" {
+		fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would%s\n", strings.Join(o.Steps, " -> "), then)
+	} else {
+		r.engine = newEngine(o.Engine, o)
+		fmt.Fprintf(out, "addonops demo: the rollout examples %s delivered in turn to a local hub by %s from a local Git repository%s\n",
+			strings.Join(o.Steps, " -> "), r.engine.Name(), then)
+	}
 
 	// Render every step first, as a GitOps repo-server would: a broken example stops the demo
 	// before anything starts.
@@ -290,6 +313,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			return nil, fmt.Errorf("step %s: %w", name, err)
 		}
 		notes = append(notes, setHealthSoak(objs, o.Speed)...)
+		if r.engine != nil {
+			notes = append(notes, r.engine.Prepare(objs)...)
+		}
 		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes}
 		steps = append(steps, st)
 		r.noteVersions(st)
@@ -349,6 +375,14 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}
 
+	if r.engine != nil {
+		if r.git, err = newGitSteps(); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "\nGit repository of the steps: %s (each step a commit of %s, the revert a `git revert`; `git -C %s log` while the demo runs)\n",
+			r.git.repo.Dir, renderedFile, r.git.repo.Dir)
+	}
+
 	// Logs of the controller and the simulation go to a file: the terminal shows the progress.
 	if err := logs.open(); err != nil {
 		return nil, err
@@ -396,6 +430,25 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 		if r.view != nil {
 			r.view.shutdown()
+		}
+		if r.placements != nil {
+			r.placements.shutdown()
+		}
+		if r.engine != nil {
+			// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
+			keep := err != nil || sum.ExitCode() != exitOK
+			dir, eerr := r.engine.Stop(keep)
+			if eerr != nil {
+				errs = append(errs, fmt.Errorf("stopping %s: %w", r.engine.Name(), eerr))
+			}
+			if dir != "" {
+				fmt.Fprintf(out, "Logs of %s: %s\n", r.engine.Name(), dir)
+			}
+			if keep {
+				fmt.Fprintf(out, "The demo's Git repository is kept: %s\n", r.git.repo.Dir)
+			} else if rerr := os.RemoveAll(r.git.dir); rerr != nil {
+				errs = append(errs, rerr)
+			}
 		}
 		if serr := r.hub.Stop(); serr != nil {
 			errs = append(errs, serr)
@@ -467,8 +520,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
 	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/simagent) answers for every cluster, reporting "+
 		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
-	fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
-		"(no OCM placement controller runs)\n")
+	if r.engine == nil {
+		fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
+			"(no OCM placement controller runs)\n")
+	} else {
+		fmt.Fprintf(out, "  placements:     SIMULATED: the demo watches the Placements %s applies and decides each from its spec and the "+
+			"cluster labels (no OCM placement controller runs)\n", r.engine.Name())
+	}
 
 	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
 	regStart := time.Now()
@@ -489,6 +547,27 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	if err := r.view.start(compCtx); err != nil {
 		return nil, err
+	}
+	if r.engine != nil {
+		if r.placements, err = newPlacementWatcher(clients, r.clusters); err != nil {
+			return nil, err
+		}
+		if err := r.placements.start(compCtx); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "\nStarting %s against the hub\n", r.engine.Name())
+		lines, err := r.engine.Start(ctx, r.hub, r.git.repo)
+		if err != nil {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				return sum, nil
+			}
+			return nil, fmt.Errorf("starting %s: %w", r.engine.Name(), err)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+		sum.Engine = r.engine.Name()
 	}
 
 	for i, st := range steps {
@@ -596,7 +675,16 @@ func (r *demoRun) describeStep(st step) string {
 // stepWatch is what a step watches while it runs, beyond the snapshots: the placements it plans to
 // roll back, the reasons each placement reported, when each first reported success, and the pause.
 type stepWatch struct {
-	start     time.Time
+	start time.Time
+	// With an engine: the step's commit, when it was handed to the engine, what the engine did and
+	// what it said last.
+	sha        string
+	handed     time.Time
+	engine     *EngineResult
+	lastEngine engineState
+	// addsPlacement: the step has a Placement the step before did not have.
+	addsPlacement bool
+
 	plans     map[string]placementPlan
 	rollbacks map[string]string   // placement -> the step that completed the version on it
 	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
@@ -666,7 +754,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	start := time.Now()
 	w := &stepWatch{start: start, reasons: map[string][]string{}, doneAt: map[string]time.Duration{}}
 	changed := r.view.record()
-	r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
+	if r.engine == nil {
+		r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
+	} else {
+		r.disp.printf("\n== %s: %d objects delivered by %s\n", st.Name, len(st.Objects), r.engine.Name())
+	}
 	fail := func(err error) StepResult {
 		r.view.stopRecording()
 		res.Duration = time.Since(start)
@@ -678,34 +770,20 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 			r.disp.printf("   ERROR: %v\n", err)
 		}
 		res.Expected, _ = expectation(res.Result, nil, r.fleet.failing)
+		res.Engine = w.engine
 		return res
 	}
 
-	first, last := applyPhases(st.Objects)
-	for _, o := range first {
-		if _, err := r.apply.Apply(ctx, o); err != nil {
-			return fail(err)
-		}
-	}
-	for _, o := range first {
-		if o.GroupVersionKind().GroupKind() != placementGK {
-			continue
-		}
-		n, err := schedulePlacement(ctx, r.hub.Clients, o.GetNamespace(), o.GetName(), r.clusters)
-		if err != nil {
-			return fail(err)
-		}
-		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", name(o), plural(n, "cluster"))
-	}
-	gens := map[string]int64{}
+	var gens map[string]int64
 	var addons []string
-	for _, o := range last {
-		applied, err := r.apply.Apply(ctx, o)
-		if err != nil {
-			return fail(err)
-		}
-		gens[o.GetName()] = applied.GetGeneration()
-		addons = append(addons, o.GetName())
+	var err error
+	if r.engine == nil {
+		gens, addons, err = r.applyStep(ctx, st)
+	} else {
+		gens, addons, err = r.deliverByEngine(ctx, st, w)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	r.view.noteBaseNames(st)
 	w.plans, w.rollbacks = r.planRollbacks(st)
@@ -724,14 +802,22 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		w.pause = r.newPauser(*st.Pause, start)
 	}
 
-	timeout := time.NewTimer(r.o.StepTimeout)
+	// --step-timeout bounds the whole step, the engine's delivery included.
+	timeout := time.NewTimer(r.o.StepTimeout - time.Since(start))
 	defer timeout.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	var failingSince time.Time
+	var failingSince, endedSince, engineRead time.Time
 	var snaps []snapshot
 	for {
 		now := time.Now()
+		if r.engine != nil && now.Sub(engineRead) >= 500*time.Millisecond {
+			r.noteEngine(w, r.engine.State(ctx, w.sha))
+			engineRead = now
+			if w.lastEngine.Fatal {
+				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))
+			}
+		}
 		if ss, ok := r.snapshots(addons, gens, now); ok {
 			snaps = ss
 			w.observe(snaps, now)
@@ -739,20 +825,45 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				w.pause.advance(ctx, snaps, now)
 			}
 			v := judge(viewsOf(snaps))
-			r.disp.update(st.Name, now.Sub(start), rows(snaps, r.label), now)
+			if r.engine != nil && v.Ended && uncounted(snaps) {
+				// The controller has not counted the clusters the demo just decided for a
+				// placement the engine created (see uncounted): the rollout has not started.
+				v.Ended = false
+			}
+			rs := rows(snaps, r.label)
+			if r.engine != nil {
+				rs = append(rs, row{Key: "engine", Line: w.lastEngine.Line})
+			}
+			r.disp.update(st.Name, now.Sub(start), rs, now)
 			pausing := w.pause != nil && w.pause.phase != pauseWaiting && w.pause.phase != pauseDone
+			var ended Result
 			switch {
 			case pausing:
 				// The pause holds the step open until it resumed.
 				failingSince = time.Time{}
 			case v.Ended && !v.Failed:
-				return r.finishStep(res, Succeeded, w, snaps, v)
+				ended = Succeeded
 			case v.Ended && failingSince.IsZero():
 				failingSince = now
 			case v.Ended && now.Sub(failingSince) >= r.o.Settle:
-				return r.finishStep(res, Failed, w, snaps, v)
+				ended = Failed
 			case !v.Ended:
 				failingSince = time.Time{}
+			}
+			switch {
+			case ended == "":
+				endedSince = time.Time{}
+			case r.engine == nil:
+				return r.finishStep(res, ended, w, snaps, v)
+			case engineAgrees(ended, w.lastEngine, failingSince):
+				w.engine.VerdictAfter = now.Sub(w.handed)
+				return r.finishStep(res, ended, w, snaps, v)
+			case endedSince.IsZero():
+				endedSince = now
+			case now.Sub(endedSince) >= engineVerdictWait:
+				w.engine.Problem = fmt.Sprintf("the demo's view says %s, but %s did not say so within %s: %s",
+					ended, r.engine.Name(), engineVerdictWait, w.lastEngine.Line)
+				return r.finishStep(res, ended, w, snaps, v)
 			}
 		}
 		for waiting := true; waiting; {
@@ -889,6 +1000,9 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 	if res.Expected && result != Interrupted {
 		res.Expected, why = expectRollbacks(res.Rollbacks, r.fleet.failing)
 	}
+	if res.Engine = w.engine; res.Expected && res.Engine != nil && res.Engine.Problem != "" {
+		res.Expected, why = false, res.Engine.Problem
+	}
 	if !res.Expected {
 		res.Why = why
 	}
@@ -909,6 +1023,16 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 		}
 		for _, n := range v.Notes {
 			r.disp.printf("   %s\n", n)
+		}
+	}
+	if e := res.Engine; e != nil && e.VerdictAfter >= 0 {
+		r.disp.printf("   %s, %s after %s (applied %s after it): the demo's view agrees\n", e.Last, seconds(e.VerdictAfter), e.HandOver, seconds(e.AppliedAfter))
+		if failed := e.failedOnTheWay(); failed != "" {
+			why := ""
+			if nf := r.view.placementNotFoundSince(w.start); len(nf) > 0 && w.addsPlacement {
+				why = fmt.Sprintf(" when the controller reported PlacementNotFound (%s)%s", strings.Join(nf, ", "), r.engine.WhyFailedOnTheWay())
+			}
+			r.disp.printf("   on the way %s said %s%s\n", e.Engine, failed, why)
 		}
 	}
 	switch {

@@ -100,6 +100,13 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWholeDemo(t, sum, out.String())
+}
+
+// checkWholeDemo checks a quick run of every step: the four examples, the pause, the bad version
+// and its revert, whatever delivered them.
+func checkWholeDemo(t *testing.T, sum *Summary, out string) {
+	t.Helper()
 	checkNothingLeft(t, sum)
 	if sum.ExitCode() != exitOK {
 		t.Errorf("exit code %d, want 0", sum.ExitCode())
@@ -274,7 +281,7 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 		"05-pause-resume: paused default/global-placement",
 		"Version history of helloworld, kept by the controller in ConfigMap default/addonops-history-helloworld",
 		"06-bad-version: Failed", "the bad version stopped at the canary", "07-revert: Succeeded", "the revert is a rollback"} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
 		}
 	}

@@ -29,6 +29,12 @@
 // output, a version every placement completed), which the controller must report as a rollback
 // (RollbackSucceeded).
 //
+// With --engine=flux or --engine=argocd (make demo DEMO_ENGINE=...), a real GitOps engine built
+// from its Go module delivers the same steps: each is a commit of the rendered objects in a Git
+// repository on disk, the revert a `git revert`, applied by Flux (the OCI recipe of
+// health/flux/addonops-hub.yaml) or Argo CD (an Application with our health checks), whose status
+// the demo shows next to its own view (engine.go, docs/demo-engines.md).
+//
 // A step whose rollout fails (injected failures with --fail-rate, a maxFailures breach, a
 // placement held by a failed canary) is reported failed and the demo moves on to the next step,
 // as a GitOps user pushes the next commit; the last step is the rollback. Exit code: 0 when every
@@ -69,6 +75,8 @@ func runCommand(args []string) int {
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
 	fs.StringVar(&o.PauseVersion, "pause-version", DefaultPauseVersion, "after the examples, roll out this AGENT_VERSION, pause it after the first batch of the gated placement (addonops pause), then resume it; '' skips the step")
 	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples (and the pause), roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
+	fs.StringVar(&o.Engine, "engine", engineNone, "what delivers the steps: none (the demo's own server-side apply), flux or argocd "+
+		"(a real GitOps engine applying each step as a commit of a local Git repository; `make flux` or `make argocd` builds it; see docs/demo-engines.md)")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")

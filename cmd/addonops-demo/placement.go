@@ -112,22 +112,23 @@ func decidePlacement(p *clusterv1beta1.Placement, clusters []clusterInfo) ([]loc
 }
 
 // schedulePlacement reads Placement namespace/name back from the hub (with the server's defaults),
-// decides it over clusters and writes its PlacementDecisions and status.
-func schedulePlacement(ctx context.Context, c *localhub.Clients, namespace, name string, clusters []clusterInfo) (int, error) {
+// decides it over clusters and writes its PlacementDecisions and status. It returns how many
+// clusters it decided and the generation of the Placement it decided.
+func schedulePlacement(ctx context.Context, c *localhub.Clients, namespace, name string, clusters []clusterInfo) (int, int64, error) {
 	p, err := c.Cluster.ClusterV1beta1().Placements(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("reading Placement %s/%s to decide it: %w", namespace, name, err)
+		return 0, 0, fmt.Errorf("reading Placement %s/%s to decide it: %w", namespace, name, err)
 	}
 	groups, err := decidePlacement(p, clusters)
 	if err != nil {
-		return 0, err
+		return 0, p.Generation, err
 	}
 	if err := localhub.SetPlacementDecisions(ctx, c, namespace, name, groups); err != nil {
-		return 0, err
+		return 0, p.Generation, err
 	}
 	n := 0
 	for _, g := range groups {
 		n += len(g.Clusters)
 	}
-	return n, nil
+	return n, p.Generation, nil
 }

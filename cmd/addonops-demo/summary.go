@@ -65,6 +65,8 @@ type StepResult struct {
 	Rollbacks []RollbackCheck
 	// Pause is what the pause step saw (nil for the other steps).
 	Pause *PauseResult
+	// Engine is what the GitOps engine did for the step (nil without --engine).
+	Engine *EngineResult
 	// kind is the step's (an example, the pause, the bad version, its revert): it decides what is
 	// expected.
 	kind stepKind
@@ -75,6 +77,8 @@ type Summary struct {
 	Clusters, Canaries int
 	Failing            []string
 	Deployer           string
+	// Engine names the GitOps engine that delivered the steps ("" for the demo's own apply).
+	Engine             string
 	Speed              float64
 	HubStart, Register time.Duration
 	Total              time.Duration
@@ -145,8 +149,12 @@ func expectation(r Result, failed []string, injected map[string]bool) (bool, str
 
 // printSummary writes the summary table.
 func printSummary(w io.Writer, s *Summary) {
-	fmt.Fprintf(w, "\nSUMMARY: %d simulated clusters (%d canary, %d failing), %s, speed %g\n",
-		s.Clusters, s.Canaries, len(s.Failing), s.Deployer, s.Speed)
+	delivery := ""
+	if s.Engine != "" {
+		delivery = ", delivered by " + s.Engine + " from a local Git repository"
+	}
+	fmt.Fprintf(w, "\nSUMMARY: %d simulated clusters (%d canary, %d failing), %s%s, speed %g\n",
+		s.Clusters, s.Canaries, len(s.Failing), s.Deployer, delivery, s.Speed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tRESULT\tCLUSTERS\tDONE\tFAILED\tTIME\tCONFIG")
 	for _, st := range s.Steps {
@@ -167,6 +175,9 @@ func printSummary(w io.Writer, s *Summary) {
 		}
 		for _, n := range st.Notes {
 			fmt.Fprintf(w, "  %s: %s\n", st.Step, n)
+		}
+		if st.Engine != nil {
+			fmt.Fprintf(w, "  %s: %s\n", st.Step, st.Engine.describe())
 		}
 		if !st.Expected && st.Why != "" && st.Result != Interrupted {
 			fmt.Fprintf(w, "  %s: NOT AS EXPECTED: %s\n", st.Step, st.Why)

@@ -37,6 +37,11 @@ type hubView struct {
 	baseNames map[configref.Ref]string
 	// rec records every change of the ManagedClusterAddOns while a step runs (see record).
 	rec *mcaRecorder
+	// notFound is when the controller last reported each install placement
+	// ("<addon> <namespace>/<name>") PlacementNotFound: with an engine, a commit that adds a
+	// Placement may meet that moment (see placementNotFoundSince).
+	notFoundMu sync.Mutex
+	notFound   map[string]time.Time
 }
 
 const (
@@ -64,6 +69,7 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 		clusterFactory: clusterinformers.NewSharedInformerFactoryWithOptions(cluster, 0, clusterinformers.WithTransform(strip)),
 		baseNames:      map[configref.Ref]string{},
 		rec:            &mcaRecorder{},
+		notFound:       map[string]time.Time{},
 	}
 	cmaInf := h.addonFactory.Addon().V1alpha1().ClusterManagementAddOns().Informer()
 	mcaInf := h.addonFactory.Addon().V1alpha1().ManagedClusterAddOns().Informer()
@@ -80,6 +86,12 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 		return nil, err
 	}
 	h.cmas, h.mcas, h.decisions = cmaInf.GetIndexer(), mcaInf.GetIndexer(), decInf.GetIndexer()
+	if _, err := cmaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { h.noteNotFound(obj) },
+		UpdateFunc: func(_, obj any) { h.noteNotFound(obj) },
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := mcaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { h.rec.add(obj) },
 		UpdateFunc: func(_, obj any) { h.rec.add(obj) },
@@ -87,6 +99,39 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// noteNotFound notes the install placements a ClusterManagementAddOn reports PlacementNotFound.
+func (h *hubView) noteNotFound(obj any) {
+	cma, ok := obj.(*addonv1alpha1.ClusterManagementAddOn)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	for _, ip := range cma.Status.InstallProgressions {
+		for _, c := range ip.Conditions {
+			if c.Type == addonstatus.ConditionProgressing && c.Reason == addonstatus.ReasonPlacementNotFound {
+				h.notFoundMu.Lock()
+				h.notFound[cma.Name+" "+ip.Namespace+"/"+ip.Name] = now
+				h.notFoundMu.Unlock()
+			}
+		}
+	}
+}
+
+// placementNotFoundSince lists the install placements ("<addon> <namespace>/<name>") the
+// controller reported PlacementNotFound since t.
+func (h *hubView) placementNotFoundSince(t time.Time) []string {
+	h.notFoundMu.Lock()
+	defer h.notFoundMu.Unlock()
+	var out []string
+	for k, at := range h.notFound {
+		if !at.Before(t) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // start runs the informers until ctx ends and waits for their caches.

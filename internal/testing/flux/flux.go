@@ -251,6 +251,21 @@ func (f *Flux) LogFiles() []string {
 	return out
 }
 
+// Failure reports the parts that have exited since Start, each with the end of its log; nil while
+// all run (a caller waiting on Flux learns at once that nothing will happen).
+func (f *Flux) Failure() error {
+	if f.stopped.Load() {
+		return nil
+	}
+	var errs []error
+	for _, p := range f.procs {
+		if p.Exited() {
+			errs = append(errs, fmt.Errorf("flux: %s exited (%v); last lines of %s:\n%s", p.Name, p.Err(), p.LogPath, childproc.Tail(p.LogPath, 30)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Stop stops every part (last started first) and removes Dir unless Options.KeepLogs. It is safe
 // to call more than once; later calls return the first call's result.
 func (f *Flux) Stop() error {

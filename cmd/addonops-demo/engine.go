@@ -1,0 +1,529 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/gitrepo"
+)
+
+// With --engine=flux or --engine=argocd a real GitOps engine delivers the steps instead of the
+// demo's own server-side apply: every step, rendered and tweaked as without an engine, becomes a
+// commit of rendered YAML (renderedFile) in a Git repository on disk (internal/testing/gitrepo),
+// the revert after the bad version a real `git revert` of the bad commit, and the engine applies
+// each commit to the hub as it would from a user's repository: Flux from the rendered directory
+// pushed as an OCI artifact (health/flux/addonops-hub.yaml's OCIRepository and Kustomization, with
+// their health checks), Argo CD from an Application syncing the rendered directory (automated
+// sync, our health checks in argocd-cm). The demo waits until the engine applied the commit,
+// decides the Placements the engine created or changed (placementWatcher: no OCM placement
+// controller runs), follows the rollout as without an engine, and shows the engine's own status
+// next to it; a step ends when the demo's view and the engine's health verdict agree (or the
+// engine did not agree within engineVerdictWait, which the step reports as not expected).
+
+// Engines (--engine).
+const (
+	engineNone   = "none"
+	engineFlux   = "flux"
+	engineArgoCD = "argocd"
+)
+
+const (
+	// renderedDir is the directory of the demo's Git repository that holds the rendered objects,
+	// renderedFile the file: what hack/render.sh writes for the hub package (rendered/hub.yaml),
+	// the directory CI publishes for Flux and an Argo CD Application syncs.
+	renderedDir  = "rendered"
+	renderedFile = renderedDir + "/" + gitrepo.HubDir + ".yaml"
+	// engineVerdictWait bounds how long a step waits, once the demo's view says how the rollout
+	// ended, for the engine's health verdict to say the same: Flux re-reads health every 5 s and
+	// retries a failed health check after the Kustomization's retryInterval; Argo CD refreshes
+	// every few seconds.
+	engineVerdictWait = 90 * time.Second
+	// engineProblemGrace is how long the engine may report that it cannot apply a commit before
+	// the step fails with its message (an engine retries, and a moment's error is no failure).
+	engineProblemGrace = 30 * time.Second
+	// engineStallNote is when a step says that the engine has not applied its commit yet, and
+	// where the engine's logs are: it usually takes a second or two.
+	engineStallNote = 30 * time.Second
+)
+
+// engine is a GitOps engine running against the demo's hub.
+type engine interface {
+	// Name names it for people: "Flux", "Argo CD".
+	Name() string
+	// HandOver names what hands a commit to it, for people: "the push" (Flux: CI pushes the
+	// rendered directory), "the commit" (Argo CD reads the repository itself).
+	HandOver() string
+	// Prepare changes a step's rendered objects as the engine's recipe asks of a package (before
+	// they are committed) and returns one note per change.
+	Prepare(objs []*unstructured.Unstructured) []string
+	// WhyFailedOnTheWay explains a failed status the engine showed on the way to a healthy verdict
+	// for a step that adds a Placement, or returns "" when it has no explanation.
+	WhyFailedOnTheWay() string
+	// Start starts it against hub, delivering from repo; it returns lines saying what runs.
+	Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error)
+	// Deliver hands commit sha of the repository to the engine and returns what it ran, one
+	// line each, for people.
+	Deliver(ctx context.Context, sha string) ([]string, error)
+	// State reads the engine's view of commit sha.
+	State(ctx context.Context, sha string) engineState
+	// Logs is the directory of its logs while it runs.
+	Logs() string
+	// Stop stops what Start started and removes its files unless keep; it returns the directory
+	// of the logs it kept.
+	Stop(keep bool) (string, error)
+}
+
+// engineVerdict is an engine's health verdict on a commit it applied.
+type engineVerdict string
+
+const (
+	verdictNone    engineVerdict = ""
+	verdictHealthy engineVerdict = "Healthy"
+	verdictFailed  engineVerdict = "Failed"
+)
+
+// engineState is what an engine says about one commit.
+type engineState struct {
+	// Applied: the engine applied the commit's objects to the hub.
+	Applied bool
+	// Verdict is its health verdict on them, verdictNone while the rollout is in progress for it;
+	// VerdictAt is when the engine reached it (the end of the health check that gave it), to the
+	// second.
+	Verdict   engineVerdict
+	VerdictAt time.Time
+	// Problem is set when the engine cannot apply the commit (not a health verdict); Fatal when
+	// it never will (a part of it exited), so the step fails at once.
+	Problem string
+	Fatal   bool
+	// Revision is the engine's name of what it applied (Flux: the OCI artifact's revision).
+	Revision string
+	// Status is the engine's status in a few words ("Ready=True Healthy=True"), Line the line the
+	// live view shows ("Flux Kustomization hello-addon-hub: Ready=True ...").
+	Status string
+	Line   string
+}
+
+// EngineResult is what the engine did for one step. Times are since the commit was handed to it.
+type EngineResult struct {
+	Engine, HandOver string
+	// Commit is the step's commit; Revert says it is a `git revert` of the bad commit.
+	Commit string
+	Revert bool
+	// Revision is the engine's name of what it applied.
+	Revision string
+	// Delivered is how long handing the commit over took (Flux: pushing the artifact).
+	Delivered time.Duration
+	// AppliedAfter is when the engine had applied it, VerdictAfter when its verdict agreed with
+	// the demo's (-1: it did not, or not yet).
+	AppliedAfter, VerdictAfter time.Duration
+	// Verdict is the engine's last verdict, Last its last status line.
+	Verdict engineVerdict
+	Last    string
+	// Statuses are the distinct statuses the engine showed for the commit once it applied it, in
+	// order.
+	Statuses []string
+	// Problem says how the engine disagreed with the demo (empty when it agreed).
+	Problem string
+}
+
+// newEngine returns the engine named by --engine, nil for none.
+func newEngine(name string, o Options) engine {
+	switch name {
+	case engineFlux:
+		return &fluxEngine{root: o.RepoRoot}
+	case engineArgoCD:
+		return newArgoCDEngine(o)
+	}
+	return nil
+}
+
+// checkEngine validates --engine and, for an engine, that its binaries are built.
+func checkEngine(name, root string) error {
+	switch name {
+	case "", engineNone:
+		return nil
+	case engineFlux:
+		return checkFluxBinaries(root)
+	case engineArgoCD:
+		return checkArgoCDBinaries(root)
+	}
+	return fmt.Errorf("--engine %q: want none (the demo's own server-side apply), flux or argocd", name)
+}
+
+// missingBinaries lists the paths (relative to root) that are not executable files.
+func missingBinaries(root string, rel ...string) []string {
+	var out []string
+	for _, p := range rel {
+		info, err := os.Stat(filepath.Join(root, p))
+		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// gitSteps is the demo's Git repository: one commit per step.
+type gitSteps struct {
+	repo *gitrepo.Repo
+	// dir holds the repository and the engines' checkouts; removed at the end unless kept.
+	dir string
+	// bad is the bad version's commit, which the revert step reverts.
+	bad string
+}
+
+func newGitSteps() (*gitSteps, error) {
+	dir, err := os.MkdirTemp("", "addonops-demo-git-")
+	if err != nil {
+		return nil, fmt.Errorf("creating the demo's Git repository: %w", err)
+	}
+	repo, err := gitrepo.New(filepath.Join(dir, "addons"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &gitSteps{repo: repo, dir: dir}, nil
+}
+
+// commit records step st: the revert step as `git revert` of the bad commit (checked to restore
+// exactly the objects the step expects), every other step as a commit of its rendered objects.
+func (g *gitSteps) commit(st step) (sha string, revert bool, err error) {
+	want, err := renderYAML(st.Objects)
+	if err != nil {
+		return "", false, fmt.Errorf("step %s: %w", st.Name, err)
+	}
+	if st.Kind == stepRevert && g.bad != "" {
+		sha, err := g.repo.Revert(g.bad)
+		if err != nil {
+			return "", false, err
+		}
+		got, err := os.ReadFile(filepath.Join(g.repo.Dir, renderedFile))
+		if err != nil {
+			return "", false, fmt.Errorf("after git revert %s: %w", short(g.bad), err)
+		}
+		if !bytes.Equal(got, want) {
+			return "", false, fmt.Errorf("git revert %s does not restore %s as step %s expects it (the commit before the bad one)", short(g.bad), renderedFile, st.Name)
+		}
+		return sha, true, nil
+	}
+	if err := g.repo.WriteFile(renderedFile, want); err != nil {
+		return "", false, err
+	}
+	msg := st.Name
+	if len(st.Notes) > 0 {
+		msg += "\n\n" + strings.Join(st.Notes, "\n")
+	}
+	sha, err = g.repo.Commit(msg)
+	if err != nil {
+		return "", false, fmt.Errorf("step %s (does it render what the step before rendered? an engine would see no change): %w", st.Name, err)
+	}
+	if st.Kind == stepBadVersion {
+		g.bad = sha
+	}
+	return sha, false, nil
+}
+
+// renderYAML writes objects as one YAML stream, in their order.
+func renderYAML(objs []*unstructured.Unstructured) ([]byte, error) {
+	var b bytes.Buffer
+	for i, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), name(o), err)
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(data)
+	}
+	return b.Bytes(), nil
+}
+
+func short(sha string) string { return sha[:min(len(sha), 12)] }
+
+// deliverByEngine commits step st, hands the commit to the engine, waits until the engine applied
+// it and the Placements it holds are decided, and returns the generations of its
+// ClusterManagementAddOns on the hub and their names, as the demo's own apply does.
+func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (map[string]int64, []string, error) {
+	sha, revert, err := r.git.commit(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.sha = sha
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() == placementGK && !r.placementsBefore[name(o)] {
+			w.addsPlacement = true
+		}
+	}
+	r.placementsBefore = map[string]bool{}
+	for _, o := range st.Objects {
+		if o.GroupVersionKind().GroupKind() == placementGK {
+			r.placementsBefore[name(o)] = true
+		}
+	}
+	what := "commit"
+	if revert {
+		what = fmt.Sprintf("git revert %s: commit", short(r.git.bad))
+	}
+	r.disp.printf("   %s %s of the demo's Git repository (%s, %d objects)\n", what, short(sha), renderedFile, len(st.Objects))
+	w.engine = &EngineResult{Engine: r.engine.Name(), HandOver: r.engine.HandOver(), Commit: sha, Revert: revert, AppliedAfter: -1, VerdictAfter: -1}
+	w.handed = time.Now()
+	lines, err := r.engine.Deliver(ctx, sha)
+	if err != nil {
+		return nil, nil, err
+	}
+	w.engine.Delivered = time.Since(w.handed)
+	for _, l := range lines {
+		r.disp.printf("   %s\n", l)
+	}
+
+	// Until the step's objects are on the hub, the live view shows what the engine says. The demo
+	// watches the hub itself, as without an engine: the commit's ClusterManagementAddOns and
+	// Placements as the commit has them, the Placements decided. The engine's own word that it
+	// applied the commit is noted whenever it comes (noteEngine): Argo CD, for one, says so only
+	// after its sync, by when the rollout (and the pause step's first batch) may be under way.
+	deadline := time.NewTimer(r.o.StepTimeout)
+	defer deadline.Stop()
+	var problemSince time.Time
+	stallNoted := false
+	for {
+		es := r.engine.State(ctx, sha)
+		r.noteEngine(w, es)
+		now := time.Now()
+		switch {
+		case es.Problem == "":
+			problemSince = time.Time{}
+		case es.Fatal:
+			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+		case problemSince.IsZero():
+			problemSince = now
+		case now.Sub(problemSince) >= engineProblemGrace:
+			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+		}
+		gens, addons, pending, err := r.onHub(ctx, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pending == "" {
+			r.disp.finish(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}})
+			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, r.placements))
+			return gens, addons, nil
+		}
+		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
+			stallNoted = true
+			r.disp.printf("   %s has not applied commit %s after %s (the hub lacks %s): %s (its logs: %s)\n", r.engine.Name(), short(sha),
+				seconds(now.Sub(w.handed)), pending, es.Line, r.engine.Logs())
+		}
+		r.disp.update(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}}, now)
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-deadline.C:
+			return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s (the hub lacks %s): %s",
+				r.engine.Name(), short(sha), r.o.StepTimeout, pending, es.Line)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// onHub reads the step's ClusterManagementAddOns and Placements from the hub: pending names the
+// first one that is not there as the step has it (every field the step sets, with the value it
+// sets; the server adds defaults), or a Placement the simulated placement controller has not
+// decided at its current generation. Once none is pending it returns the add-ons' generations and
+// names.
+func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, addons []string, pending string, err error) {
+	gens = map[string]int64{}
+	for _, o := range st.Objects {
+		gk := o.GroupVersionKind().GroupKind()
+		if gk != placementGK && gk != cmaGVK.GroupKind() {
+			continue
+		}
+		what := o.GetKind() + " " + name(o)
+		mapping, err := r.clients.Dynamic.Resource(gvrOf(o)).Namespace(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil, what, nil
+		case err != nil:
+			return nil, nil, "", fmt.Errorf("reading %s: %w", what, err)
+		}
+		if !holds(mapping.Object["spec"], o.Object["spec"]) || !holds(mapping.GetAnnotations(), o.GetAnnotations()) {
+			return nil, nil, what + " as the commit has it", nil
+		}
+		if gk == placementGK {
+			d, ok := r.placements.decision(name(o))
+			if !ok || d.Generation < mapping.GetGeneration() {
+				return nil, nil, what + " decided", nil
+			}
+			if d.Err != nil {
+				return nil, nil, "", d.Err
+			}
+			continue
+		}
+		gens[o.GetName()] = mapping.GetGeneration()
+		addons = append(addons, o.GetName())
+	}
+	return gens, addons, "", nil
+}
+
+// holds reports whether live holds every field of want with want's value: maps may have more keys
+// (the server's defaults), lists must have as many elements, each holding want's.
+func holds(live, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return len(w) == 0 && live == nil
+		}
+		for k, v := range w {
+			if !holds(l[k], v) {
+				return false
+			}
+		}
+		return true
+	case map[string]string:
+		l, _ := live.(map[string]string)
+		for k, v := range w {
+			if lv, ok := l[k]; !ok || lv != v {
+				return false
+			}
+		}
+		return true
+	case []any:
+		l, ok := live.([]any)
+		if !ok || len(l) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !holds(l[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		return true
+	}
+	return fmt.Sprint(live) == fmt.Sprint(want)
+}
+
+// gvrOf is the resource of the two kinds onHub reads.
+func gvrOf(o *unstructured.Unstructured) schema.GroupVersionResource {
+	if o.GroupVersionKind().GroupKind() == placementGK {
+		return schema.GroupVersionResource{Group: placementGK.Group, Version: "v1beta1", Resource: "placements"}
+	}
+	return schema.GroupVersionResource{Group: cmaGVK.Group, Version: cmaGVK.Version, Resource: "clustermanagementaddons"}
+}
+
+// describeOnHub says what of the step reached the hub: its add-ons' generations and its
+// Placements, decided.
+func describeOnHub(st step, gens map[string]int64, pw *placementWatcher) string {
+	var parts []string
+	for _, o := range st.Objects {
+		switch o.GroupVersionKind().GroupKind() {
+		case cmaGVK.GroupKind():
+			parts = append(parts, fmt.Sprintf("ClusterManagementAddOn %s (generation %d)", o.GetName(), gens[o.GetName()]))
+		case placementGK:
+			d, _ := pw.decision(name(o))
+			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by the simulated placement controller", name(o), plural(d.Clusters, "cluster")))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noteEngine remembers what the engine said about the step's commit, and says when it first said
+// that it applied it.
+func (r *demoRun) noteEngine(w *stepWatch, es engineState) {
+	w.lastEngine = es
+	e := w.engine
+	if e == nil {
+		return
+	}
+	e.Verdict, e.Last = es.Verdict, es.Line
+	if !es.Applied {
+		return
+	}
+	if e.AppliedAfter < 0 {
+		e.AppliedAfter, e.Revision = time.Since(w.handed), es.Revision
+		r.disp.printf("   %s applied %s %s after %s\n", e.Engine, cmp.Or(es.Revision, short(e.Commit)), seconds(e.AppliedAfter), e.HandOver)
+	}
+	if es.Status != "" && (len(e.Statuses) == 0 || e.Statuses[len(e.Statuses)-1] != es.Status) {
+		e.Statuses = append(e.Statuses, es.Status)
+	}
+}
+
+// engineAgrees reports whether the engine's verdict on the step's commit says what the demo's
+// view says: Succeeded is healthy; Failed is failed, by a health check that ended after the demo
+// saw the rollout fail (failedSince): an earlier failure is about an earlier moment, such as the
+// PlacementNotFound instant of a commit that adds a Placement, and says nothing of the failure the
+// demo saw (the engine retries, and its next check must find it). Other results ask nothing of
+// the engine.
+func engineAgrees(result Result, es engineState, failedSince time.Time) bool {
+	switch result {
+	case Succeeded:
+		return es.Applied && es.Verdict == verdictHealthy
+	case Failed:
+		return es.Applied && es.Verdict == verdictFailed && es.VerdictAt.After(failedSince.Truncate(time.Second))
+	}
+	return true
+}
+
+// describe says how the engine ended a step, for the summary.
+func (e *EngineResult) describe() string {
+	what := "commit " + short(e.Commit)
+	if e.Revert {
+		what = "the git revert " + short(e.Commit)
+	}
+	if e.AppliedAfter < 0 {
+		return fmt.Sprintf("%s: %s not applied (%s)", e.Engine, what, e.Last)
+	}
+	s := fmt.Sprintf("%s: %s applied %s after %s", e.Engine, what, seconds(e.AppliedAfter), e.HandOver)
+	if e.VerdictAfter >= 0 {
+		s += fmt.Sprintf(", %s %s after it", strings.ToLower(string(e.Verdict)), seconds(e.VerdictAfter))
+	}
+	if failed := e.failedOnTheWay(); failed != "" {
+		s += fmt.Sprintf(" (on the way: %s)", failed)
+	}
+	return s
+}
+
+// failedOnTheWay returns the failed status the engine showed for a commit it then called healthy,
+// or "".
+func (e *EngineResult) failedOnTheWay() string {
+	if e.Verdict != verdictHealthy {
+		return ""
+	}
+	for _, st := range e.Statuses {
+		if strings.Contains(st, "Failed") || strings.Contains(st, "Degraded") {
+			return st
+		}
+	}
+	return ""
+}
+
+// uncounted reports whether a placement of the snapshots owns decided clusters (snapshot.owned)
+// that its progression does not count yet (it counts none). An engine applies a step's objects in one go, and the
+// controller may see a new Placement before the demo's simulated placement controller decided it
+// (no PlacementDecisions yet: a rollout of no cluster, complete at once); until the controller
+// counted the decided clusters, that success is not the step's. (Without an engine the demo
+// decides the Placements before it applies the ClusterManagementAddOns, and this cannot happen.)
+func uncounted(snaps []snapshot) bool {
+	for _, s := range snaps {
+		for _, p := range s.View.Placements {
+			if p.Progress.Total == 0 && len(s.owned(p.Key())) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/flux"
+	"github.com/addonops/addonops/internal/testing/gitrepo"
+)
+
+// Flux as health/README.md's recipe runs it: CI pushes the rendered directory of each commit as
+// an OCI artifact (`flux push artifact`, then `flux tag artifact ... --tag main`: the README's
+// publish lines), and health/flux/addonops-hub.yaml's OCIRepository follows the main tag while its
+// Kustomization applies the artifact and waits for the rollout with the recipe's health checks.
+// Flux's own source-controller and kustomize-controller run against the demo's hub
+// (internal/testing/flux, built by `make flux`), with the CNCF distribution registry on a loopback
+// port as the OCI registry.
+
+const (
+	// fluxRecipe holds the recipe's OCIRepository and Kustomization.
+	fluxRecipe = "health/flux/addonops-hub.yaml"
+	// ociSourceRevision is the annotation `flux push artifact --revision` writes, which
+	// source-controller copies into the OCIRepository's artifact metadata.
+	ociSourceRevision = "org.opencontainers.image.revision"
+	// fluxRequestedAt asks Flux for a reconcile now (what `flux reconcile` writes).
+	fluxRequestedAt = "reconcile.fluxcd.io/requestedAt"
+	// The demo's intervals instead of the recipe's: the source is polled every 5 s besides the
+	// reconcile the demo requests after each push, and a failed health check is retried after 5 s
+	// instead of 1m (the recipe's Kustomization interval, 10m, stays: a new artifact triggers a
+	// reconcile at once).
+	fluxSourceInterval = "5s"
+	fluxRetryInterval  = "5s"
+)
+
+var (
+	kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
+	ociRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+)
+
+// checkFluxBinaries says which of Flux's binaries are missing and how to build them.
+func checkFluxBinaries(root string) error {
+	bins := flux.Binaries
+	if missing := missingBinaries(root, bins.SourceController, bins.KustomizeController, bins.CLI, bins.Registry); len(missing) > 0 {
+		return fmt.Errorf("--engine flux runs Flux's controllers, the flux CLI and an OCI registry built from their Go modules, "+
+			"but %s %s missing in %s: run `make flux` (about a minute from a warm Go build cache; `make demo DEMO_ENGINE=flux` runs it)",
+			strings.Join(missing, ", "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], root)
+	}
+	return nil
+}
+
+type fluxEngine struct {
+	root string
+	fx   *flux.Flux
+	hub  *localhub.Hub
+	repo *gitrepo.Repo
+	// artifact is the OCI address the commits are pushed to and the OCIRepository follows.
+	artifact string
+	// name is the recipe's OCIRepository and Kustomization's, in flux.Namespace.
+	name    string
+	recipe  []*unstructured.Unstructured
+	applied bool // the recipe's objects are on the hub
+	work    string
+}
+
+func (f *fluxEngine) Name() string     { return "Flux" }
+func (f *fluxEngine) HandOver() string { return "the push" }
+
+// Prepare changes nothing: the recipe applies the rendered objects as they are.
+func (f *fluxEngine) Prepare([]*unstructured.Unstructured) []string { return nil }
+
+func (f *fluxEngine) WhyFailedOnTheWay() string {
+	return fmt.Sprintf(": the moment health/README.md (\"Flux\") documents for a commit that adds a Placement (Flux applies "+
+		"the ClusterManagementAddOn before it, and a health check in that moment fails fast); Flux tried again after "+
+		"retryInterval (%s here)", fluxRetryInterval)
+}
+
+func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error) {
+	f.hub, f.repo = hub, repo
+	// Logs are kept by Stop's choice (flux removes them only at its own Stop).
+	fx, err := flux.Start(ctx, hub, flux.Options{RepoRoot: f.root, KeepLogs: true})
+	if err != nil {
+		return nil, err
+	}
+	f.fx = fx
+	f.work = filepath.Join(filepath.Dir(repo.Dir), "ci")
+	changes, err := f.readRecipe()
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		fmt.Sprintf("Flux: source-controller and kustomize-controller (%s, %s; built from their Go modules by `make flux`), "+
+			"each with its own ServiceAccount's token and Flux's RBAC; OCI registry %s (%s); up in %s",
+			flux.Binaries.SourceController, flux.Binaries.KustomizeController, fx.Registry, flux.Binaries.Registry, seconds(fx.StartDuration)),
+		fmt.Sprintf("the recipe: %s's OCIRepository and Kustomization %s/%s (healthCheckExprs, wait, prune), changed for the demo: %s",
+			fluxRecipe, flux.Namespace, f.name, strings.Join(changes, "; ")),
+		fmt.Sprintf("each step: a commit of %s, pushed as CI does (health/README.md's publish lines, %s); the demo then asks "+
+			"source-controller to fetch it now (`flux reconcile source oci %s`)", renderedFile, flux.Binaries.CLI, f.name),
+	}, nil
+}
+
+// readRecipe reads the recipe's objects and changes only what a local registry and the demo's
+// pace need; it returns the changes.
+func (f *fluxEngine) readRecipe() ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(f.root, fluxRecipe))
+	if err != nil {
+		return nil, fmt.Errorf("reading the Flux recipe: %w", err)
+	}
+	objs, err := ssapply.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
+	}
+	var changes []string
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "OCIRepository":
+			url, _, _ := unstructured.NestedString(o.Object, "spec", "url")
+			rest, ok := strings.CutPrefix(url, "oci://ghcr.io/")
+			if !ok {
+				return nil, fmt.Errorf("%s: the OCIRepository follows %q, want an oci://ghcr.io/ address", fluxRecipe, url)
+			}
+			f.artifact = "oci://" + f.fx.Registry + "/" + rest
+			f.name = o.GetName()
+			for _, set := range []struct {
+				value any
+				path  []string
+			}{{f.artifact, []string{"spec", "url"}}, {true, []string{"spec", "insecure"}}, {fluxSourceInterval, []string{"spec", "interval"}}} {
+				if err := unstructured.SetNestedField(o.Object, set.value, set.path...); err != nil {
+					return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
+				}
+			}
+			changes = append(changes, fmt.Sprintf("OCIRepository url %s (the local registry), insecure: true (plain HTTP on loopback), interval %s", f.artifact, fluxSourceInterval))
+		case "Kustomization":
+			if err := unstructured.SetNestedField(o.Object, fluxRetryInterval, "spec", "retryInterval"); err != nil {
+				return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
+			}
+			changes = append(changes, "Kustomization retryInterval "+fluxRetryInterval)
+		}
+	}
+	if len(changes) != 2 || len(objs) != 2 {
+		return nil, fmt.Errorf("%s: want one OCIRepository and one Kustomization, found %d objects", fluxRecipe, len(objs))
+	}
+	for _, o := range objs {
+		if o.GetName() != f.name || o.GetNamespace() != flux.Namespace {
+			return nil, fmt.Errorf("%s: want the OCIRepository and the Kustomization named alike in %s, found %s %s/%s",
+				fluxRecipe, flux.Namespace, o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+	}
+	f.recipe = objs
+	return changes, nil
+}
+
+// Deliver runs CI's publish lines for commit sha (from a checkout of it), then applies the recipe
+// (the first time) or asks source-controller to fetch the new tag now.
+func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) {
+	checkout := filepath.Join(f.work, short(sha))
+	if err := f.repo.Checkout(sha, checkout); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(checkout)
+	var lines []string
+	for _, args := range [][]string{
+		{"push", "artifact", f.artifact + ":" + sha, "--path=" + renderedDir, "--source=" + f.repo.FileURL(), "--revision=main@sha1:" + sha},
+		{"tag", "artifact", f.artifact + ":" + sha, "--tag", "main"},
+	} {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, f.fx.CLI, args...)
+		cmd.Dir = checkout
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("flux %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(args, " "), seconds(time.Since(start))))
+	}
+	if !f.applied {
+		applier, err := ssapply.New(f.hub.Clients.Dynamic, f.hub.Clients.Kube.Discovery(), FieldManager)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := applier.ApplyAll(ctx, f.recipe); err != nil {
+			return nil, fmt.Errorf("applying the Flux recipe %s: %w", fluxRecipe, err)
+		}
+		f.applied = true
+		return append(lines, fmt.Sprintf("$ kubectl apply -f %s   (as changed above: OCIRepository and Kustomization %s/%s)", fluxRecipe, flux.Namespace, f.name)), nil
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, fluxRequestedAt, time.Now().Format(time.RFC3339Nano))
+	if _, err := f.hub.Clients.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Patch(ctx, f.name, types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		return nil, fmt.Errorf("asking source-controller to fetch %s now: %w", f.artifact, err)
+	}
+	return append(lines, fmt.Sprintf("$ flux reconcile source oci %s   (annotation %s: fetch the new tag now, not at the next %s poll)",
+		f.name, fluxRequestedAt, fluxSourceInterval)), nil
+}
+
+// fluxCondition is one condition of a Flux object.
+type fluxCondition struct{ Status, Reason, Message string }
+
+func fluxConditions(u *unstructured.Unstructured) map[string]fluxCondition {
+	out := map[string]fluxCondition{}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		t, _ := m["type"].(string)
+		s, _ := m["status"].(string)
+		r, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		out[t] = fluxCondition{Status: s, Reason: r, Message: msg}
+	}
+	return out
+}
+
+// shortRevision shortens a Flux revision ("main@sha256:<64 hex>") for people.
+func shortRevision(rev string) string {
+	if i := strings.LastIndexByte(rev, ':'); i >= 0 && len(rev)-i-1 > 12 {
+		return rev[:i+1+12]
+	}
+	return rev
+}
+
+// State reads what Flux says of commit sha: source-controller's artifact (has it fetched the
+// commit's push?) and the Kustomization's status. The Kustomization reports each reconcile's stage
+// in its Reconciling condition ("Running health checks for revision R" once it applied R), and
+// when a reconcile ended (no Reconciling condition, or reason ProgressingWithRetry after a
+// failure) its Ready condition is about status.lastAttemptedRevision.
+func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
+	line := func(format string, args ...any) string {
+		return fmt.Sprintf("Flux Kustomization %s: ", f.name) + fmt.Sprintf(format, args...)
+	}
+	if err := f.fx.Failure(); err != nil {
+		return engineState{Status: "a part exited", Problem: err.Error(), Fatal: true, Line: line("%s", oneLine(err.Error(), 200))}
+	}
+	oci, err := f.hub.Clients.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		return engineState{Status: "no OCIRepository", Line: line("its OCIRepository: %v", err)}
+	}
+	md, _, _ := unstructured.NestedStringMap(oci.Object, "status", "artifact", "metadata")
+	rev, _, _ := unstructured.NestedString(oci.Object, "status", "artifact", "revision")
+	if md[ociSourceRevision] != "main@sha1:"+sha {
+		st := engineState{Status: "fetching", Line: line("waiting for source-controller to fetch commit %s (its artifact: %s)", short(sha), cmpOrDash(shortRevision(rev)))}
+		if c := fluxConditions(oci)["Ready"]; c.Status == "False" {
+			st.Problem = fmt.Sprintf("OCIRepository %s: %s: %s", f.name, c.Reason, c.Message)
+			st.Line += "; OCIRepository Ready=False " + c.Reason + ": " + c.Message
+		}
+		return st
+	}
+	k, err := f.hub.Clients.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
+	if err != nil {
+		return engineState{Revision: rev, Status: "no Kustomization", Line: line("%v", err)}
+	}
+	conds := fluxConditions(k)
+	attempted, _, _ := unstructured.NestedString(k.Object, "status", "lastAttemptedRevision")
+	appliedRev, _, _ := unstructured.NestedString(k.Object, "status", "lastAppliedRevision")
+	ready, healthy, rec := conds["Ready"], conds["Healthy"], conds["Reconciling"]
+	st := engineState{Revision: shortRevision(rev)}
+	st.Status = fmt.Sprintf("Ready=%s Healthy=%s", cmpOrDash(ready.Status), cmpOrDash(healthy.Status))
+	if ready.Status == "False" {
+		st.Status = fmt.Sprintf("Ready=False/%s Healthy=%s", ready.Reason, cmpOrDash(healthy.Status))
+	}
+	at := fmt.Sprintf("%s (commit %s)", st.Revision, short(sha))
+	running := rec.Status == "True" && rec.Reason != "ProgressingWithRetry"
+	switch {
+	case running && strings.Contains(rec.Message, " revision "+rev):
+		stage, _, _ := strings.Cut(rec.Message, " for revision ")
+		st.Status += " (" + stage + ")"
+		st.Applied = strings.HasPrefix(rec.Message, "Running health checks")
+		st.Line = line("%s: %s", st.Status, at)
+	case running:
+		st.Line = line("%s: reconciling %s, not yet %s", st.Status, cmpOrDash(shortRevision(attempted)), at)
+	case attempted != rev:
+		st.Line = line("%s at %s; %s fetched, not yet applied", st.Status, cmpOrDash(shortRevision(attempted)), at)
+	case ready.Status == "True" && appliedRev == rev:
+		st.Applied, st.Verdict, st.VerdictAt = true, verdictHealthy, lastReconciled(k)
+		st.Line = line("%s at %s", st.Status, at)
+	case ready.Status == "False" && ready.Reason == "HealthCheckFailed":
+		st.Applied, st.Verdict, st.VerdictAt = true, verdictFailed, lastReconciled(k)
+		st.Line = line("%s at %s: %s", st.Status, at, oneLine(ready.Message, 200))
+	case ready.Status == "False":
+		st.Problem = fmt.Sprintf("Kustomization %s: %s: %s", f.name, ready.Reason, ready.Message)
+		st.Line = line("%s at %s: %s", st.Status, at, oneLine(ready.Message, 200))
+	default:
+		st.Line = line("%s at %s", st.Status, at)
+	}
+	return st
+}
+
+// lastReconciled is when kustomize-controller last ended a reconcile of the Kustomization: the
+// newest entry of status.history (its lastReconciled, to the second), written with the reconcile's
+// verdict; zero when there is none.
+func lastReconciled(k *unstructured.Unstructured) time.Time {
+	history, _, _ := unstructured.NestedSlice(k.Object, "status", "history")
+	var latest time.Time
+	for _, h := range history {
+		m, _ := h.(map[string]any)
+		s, _ := m["lastReconciled"].(string)
+		if t, err := time.Parse(time.RFC3339, s); err == nil && t.After(latest) {
+			latest = t
+		}
+	}
+	return latest
+}
+
+func (f *fluxEngine) Logs() string { return f.fx.Dir }
+
+func (f *fluxEngine) Stop(keep bool) (string, error) {
+	if f.fx == nil {
+		return "", nil
+	}
+	err := f.fx.Stop()
+	if err != nil || keep {
+		return f.fx.Dir, err
+	}
+	return "", os.RemoveAll(f.fx.Dir)
+}
+
+func cmpOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine joins a message's lines and cuts it to at most n bytes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
