@@ -856,7 +856,9 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 			case r.engine == nil:
 				return r.finishStep(res, ended, w, snaps, v)
 			case engineAgrees(ended, w.lastEngine, failingSince):
-				w.engine.VerdictAfter = now.Sub(w.handed)
+				// time.Since, not now: noteEngine timed the engine's "applied" after now was taken,
+				// and the verdict cannot come before it.
+				w.engine.VerdictAfter = time.Since(w.handed)
 				return r.finishStep(res, ended, w, snaps, v)
 			case endedSince.IsZero():
 				endedSince = now
