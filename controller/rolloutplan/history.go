@@ -67,6 +67,19 @@ func (d *decider) completedHere(p *placementState, v []mcastatus.Config) bool {
 	return false
 }
 
+// historyKind is the kind (Install, Upgrade, Rollback) the version history recorded for placement
+// p's move to v, when v is its latest version; "" when there is none.
+func (d *decider) historyKind(p *placementState, v []mcastatus.Config) string {
+	if d.in.History == nil {
+		return ""
+	}
+	hp := d.in.History.Placement(p.key.String())
+	if hp == nil || len(hp.Versions) == 0 || !history.SameConfigs(hp.Last().Configs, toHistory(v)) {
+		return ""
+	}
+	return hp.Last().Kind
+}
+
 // dayTwo reads the day-2 requests that concern placement p before it is evaluated: pause, and a
 // new retry request (acted on once per token; failures older than the retry no longer count).
 func (d *decider) dayTwo(p *placementState) {

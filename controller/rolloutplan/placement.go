@@ -321,17 +321,16 @@ func (d *decider) isRollback(p *placementState) bool {
 			return false
 		}
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
-		if !ok {
-			// A reason that says nothing of the change's kind (Paused, a placement waiting for a
-			// problem to be fixed): decide it again from what was known good when the change
-			// began. Not from the placement's own last known good configs: while it waited, its
-			// canary may have passed the very version it moves to, which makes that version its
-			// gate's target, not a version it ever ran.
-			return d.knownGood(p, p.desired, false)
+		if !ok && p.oldCond.Reason == addonstatus.ReasonPaused {
+			// Paused says nothing of the change's kind, and what is known good now may not be what
+			// was when the change began (a gated placement's canary may pass the new version while
+			// it is paused; the version may complete before a pause): the version history recorded
+			// the kind when the change began.
+			return d.historyKind(p, p.desired) == kindName(addonstatus.Rollback)
 		}
-		return k == addonstatus.Rollback
+		return ok && k == addonstatus.Rollback
 	}
-	return d.knownGood(p, p.desired, true)
+	return d.knownGood(p, p.desired)
 }
 
 // knownGood reports whether configs v are a version the add-on ran successfully, from what only the
@@ -342,10 +341,7 @@ func (d *decider) isRollback(p *placementState) bool {
 // the placement (a rollback skips the canary). Spec hashes are computable by anyone who reads the
 // Git repository, so one cluster writing the next version's hash as its lastAppliedConfig would
 // otherwise make that version skip the canary for all (docs/trust-model.md).
-//
-// ownLKG says whether the placement's own last known good configs count: not when the decision is
-// taken again after a pause (isRollback).
-func (d *decider) knownGood(p *placementState, v []mcastatus.Config, ownLKG bool) bool {
+func (d *decider) knownGood(p *placementState, v []mcastatus.Config) bool {
 	if d.completedHere(p, v) {
 		return true
 	}
@@ -358,8 +354,6 @@ func (d *decider) knownGood(p *placementState, v []mcastatus.Config, ownLKG bool
 			if mcastatus.Equal(desired, v) {
 				continue
 			}
-		} else if !ownLKG {
-			lkg = nil
 		}
 		if len(applied) > 0 && mcastatus.Equal(applied, v) || len(lkg) > 0 && mcastatus.Equal(lkg, v) {
 			return true
