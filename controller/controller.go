@@ -217,11 +217,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	c := &Controller{opts: opts, hub: hub, recorder: recorder,
-		view: addonview.New(hub, recorder, opts.Coalesce, opts.WriteParallelism)}
+		view: addonview.NewView(hub, recorder, opts.Coalesce, opts.WriteParallelism)}
 
-	installs := installer.New(c.view)
-	roller := rollout.New(c.view, rollout.Options{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace})
-	tracker := progress.New(c.view, progress.Options{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
+	installs := installer.NewInstall(c.view)
+	roller := rollout.NewRollout(c.view, rollout.RolloutOptions{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace})
+	tracker := progress.NewProgress(c.view, progress.ProgressOptions{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
 		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)
 	hub.OnTrimmed(c.trimmedEvent)

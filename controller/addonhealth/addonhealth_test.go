@@ -45,7 +45,7 @@ func status(resource, name string, values []workv1.FeedbackValue) workv1.Manifes
 	}
 }
 
-func work(avail metav1.ConditionStatus, manifests []workv1.Manifest, st ...workv1.ManifestCondition) *workv1.ManifestWork {
+func healthWork(avail metav1.ConditionStatus, manifests []workv1.Manifest, st ...workv1.ManifestCondition) *workv1.ManifestWork {
 	w := &workv1.ManifestWork{ObjectMeta: metav1.ObjectMeta{Name: "addon-a-deploy-0"}}
 	w.Spec.Workload.Manifests = manifests
 	if avail != "" {
@@ -91,58 +91,58 @@ func TestAvailable(t *testing.T) {
 	}{
 		{"works not written yet: left alone", mcaWith(false), nil, nil, "", "", ""},
 		{"no work", mcaWith(true), nil, nil, "Unknown", ReasonWorkNotFound, MessageWorkNotFound},
-		{"cluster unknown: the cluster's reason", mcaWith(true), cluster("Unknown"), []*workv1.ManifestWork{work("True", nil)}, "Unknown", "ManagedClusterLeaseUpdateStopped", "lease not updated"},
-		{"cluster available: probes decide", mcaWith(true), cluster("True"), []*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, ready)}, "True", ReasonProbeAvailable, "a add-on is available."},
-		{"work not applied yet", mcaWith(true), nil, []*workv1.ManifestWork{work("", []workv1.Manifest{dep})}, "Unknown", ReasonWorkNotApplied, MessageWorkNotApplied},
-		{"work not available", mcaWith(true), nil, []*workv1.ManifestWork{work("False", []workv1.Manifest{dep})}, "False", ReasonWorkNotApplied, "work says False"},
+		{"cluster unknown: the cluster's reason", mcaWith(true), cluster("Unknown"), []*workv1.ManifestWork{healthWork("True", nil)}, "Unknown", "ManagedClusterLeaseUpdateStopped", "lease not updated"},
+		{"cluster available: probes decide", mcaWith(true), cluster("True"), []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, ready)}, "True", ReasonProbeAvailable, "a add-on is available."},
+		{"work not applied yet", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("", []workv1.Manifest{dep})}, "Unknown", ReasonWorkNotApplied, MessageWorkNotApplied},
+		{"work not available", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("False", []workv1.Manifest{dep})}, "False", ReasonWorkNotApplied, "work says False"},
 		{"new version not reported yet: the old feedback says nothing", mcaWith(true), nil, []*workv1.ManifestWork{func() *workv1.ManifestWork {
-			w := work("True", []workv1.Manifest{dep}, ready)
+			w := healthWork("True", []workv1.Manifest{dep}, ready)
 			w.Generation = 2
 			w.Status.Conditions[0].ObservedGeneration = 1
 			return w
 		}()}, "Unknown", ReasonWorkNotApplied, MessageWorkNotApplied},
-		{"no feedback yet", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep, ds})}, "Unknown", ReasonNoProbeResult,
+		{"no feedback yet", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep, ds})}, "Unknown", ReasonNoProbeResult,
 			"Probe results are not returned for Deployment agent/agent, DaemonSet agent/node"},
-		{"one workload without feedback is not skipped", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep, ds}, ready)}, "Unknown", ReasonNoProbeResult,
+		{"one workload without feedback is not skipped", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep, ds}, ready)}, "Unknown", ReasonNoProbeResult,
 			"Probe results are not returned for DaemonSet agent/node"},
-		{"deployment without a ready replica", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, notReady)}, "False", ReasonProbeUnavailable,
+		{"deployment without a ready replica", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, notReady)}, "False", ReasonProbeUnavailable,
 			"Probe addon unavailable with err Deployment agent/agent has no ready replica (0 of 1 ready)"},
-		{"daemonset partly ready", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, dsPartial)}, "False", ReasonProbeUnavailable,
+		{"daemonset partly ready", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{ds}, dsPartial)}, "False", ReasonProbeUnavailable,
 			"Probe addon unavailable with err DaemonSet agent/node has 2 of 3 scheduled pods ready"},
-		{"all ready", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{explicitOne, ds, cm}, ready, dsReady)}, "True", ReasonProbeAvailable, "a add-on is available."},
-		{"a deployment scaled to zero is not probed", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{scaledDown, cm})}, "True", ReasonProbeAvailable, "a add-on is available."},
-		{"workloads spread over works", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, ready), work("True", []workv1.Manifest{ds}, dsPartial)}, "False", ReasonProbeUnavailable,
+		{"all ready", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{explicitOne, ds, cm}, ready, dsReady)}, "True", ReasonProbeAvailable, "a add-on is available."},
+		{"a deployment scaled to zero is not probed", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{scaledDown, cm})}, "True", ReasonProbeAvailable, "a add-on is available."},
+		{"workloads spread over works", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, ready), healthWork("True", []workv1.Manifest{ds}, dsPartial)}, "False", ReasonProbeUnavailable,
 			"DaemonSet agent/node has 2 of 3"},
-		{"no workloads at all", mcaWith(true), nil, []*workv1.ManifestWork{work("True", []workv1.Manifest{cm})}, "True", ReasonProbeAvailable, "a add-on is available."},
+		{"no workloads at all", mcaWith(true), nil, []*workv1.ManifestWork{healthWork("True", []workv1.Manifest{cm})}, "True", ReasonProbeAvailable, "a add-on is available."},
 
 		// Rollout feedback (difference 5): the ready replicas count only once the workload rolled
 		// out its current spec.
 		{"new spec not observed by the Deployment controller: the ready pods are the old ones", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 1, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 1, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
 			"False", ReasonProbeUnavailable, "Deployment agent/agent has not rolled out its current spec yet (observed generation 1 of 2)"},
 		{"Deployment rolling out: old pods left", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 2, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 2, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
 			"False", ReasonProbeUnavailable, "Deployment agent/agent is rolling out its current spec (1 of 2 replicas updated)"},
 		{"Deployment rolling out: no updated pod (the agent omits zero)", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "ReadyReplicas", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "ReadyReplicas", 1)))},
 			"False", ReasonProbeUnavailable, "(0 of 1 replicas updated)"},
 		{"Deployment rolled out and ready", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1, "ReadyReplicas", 1)))},
 			"True", ReasonProbeAvailable, "a add-on is available."},
 		{"Deployment rolled out, new pod not ready", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 2, "ObservedGeneration", 2, "Replicas", 1, "UpdatedReplicas", 1)))},
 			"False", ReasonProbeUnavailable, "has no ready replica (0 of 1 ready)"},
 		{"Deployment never observed (a fresh install, no controller yet): no result", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 1)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{dep}, status("deployments", "agent", ints("Generation", 1)))},
 			"Unknown", ReasonNoProbeResult, "Probe results are not returned for Deployment agent/agent"},
 		{"DaemonSet rolling out", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 2, "NumberReady", 3)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 2, "NumberReady", 3)))},
 			"False", ReasonProbeUnavailable, "DaemonSet agent/node is rolling out its current spec (2 of 3 scheduled pods updated)"},
 		{"DaemonSet new spec not observed", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 2, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 2, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
 			"False", ReasonProbeUnavailable, "DaemonSet agent/node has not rolled out its current spec yet (observed generation 2 of 3)"},
 		{"DaemonSet rolled out and ready", mcaWith(true), nil,
-			[]*workv1.ManifestWork{work("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
+			[]*workv1.ManifestWork{healthWork("True", []workv1.Manifest{ds}, status("daemonsets", "node", ints("Generation", 3, "ObservedGeneration", 3, "DesiredNumberScheduled", 3, "UpdatedNumberScheduled", 3, "NumberReady", 3)))},
 			"True", ReasonProbeAvailable, "a add-on is available."},
 	}
 	for _, tc := range cases {

@@ -47,10 +47,10 @@ type View struct {
 	told   map[string]string
 }
 
-// New returns a view of hub.
-func New(hub *hubcache.Cache, recorder record.EventRecorder, coalesce time.Duration, writeParallelism int) *View {
+// NewView returns a view of hub.
+func NewView(hub *hubcache.Cache, recorder record.EventRecorder, coalesce time.Duration, writeParallelism int) *View {
 	return &View{Hub: hub, Addon: hub.Clients.Addon, Recorder: recorder,
-		WrittenCMAs: overlay.New[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: hub.MCAWriter.Written,
+		WrittenCMAs: overlay.NewOverlay[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: hub.MCAWriter.Written,
 		Held:     NewHeld(),
 		Coalesce: coalesce, WriteParallelism: max(writeParallelism, 1)}
 }

@@ -34,16 +34,16 @@ import (
 	"github.com/addonops/addonops/internal/manifesthead"
 )
 
-// Options configure the deployer.
-type Options struct {
+// DeployerOptions configure the deployer.
+type DeployerOptions struct {
 	// ManifestLimit is the manifests size limit per work before addonwork.Threshold; 0 means
 	// addonwork.DefaultManifestLimit (OCM's 500 KiB).
 	ManifestLimit int
 }
 
-// Reconciler deploys template add-ons. Key: MCA "<namespace>/<name>".
-type Reconciler struct {
-	opts     Options
+// Deployer deploys template add-ons. Key: MCA "<namespace>/<name>".
+type Deployer struct {
+	opts     DeployerOptions
 	hub      *hubcache.Cache
 	events   record.EventBroadcaster
 	recorder record.EventRecorder
@@ -51,10 +51,10 @@ type Reconciler struct {
 	pending *pendingWrites
 }
 
-// New builds the deployer and adds it, with workers concurrent reconciles, to the shared cache,
+// NewDeployer builds the deployer and adds it, with workers concurrent reconciles, to the shared cache,
 // which runs it.
-func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
-	r := &Reconciler{opts: opts, hub: hub, pending: newPendingWrites()}
+func NewDeployer(hub *hubcache.Cache, opts DeployerOptions, workers int) (*Deployer, error) {
+	r := &Deployer{opts: opts, hub: hub, pending: newPendingWrites()}
 	scheme := runtime.NewScheme()
 	utilruntime.Must(addonv1alpha1.Install(scheme))
 	r.events = record.NewBroadcaster()
@@ -93,7 +93,7 @@ func New(hub *hubcache.Cache, opts Options, workers int) (*Reconciler, error) {
 	return r, nil
 }
 
-func (r *Reconciler) sync(ctx context.Context, key string) (time.Duration, error) {
+func (r *Deployer) sync(ctx context.Context, key string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil || name == "" {
@@ -265,7 +265,7 @@ func (p Plan) writesWorks() bool { return len(p.Create)+len(p.Update)+len(p.Dele
 
 // writeWorks creates and updates works and returns them as the API server returned them.
 // Each accepted write is recorded in r.pending.
-func (r *Reconciler) writeWorks(ctx context.Context, mcaKey string, plan Plan) ([]*workv1.ManifestWork, error) {
+func (r *Deployer) writeWorks(ctx context.Context, mcaKey string, plan Plan) ([]*workv1.ManifestWork, error) {
 	logger := klog.FromContext(ctx)
 	var out []*workv1.ManifestWork
 	var errs []error
@@ -304,7 +304,7 @@ func (r *Reconciler) writeWorks(ctx context.Context, mcaKey string, plan Plan) (
 	return out, errors.Join(errs...)
 }
 
-func (r *Reconciler) deleteWorks(ctx context.Context, mcaKey string, works []*workv1.ManifestWork) error {
+func (r *Deployer) deleteWorks(ctx context.Context, mcaKey string, works []*workv1.ManifestWork) error {
 	var errs []error
 	for _, w := range works {
 		if w.DeletionTimestamp != nil {

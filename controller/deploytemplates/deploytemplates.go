@@ -39,7 +39,7 @@ func Register(hub *hubcache.Cache, opts Options) error {
 	if hub.TemplateInformer == nil {
 		return fmt.Errorf("template reconcilers: the hub cache was built without DeployTemplates")
 	}
-	if _, err := agentdeploy.New(hub, agentdeploy.Options{ManifestLimit: opts.ManifestLimit}, opts.Workers); err != nil {
+	if _, err := agentdeploy.NewDeployer(hub, agentdeploy.DeployerOptions{ManifestLimit: opts.ManifestLimit}, opts.Workers); err != nil {
 		return fmt.Errorf("agentdeploy: %w", err)
 	}
 	if _, err := registration.New(hub, registration.Options{SigningCANamespace: opts.SigningCANamespace, CARecheck: opts.CARecheck, ControllerNamespaces: opts.ControllerNamespaces}, opts.Workers); err != nil {

@@ -28,8 +28,8 @@ import (
 	"github.com/addonops/addonops/controller/pacing"
 )
 
-// Reconciler is the install reconciler.
-type Reconciler struct {
+// Install is the install reconciler.
+type Install struct {
 	*addonview.View
 	created *createdMCAs
 	// pace spaces an add-on's decisions triggered by MCA events by what its last one cost: while
@@ -39,9 +39,9 @@ type Reconciler struct {
 	pace *pacing.Pacer
 }
 
-// New returns the install reconciler on v.
-func New(v *addonview.View) *Reconciler {
-	return &Reconciler{View: v, created: newCreatedMCAs(), pace: pacing.New(0)}
+// NewInstall returns the install reconciler on v.
+func NewInstall(v *addonview.View) *Install {
+	return &Install{View: v, created: newCreatedMCAs(), pace: pacing.NewPacer(0)}
 }
 
 // createdTTL bounds how long a created MCA the cache does not show counts as existing: the cache
@@ -95,7 +95,7 @@ func (c *createdMCAs) notCached(addon string, cached map[string]bool, now time.T
 }
 
 // Sync creates and deletes the MCAs of one add-on (package installplan decides which).
-func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
+func (c *Install) Sync(ctx context.Context, name string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	started := time.Now()
 	cma, ok := c.ManagedCMA(name)
@@ -107,7 +107,7 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		// it (the rollout reconciler reports it).
 		return 0, nil
 	}
-	in := installplan.Input{
+	in := installplan.InstallInput{
 		Strategy: cma.Spec.InstallStrategy.Type,
 		Decided:  map[string][]string{},
 		Unknown:  map[string]string{},
@@ -167,7 +167,7 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 		in.Existing = append(in.Existing, installplan.MCA{Namespace: ns, Ours: true})
 	}
 
-	plan := installplan.Decide(in)
+	plan := installplan.DecideInstall(in)
 	c.pace.Took(name, time.Since(started))
 	if len(plan.Held) > 0 {
 		logger.Info("Keeping MCAs no placement selects while a placement's clusters are unknown",
@@ -247,7 +247,7 @@ func countErrs(err error) int {
 
 // Watch: MCAs are created and deleted from CMAs, placements and clusters; an MCA appearing,
 // going or changing labels is checked against them.
-func (c *Reconciler) Watch(q hubcache.Queue) error {
+func (c *Install) Watch(q hubcache.Queue) error {
 	allCMAs := func() { c.EnqueueAll(q) }
 	return addonview.Register(
 		addonview.Registration{Informer: c.Hub.CMAInformer, Handler: addonview.CMAHandler(q)},

@@ -44,8 +44,8 @@ type MCA struct {
 	Deleting bool
 }
 
-// Input is the hub state the decision is taken on.
-type Input struct {
+// InstallInput is the hub state the decision is taken on.
+type InstallInput struct {
 	// Strategy is spec.installStrategy.type; "" means Manual, as the API defaults it.
 	Strategy string
 	// Decided lists, per placement that could be read, the clusters its PlacementDecisions select.
@@ -59,8 +59,8 @@ type Input struct {
 	Existing []MCA
 }
 
-// Plan is the decision. Every list is sorted.
-type Plan struct {
+// InstallPlan is the decision. Every list is sorted.
+type InstallPlan struct {
 	// Create names the cluster namespaces that get a new MCA.
 	Create []string
 	// Delete names the namespaces whose MCA is deleted.
@@ -72,10 +72,10 @@ type Plan struct {
 	NotCreated map[string]string
 }
 
-// Decide computes the plan. Manual (or no) strategy never creates or deletes anything: the user or
+// DecideInstall computes the plan. Manual (or no) strategy never creates or deletes anything: the user or
 // GitOps owns the MCAs.
-func Decide(in Input) Plan {
-	plan := Plan{NotCreated: map[string]string{}}
+func DecideInstall(in InstallInput) InstallPlan {
+	plan := InstallPlan{NotCreated: map[string]string{}}
 	if in.Strategy != StrategyPlacements {
 		return plan
 	}

@@ -62,7 +62,7 @@ var (
 	pushAt = t1
 )
 
-func at(d time.Duration) metav1.Time { return metav1.NewTime(pushAt.Add(d)) }
+func soakAt(d time.Duration) metav1.Time { return metav1.NewTime(pushAt.Add(d)) }
 
 // newSoakWorld: the MCA ran a, its add-on healthy since long before (Available=True at t0, from the
 // old agent), and was pushed to b at pushAt; the deployer wrote the work for b (generation 2), which
@@ -129,23 +129,23 @@ func TestHealthSoak(t *testing.T) {
 	t.Run("health True since before the works were ready waits the whole soak from then", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		// The prober's Available=True (from the old agent) is all there is; the works are not ready.
-		if r := w.look(at(time.Second)); r != 0 {
+		if r := w.look(soakAt(time.Second)); r != 0 {
 			t.Fatalf("recheck %v before the works are ready", r)
 		}
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonWorksNotReady)
 		w.worksReady()
-		if r := w.look(at(3 * time.Second)); r != whole {
+		if r := w.look(soakAt(3 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want the whole soak (10s, and the second it began in)", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		if since := w.soakSince(); !since.Equal(ptr(at(3 * time.Second))) {
+		if since := w.soakSince(); !since.Equal(ptr(soakAt(3 * time.Second))) {
 			t.Fatalf("soak since %v, want when the works were seen ready", since)
 		}
-		if r := w.look(at(13 * time.Second)); r != time.Second {
+		if r := w.look(soakAt(13 * time.Second)); r != time.Second {
 			t.Fatalf("recheck %v, want 1s", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		if r := w.look(at(14 * time.Second)); r != 0 {
+		if r := w.look(soakAt(14 * time.Second)); r != 0 {
 			t.Fatalf("recheck %v once done", r)
 		}
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
@@ -158,108 +158,108 @@ func TestHealthSoak(t *testing.T) {
 	t.Run("health turns False during the soak: not done; the soak restarts when True again", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
 		// The new agent crash-loops: the prober notices a second later.
-		w.available(metav1.ConditionFalse, at(3*time.Second))
-		w.look(at(3 * time.Second))
+		w.available(metav1.ConditionFalse, soakAt(3*time.Second))
+		w.look(soakAt(3 * time.Second))
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonNotHealthy)
 		if p := meta.FindStatusCondition(w.m.Status.Conditions, addonstatus.ConditionProgressing); p.Reason != addonstatus.ReasonUpgrading || !strings.Contains(p.Message, "waiting for it to be healthy: Available=False") {
 			t.Fatalf("Progressing %+v", p)
 		}
 		// Long past the first soak's end, still unhealthy: not done.
-		w.look(at(30 * time.Second))
+		w.look(soakAt(30 * time.Second))
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonNotHealthy)
 		// Healthy again: a whole new soak.
-		w.available(metav1.ConditionTrue, at(40*time.Second))
-		if r := w.look(at(40 * time.Second)); r != whole {
+		w.available(metav1.ConditionTrue, soakAt(40*time.Second))
+		if r := w.look(soakAt(40 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(50 * time.Second))
+		w.look(soakAt(50 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(51 * time.Second))
+		w.look(soakAt(51 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
 	t.Run("a flap between two looks restarts the soak", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		// False at +4s and True again at +5s, and Progress looked at neither: Available's
 		// transition time tells.
-		w.available(metav1.ConditionFalse, at(4*time.Second))
-		w.available(metav1.ConditionTrue, at(5*time.Second))
-		if r := w.look(at(6 * time.Second)); r != whole {
+		w.available(metav1.ConditionFalse, soakAt(4*time.Second))
+		w.available(metav1.ConditionTrue, soakAt(5*time.Second))
+		if r := w.look(soakAt(6 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak from now", r)
 		}
-		if since := w.soakSince(); !since.Equal(ptr(at(6 * time.Second))) {
+		if since := w.soakSince(); !since.Equal(ptr(soakAt(6 * time.Second))) {
 			t.Fatalf("soak since %v", since)
 		}
-		w.look(at(13 * time.Second))
+		w.look(soakAt(13 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(17 * time.Second))
+		w.look(soakAt(17 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
 	t.Run("works no longer ready during the soak: it restarts once they are", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		w.works[0].Generation = 3 // the deployer rewrote the work; the agent has not reported it
-		w.look(at(5 * time.Second))
+		w.look(soakAt(5 * time.Second))
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonWorksNotReady)
 		w.works = []*workv1.ManifestWork{work("addon-hello-deploy-0", 3, annB, wcond(workv1.WorkApplied, "True", 3), wcond(workv1.WorkAvailable, "True", 3))}
-		w.look(at(7 * time.Second))
+		w.look(soakAt(7 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(17 * time.Second))
+		w.look(soakAt(17 * time.Second))
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
-		w.look(at(18 * time.Second))
+		w.look(soakAt(18 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
 	t.Run("soak 0: done as soon as health is seen with the works ready", func(t *testing.T) {
 		w := newSoakWorld(t, Gate{Checked: true})
-		w.look(at(time.Second))
+		w.look(soakAt(time.Second))
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonWorksNotReady)
 		w.worksReady()
-		if r := w.look(at(2 * time.Second)); r != 0 {
+		if r := w.look(soakAt(2 * time.Second)); r != 0 {
 			t.Fatalf("recheck %v", r)
 		}
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
-		if since := w.soakSince(); !since.Equal(ptr(at(2 * time.Second))) {
+		if since := w.soakSince(); !since.Equal(ptr(soakAt(2 * time.Second))) {
 			t.Fatalf("soak since %v", since)
 		}
 	})
 
 	t.Run("soak 0 still needs health after the works are ready", func(t *testing.T) {
 		w := newSoakWorld(t, Gate{Checked: true})
-		w.available(metav1.ConditionFalse, at(time.Second))
+		w.available(metav1.ConditionFalse, soakAt(time.Second))
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		w.expect(false, metav1.ConditionFalse, addonstatus.ReasonNotHealthy)
 	})
 
 	t.Run("the soak lives in the status: a restarted controller carries on", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		// What the API server returns after the write, read by a new controller process.
 		restarted := &soakWorld{t: t, m: w.m.DeepCopy(), works: w.works, gate: soak}
-		if r := restarted.look(at(9 * time.Second)); r != 4*time.Second {
+		if r := restarted.look(soakAt(9 * time.Second)); r != 4*time.Second {
 			t.Fatalf("recheck %v after the restart, want the 4s left", r)
 		}
-		restarted.look(at(13 * time.Second))
+		restarted.look(soakAt(13 * time.Second))
 		restarted.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 
 	t.Run("soaking writes once: later looks change nothing until it ends", func(t *testing.T) {
 		w := newSoakWorld(t, soak)
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		before := w.m.Status.DeepCopy()
 		for _, s := range []time.Duration{3, 5, 8, 12} {
-			w.look(at(s * time.Second))
+			w.look(soakAt(s * time.Second))
 			if !equality.Semantic.DeepEqual(*before, w.m.Status) {
 				t.Fatalf("look at +%ds changed the status:\n%s\nwas\n%s", s, js(t, w.m.Status), js(t, before))
 			}
@@ -271,7 +271,7 @@ func TestHealthSoak(t *testing.T) {
 		w.worksReady()
 		// An older controller pushed without resetting the condition: True since before the push.
 		*meta.FindStatusCondition(w.m.Status.Conditions, addonstatus.ConditionHealthSoak) = soaking(t0)
-		if r := w.look(at(2 * time.Second)); r != whole {
+		if r := w.look(soakAt(2 * time.Second)); r != whole {
 			t.Fatalf("recheck %v, want a whole soak", r)
 		}
 		w.expect(false, metav1.ConditionTrue, addonstatus.ReasonSoaking)
@@ -281,7 +281,7 @@ func TestHealthSoak(t *testing.T) {
 		gate := GateOf(&addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{HealthSoakAnnotation: "ten seconds"}}})
 		w := newSoakWorld(t, gate)
 		w.worksReady()
-		if r := w.look(at(2 * time.Second)); r != DefaultHealthSoak+time.Second {
+		if r := w.look(soakAt(2 * time.Second)); r != DefaultHealthSoak+time.Second {
 			t.Fatalf("recheck %v, want the default soak", r)
 		}
 		p := meta.FindStatusCondition(w.m.Status.Conditions, addonstatus.ConditionProgressing)
@@ -295,7 +295,7 @@ func TestHealthSoak(t *testing.T) {
 		w.m.Status.Conditions = slicesDelete(w.m.Status.Conditions, addonstatus.ConditionAvailable)
 		w.m.Status.HealthCheck.Mode = addonv1alpha1.HealthCheckModeCustomized
 		w.worksReady()
-		w.look(at(2 * time.Second))
+		w.look(soakAt(2 * time.Second))
 		w.expect(true, metav1.ConditionTrue, addonstatus.ReasonSoaked)
 	})
 }

@@ -78,7 +78,7 @@ type keyLock struct {
 
 // NewWriter returns a writer with client.
 func NewWriter(client addonclient.Interface) *Writer {
-	return &Writer{client: client, Written: overlay.New[*addonv1alpha1.ManagedClusterAddOn](), locks: map[string]*keyLock{},
+	return &Writer{client: client, Written: overlay.NewOverlay[*addonv1alpha1.ManagedClusterAddOn](), locks: map[string]*keyLock{},
 		deferred: map[string]map[string]*deferredChange{}}
 }
 

@@ -33,7 +33,7 @@ type overlayEntry[T metav1.Object] struct {
 	replaced map[string]bool
 }
 
-func New[T metav1.Object]() *Overlay[T] {
+func NewOverlay[T metav1.Object]() *Overlay[T] {
 	return &Overlay[T]{written: map[string]overlayEntry[T]{}}
 }
 

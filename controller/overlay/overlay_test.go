@@ -39,7 +39,7 @@ func TestOverlay(t *testing.T) {
 		{"a recreated object with a new version wins", []step{{wrote: [2]string{"a", "b"}, cached: "q", wantServed: "q"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := New[*addonv1alpha1.ManagedClusterAddOn]()
+			o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
 			for i, s := range tc.steps {
 				if s.wrote[1] != "" {
 					o.Wrote("c/a", s.wrote[0], mcaAt(s.wrote[1]))
@@ -58,7 +58,7 @@ func TestOverlay(t *testing.T) {
 // What the overlay keeps of a write has no managedFields: they are most of an MCA as the API server
 // returns it, and nothing reads them (a write without them leaves the API server's as they are).
 func TestOverlayDropsManagedFields(t *testing.T) {
-	o := New[*addonv1alpha1.ManagedClusterAddOn]()
+	o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
 	written := mcaAt("b")
 	written.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "addonops-controller"}}
 	o.Wrote("c/a", "a", written)
@@ -82,7 +82,7 @@ func TestSettle(t *testing.T) {
 		{"cache past the write: dropped", "z", false, "z", "z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := New[*addonv1alpha1.ManagedClusterAddOn]()
+			o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
 			o.Wrote("c/a", "a", mcaAt("b"))
 			o.Settle("c/a", mcaAt(tc.settleAt))
 			if _, kept := o.written["c/a"]; kept != tc.wantKept {
@@ -93,7 +93,7 @@ func TestSettle(t *testing.T) {
 			}
 		})
 	}
-	o := New[*addonv1alpha1.ManagedClusterAddOn]()
+	o := NewOverlay[*addonv1alpha1.ManagedClusterAddOn]()
 	o.Settle("c/a", mcaAt("a")) // nothing written: nothing to do
 	if len(o.written) != 0 {
 		t.Errorf("Settle without a write recorded something")

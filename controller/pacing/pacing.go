@@ -32,8 +32,8 @@ type Pacer struct {
 	took  sync.Map // add-on (CMA name) → time.Duration
 }
 
-// New returns a pacer whose waits are never below floor.
-func New(floor time.Duration) *Pacer { return &Pacer{floor: floor} }
+// NewPacer returns a pacer whose waits are never below floor.
+func NewPacer(floor time.Duration) *Pacer { return &Pacer{floor: floor} }
 
 // Took records how long the add-on's last decision took.
 func (p *Pacer) Took(addon string, d time.Duration) { p.took.Store(addon, d) }

@@ -27,7 +27,7 @@ func TestSpacing(t *testing.T) {
 
 // A pacer keeps each add-on's last decision apart, and forgets a deleted add-on.
 func TestPacer(t *testing.T) {
-	p := New(50 * time.Millisecond)
+	p := NewPacer(50 * time.Millisecond)
 	if got := p.Wait("a"); got != 50*time.Millisecond {
 		t.Fatalf("Wait before any decision = %s, want the floor 50ms", got)
 	}

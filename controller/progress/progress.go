@@ -31,8 +31,8 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 )
 
-// Options configure the progress reconciler.
-type Options struct {
+// ProgressOptions configure the progress reconciler.
+type ProgressOptions struct {
 	// DeployerWait is mcastatus.Gate.DeployerWait: how long an MCA told to run its configs may go
 	// without any ManifestApplied before its message asks for a deployer (0: the default).
 	DeployerWait time.Duration
@@ -45,36 +45,36 @@ type Options struct {
 	InterimHold time.Duration
 }
 
-// Reconciler is the progress reconciler.
-type Reconciler struct {
+// Progress is the progress reconciler.
+type Progress struct {
 	*addonview.View
-	opts Options
+	opts ProgressOptions
 }
 
-// New returns the progress reconciler on v.
-func New(v *addonview.View, opts Options) *Reconciler {
+// NewProgress returns the progress reconciler on v.
+func NewProgress(v *addonview.View, opts ProgressOptions) *Progress {
 	if opts.InterimHold == 0 {
 		opts.InterimHold = mcastatus.DefaultInterimHold
 	}
-	return &Reconciler{View: v, opts: opts}
+	return &Progress{View: v, opts: opts}
 }
 
 // probesHealth tells whether the reconciler computes mca's Available condition: the controller
 // deploys its template.
-func (c *Reconciler) probesHealth(mca *addonv1alpha1.ManagedClusterAddOn) bool {
+func (c *Progress) probesHealth(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 	return c.opts.ProbeHealth && c.Hub.DesiredOf(mca).Template != nil
 }
 
-// staleRecheck is how soon an MCA that changed between its read and its write is looked at again
+// progressStaleRecheck is how soon an MCA that changed between its read and its write is looked at again
 // (its event usually brings it sooner).
-const staleRecheck = 500 * time.Millisecond
+const progressStaleRecheck = 500 * time.Millisecond
 
 // Sync tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
 // lastAppliedConfig, the Progressing and HealthSoak conditions (mcastatus.Progress) and, as the
 // add-on's health prober, Available (addonhealth.Available). It writes only when they change and
 // the change is not interim (or was held long enough), and looks again when a deployer's grace, a
 // health soak or a hold runs out.
-func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error) {
+func (c *Progress) Sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name := addonview.SplitKey(key)
 	cma, ok := c.ManagedCMA(name)
 	if !ok {
@@ -148,7 +148,7 @@ func (c *Reconciler) Sync(ctx context.Context, key string) (time.Duration, error
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
 	if skipped {
-		return staleRecheck, nil
+		return progressStaleRecheck, nil
 	}
 	c.Held.Forget(key)
 	return recheck, nil
@@ -184,7 +184,7 @@ func minPositive(a, b time.Duration) time.Duration {
 // The controller's own status writes on the CMA enqueue nothing (hubcache.CMAChanged). As the
 // health prober it follows the clusters too: a cluster that stops reporting makes its add-ons'
 // health Unknown.
-func (c *Reconciler) Watch(q hubcache.Queue) error {
+func (c *Progress) Watch(q hubcache.Queue) error {
 	mca := func(obj any) {
 		m := obj.(*addonv1alpha1.ManagedClusterAddOn)
 		q.Add(m.Namespace + "/" + m.Name)

@@ -26,7 +26,7 @@ const (
 // same name is not the new one's): the decision then goes on without it, nothing overwrites it (a
 // person may want to look at it; deleting the ConfigMap starts a new record), and the CMA gets a
 // Warning event once per ConfigMap version.
-func (c *Reconciler) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
+func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
 	if c.Hub.Histories == nil {
 		return nil, false
 	}
@@ -56,7 +56,7 @@ func (c *Reconciler) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec
 
 // writeHistory stores rec in the add-on's history ConfigMap (created on first use, owned by the CMA
 // so it goes with it), writing with the resourceVersion it was computed from.
-func (c *Reconciler) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, rec *history.Record) error {
+func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, rec *history.Record) error {
 	ns, name := c.opts.HistoryNamespace, history.ConfigMapName(cma.Name)
 	data, err := rec.Encode()
 	if err != nil {
@@ -101,7 +101,7 @@ func (c *Reconciler) writeHistory(ctx context.Context, cma *addonv1alpha1.Cluste
 
 // historyObject returns the history ConfigMap of that name at its freshest known version: the
 // cache's, or what this controller wrote that the cache does not show yet.
-func (c *Reconciler) historyObject(name string) (*corev1.ConfigMap, error) {
+func (c *Rollout) historyObject(name string) (*corev1.ConfigMap, error) {
 	cached, err := c.Hub.Histories.Get(name)
 	if apierrors.IsNotFound(err) {
 		if cm, ok := c.writtenHistories.Created(name); ok {

@@ -36,8 +36,8 @@ import (
 	"github.com/addonops/addonops/internal/history"
 )
 
-// Options configure the rollout reconciler.
-type Options struct {
+// RolloutOptions configure the rollout reconciler.
+type RolloutOptions struct {
 	// HistoryNamespace is where the add-ons' version histories are kept; empty turns them off.
 	HistoryNamespace string
 	// HistoryLimit is how many versions per placement a history keeps.
@@ -49,10 +49,10 @@ type Options struct {
 	PlacementGrace time.Duration
 }
 
-// Reconciler is the rollout reconciler.
-type Reconciler struct {
+// Rollout is the rollout reconciler.
+type Rollout struct {
 	*addonview.View
-	opts Options
+	opts RolloutOptions
 	// writtenHistories overlays the version history ConfigMaps like the View's overlays, by name.
 	writtenHistories *overlay.Overlay[*corev1.ConfigMap]
 
@@ -74,14 +74,14 @@ type Reconciler struct {
 	pace *pacing.Pacer
 }
 
-// New returns the rollout reconciler on v.
-func New(v *addonview.View, opts Options) *Reconciler {
-	return &Reconciler{View: v, opts: opts, writtenHistories: overlay.New[*corev1.ConfigMap](), pace: pacing.New(v.Coalesce)}
+// NewRollout returns the rollout reconciler on v.
+func NewRollout(v *addonview.View, opts RolloutOptions) *Rollout {
+	return &Rollout{View: v, opts: opts, writtenHistories: overlay.NewOverlay[*corev1.ConfigMap](), pace: pacing.NewPacer(v.Coalesce)}
 }
 
-// staleRecheck is how soon a decision is taken again when some of its MCAs changed before they
+// rolloutStaleRecheck is how soon a decision is taken again when some of its MCAs changed before they
 // were written (their events usually bring it sooner).
-const staleRecheck = time.Second
+const rolloutStaleRecheck = time.Second
 
 // notSyncedRetry is how soon a decision is retried while a config informer has not synced yet.
 const notSyncedRetry = 200 * time.Millisecond
@@ -89,7 +89,7 @@ const notSyncedRetry = 200 * time.Millisecond
 // Sync takes the rollout decision for one add-on (package rolloutplan) and writes it: the
 // CMA status first, since it records what the decision rests on (a canary-gated placement's last
 // known good configs), then the MCAs whose status changes.
-func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, error) {
+func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
 	cma, ok := c.ManagedCMA(name)
 	if !ok {
@@ -209,8 +209,8 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 	after := plan.RecheckAfter
 	if n := stale.Load(); n > 0 {
 		logger.V(2).Info("MCAs changed since the decision read them; deciding again", "count", n)
-		if after == 0 || after > staleRecheck {
-			after = staleRecheck
+		if after == 0 || after > rolloutStaleRecheck {
+			after = rolloutStaleRecheck
 		}
 	}
 	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
@@ -223,7 +223,7 @@ func (c *Reconciler) Sync(ctx context.Context, name string) (time.Duration, erro
 // deployerEvent decides the Warning event on cma for its clusters waiting for a deployer
 // (rolloutplan.DeployerWaitEvent): one per episode, remembered in memory, so a restarted
 // controller reports an ongoing episode once more.
-func (c *Reconciler) deployerEvent(cma *addonv1alpha1.ClusterManagementAddOn, waiting []string) (rolloutplan.Event, bool) {
+func (c *Rollout) deployerEvent(cma *addonv1alpha1.ClusterManagementAddOn, waiting []string) (rolloutplan.Event, bool) {
 	c.deployerMu.Lock()
 	defer c.deployerMu.Unlock()
 	key := string(cma.UID)
@@ -288,7 +288,7 @@ func (g decisionGetter) List(selector labels.Selector, namespace string) ([]*clu
 // Watch: a decision is taken again when the CMA, its placements, an MCA (its status
 // reports progress) or a config changes; MCA and placement bursts are coalesced. Deleted objects
 // leave the overlay of written ones.
-func (c *Reconciler) Watch(q hubcache.Queue) error {
+func (c *Rollout) Watch(q hubcache.Queue) error {
 	c.queue.Store(&q)
 	mca := func(obj any) {
 		if m, ok := hubcache.Tombstone[*addonv1alpha1.ManagedClusterAddOn](obj); ok {
@@ -335,7 +335,7 @@ func (c *Reconciler) Watch(q hubcache.Queue) error {
 	return addonview.Register(regs...)
 }
 
-func (c *Reconciler) EnqueueAll() {
+func (c *Rollout) EnqueueAll() {
 	q := c.queue.Load()
 	if q == nil {
 		return // the rollout reconciler sees every CMA when it starts
@@ -351,7 +351,7 @@ const EventReasonConfigurationForbidden = addonstatus.ReasonConfigurationForbidd
 // that references a config kind the controller may not read, once per CMA and problem (the
 // informer calls it at every retry, so CMAs that start referencing the kind later are told too),
 // and forgets them when the permission is granted.
-func (c *Reconciler) ConfigAccess(gr configref.GroupResource, ferr *hubcache.ForbiddenError) {
+func (c *Rollout) ConfigAccess(gr configref.GroupResource, ferr *hubcache.ForbiddenError) {
 	c.forbiddenMu.Lock()
 	defer c.forbiddenMu.Unlock()
 	if ferr == nil {

@@ -43,7 +43,7 @@ var cmaGVR = addonv1alpha1.SchemeGroupVersion.WithResource("clustermanagementadd
 // is reported (done), and a decodable one gets what rolloutplan needs to know beyond the Go types.
 // When the cache has seen a newer spec than the CMA at hand, the decision waits a moment (done,
 // with a retry).
-func (c *Reconciler) beforeRollout(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn) (raw rolloutplan.Raw, done bool, after time.Duration, err error) {
+func (c *Rollout) beforeRollout(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn) (raw rolloutplan.Raw, done bool, after time.Duration, err error) {
 	if derr := c.Hub.DecodeError(cma); derr != nil {
 		return nil, true, 0, c.reportUndecodableCMA(ctx, cma, derr)
 	}
@@ -119,7 +119,7 @@ func undecodableCMAMessage(cma string, key rolloutplan.PlacementKey, problem str
 // this file) through the dynamic client: the typed one cannot read the object back. The
 // progressions keep their config references (last known good, last applied), so the rollout picks
 // up where it stood once the CMA is fixed. The Warning event goes with a new message.
-func (c *Reconciler) reportUndecodableCMA(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, derr *hubcache.DecodeError) error {
+func (c *Rollout) reportUndecodableCMA(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, derr *hubcache.DecodeError) error {
 	reason, problem := undecodableCMA(derr)
 	var old addonv1alpha1.ClusterManagementAddOnStatus
 	if st, ok := derr.Object.Object["status"].(map[string]any); ok {
