@@ -22,10 +22,10 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ocmhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // The addonops controller in its default mode: OCM's own addon-manager renders the AddOnTemplate

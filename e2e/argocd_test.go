@@ -23,11 +23,11 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/mdblock"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
 // TestArgoCD is the GitOps loop with real Argo CD (internal/testing/argocd: its application

@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // upgradeFailed is the Progressing reason of a failed upgrade (seed 000).

@@ -25,13 +25,13 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/mdblock"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/ssapply"
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/mdblock"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // TestFlux delivers the rollout examples to the hub through Flux, as health/README.md's Flux recipe

@@ -27,12 +27,12 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/controller/deploytemplates"
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ocmhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 const (
@@ -135,7 +135,7 @@ func newSuiteOn(t *testing.T, hub *localhub.Hub) *suite {
 	s.mapper = restmapper.NewDiscoveryRESTMapper(groups)
 
 	s.startController(t, deployment, controller.Options{Addons: controller.AddonsSelf,
-		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
+		DeployTemplates: &templatedeploy.Options{SigningCANamespace: configtest.Namespace}})
 	t.Logf("suite ready in %s: hub, OCM placement controller (ready in %s), %d work agents, addonops controller",
 		time.Since(start).Round(time.Millisecond), s.ocm.PlacementStartup.Round(time.Millisecond), len(clusters))
 	return s

@@ -15,7 +15,7 @@ import (
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // The controller keeps the add-on's version history in a ConfigMap (internal/history): per install

@@ -25,11 +25,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // TestInstallRecipes syncs the top README's recipes for installing the controller ("With Argo CD

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // tools are the programs the suite runs, prepared by TestMain.

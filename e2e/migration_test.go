@@ -27,9 +27,9 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
-	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/health"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
 // The migration recipe of the top README ("Moving an add-on to addonops, and back"), run against
@@ -351,8 +351,8 @@ func (s *suite) checkMCAsNotTaken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := m.Labels[installplan.CreatedByLabel]; ok {
-			t.Errorf("%s: OCM's MCA got addonops' label %s", cl, installplan.CreatedByLabel)
+		if _, ok := m.Labels[rolloutplan.CreatedByLabel]; ok {
+			t.Errorf("%s: OCM's MCA got addonops' label %s", cl, rolloutplan.CreatedByLabel)
 		}
 		if len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != "ClusterManagementAddOn" || m.OwnerReferences[0].Name != helloAddon {
 			t.Errorf("%s: owners %+v, want OCM's controller reference to the ClusterManagementAddOn alone", cl, m.OwnerReferences)

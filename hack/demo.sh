@@ -17,7 +17,7 @@ cd "$root"
 # kustomize finds them on PATH.
 export PATH="$root/bin:$PATH"
 
-# What the hub runs (internal/localhub): `make demo` builds it first; when this script runs on its
+# What the hub runs (internal/testing/localhub): `make demo` builds it first; when this script runs on its
 # own, build or install what is missing.
 etcd="${ADDONOPS_ETCD:-/usr/bin/etcd}"
 apiserver="${ADDONOPS_KUBE_APISERVER:-$root/bin/kube-apiserver}"

@@ -25,14 +25,14 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/operations"
-	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
-	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 // capturedMarker separates the hand-written tests of a health_test.yaml from the entries this test

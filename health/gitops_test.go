@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/crdschema"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 func gitopsRoot(t *testing.T) string {

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 var update = flag.Bool("update", false, "rewrite generated files (argocd-cm.yaml) and the captured testdata from a controller run")

@@ -18,9 +18,9 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/addonops/addonops/controller/rolloutplan"
 	"github.com/addonops/addonops/examples/exampletest"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
 func TestMain(m *testing.M) { exampletest.Main(m) }

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/mdblock"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }

@@ -29,7 +29,7 @@ import (
 
 	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
-	"github.com/addonops/addonops/internal/mdblock"
+	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
 // skeletons are the minimal objects a fragment is embedded in, by the KIND its marker names.

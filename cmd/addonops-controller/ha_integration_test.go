@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // Lease timings of controller-runtime's manager, which the command keeps.

@@ -35,15 +35,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/controller/deploytemplates"
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/controller/registration"
-	"github.com/addonops/addonops/controller/rolloutmetrics"
-	"github.com/addonops/addonops/controller/rolloutplan"
+	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/metricsauth"
 	"github.com/addonops/addonops/internal/ocmkinds"
+	"github.com/addonops/addonops/internal/registration"
+	"github.com/addonops/addonops/internal/rolloutmetrics"
+	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/version"
 )
 
@@ -152,8 +151,8 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.PlacementGrace, "placement-grace", rolloutplan.DefaultPlacementGrace, "how long a Placement an add-on's install strategy names may be missing before the placement is Degraded (PlacementNotFound); within it the placement is Progressing, since a GitOps sync may apply the Placement after the add-on")
-	fs.DurationVar(&opts.DeployerWait, "deployer-wait", mcastatus.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
-	fs.DurationVar(&opts.InterimHold, "interim-hold", mcastatus.DefaultInterimHold, "how long a cluster's interim status (a health soak under way, health not known yet for a new version) stays in memory before it is written, unless the cluster's outcome comes first: a move to a new version costs two ManagedClusterAddOn status writes; also how long a new MCA's registration declaration and first ManifestApplied wait for another write of the MCA to go with; 0 writes every change at once")
+	fs.DurationVar(&opts.DeployerWait, "deployer-wait", rolloutplan.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
+	fs.DurationVar(&opts.InterimHold, "interim-hold", rolloutplan.DefaultInterimHold, "how long a cluster's interim status (a health soak under way, health not known yet for a new version) stays in memory before it is written, unless the cluster's outcome comes first: a move to a new version costs two ManagedClusterAddOn status writes; also how long a new MCA's registration declaration and first ManifestApplied wait for another write of the MCA to go with; 0 writes every change at once")
 	fs.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", `address of the Prometheus /metrics endpoint (controller-runtime's registry: workqueue, REST client, leader election and addonops_* metrics), served over HTTPS to clients with a bearer token the hub authenticates (TokenReview) and allows to get the non-resource URL /metrics (SubjectAccessReview); "0" disables it`)
 	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key, the metrics endpoint's serving certificate (reloaded when they change); default: a self-signed certificate made at start")
 	fs.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", `address of the /healthz and /readyz probes; "0" disables them`)
@@ -329,7 +328,7 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 
 	if f.deployTemplates {
 		// No template binds an agent in the controller's own namespaces.
-		opts.DeployTemplates = &deploytemplates.Options{SigningCANamespace: f.signingCANamespace, Workers: opts.Workers,
+		opts.DeployTemplates = &templatedeploy.Options{SigningCANamespace: f.signingCANamespace, Workers: opts.Workers,
 			ControllerNamespaces: []string{podNS, leaseNamespace, opts.HistoryNamespace}}
 	}
 	kinds, err := newKindsChecker(cfg, ocmkinds.Controller(f.deployTemplates))

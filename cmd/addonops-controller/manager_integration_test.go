@@ -17,9 +17,9 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
-	"github.com/addonops/addonops/controller/mcastatus"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 func lease(t *testing.T, hub *localhub.Hub, ns string) *coordinationv1.Lease {
@@ -346,7 +346,7 @@ func newRolloutFixture(t *testing.T, ctx context.Context, hub *localhub.Hub, add
 	cma := &addonv1alpha1.ClusterManagementAddOn{
 		// No health soak: the takeover bounds are about leader election, not health.
 		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue,
-			mcastatus.HealthSoakAnnotation: "0s"}},
+			rolloutplan.HealthSoakAnnotation: "0s"}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcRef}},
 			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{

@@ -21,7 +21,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // scrapersNamespace holds the ServiceAccounts the tests scrape /metrics as.

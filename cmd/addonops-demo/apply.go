@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/addonops/addonops/controller/mcastatus"
 	"github.com/addonops/addonops/internal/configref"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // FieldManager is the demo's server-side apply field manager, in the role of Argo CD's or Flux's.
@@ -158,10 +158,10 @@ func scaleRollouts(objs []*unstructured.Unstructured, speed float64) ([]string, 
 	return notes, nil
 }
 
-// demoHealthSoak is the health soak (mcastatus.HealthSoakAnnotation) the demo gives, at --speed 1,
+// demoHealthSoak is the health soak (rolloutplan.HealthSoakAnnotation) the demo gives, at --speed 1,
 // an add-on whose ClusterManagementAddOn sets none. The simulated health prober reports an agent's
 // health together with its works, so there is no prober lag to outlast, and the controller's
-// default (mcastatus.DefaultHealthSoak) would add over 10s to every batch; a short soak still shows
+// default (rolloutplan.DefaultHealthSoak) would add over 10s to every batch; a short soak still shows
 // in each cluster's Progressing message while it runs.
 const demoHealthSoak = 2 * time.Second
 
@@ -175,16 +175,16 @@ func setHealthSoak(objs []*unstructured.Unstructured, speed float64) []string {
 			continue
 		}
 		ann := o.GetAnnotations()
-		if _, ok := ann[mcastatus.HealthSoakAnnotation]; ok {
+		if _, ok := ann[rolloutplan.HealthSoakAnnotation]; ok {
 			continue
 		}
 		if ann == nil {
 			ann = map[string]string{}
 		}
 		soak := fmt.Sprintf("%ds", int64(demoHealthSoak.Seconds()/speed+0.5))
-		ann[mcastatus.HealthSoakAnnotation] = soak
+		ann[rolloutplan.HealthSoakAnnotation] = soak
 		o.SetAnnotations(ann)
-		notes = append(notes, fmt.Sprintf("%s: %s %s (demo; the controller's default is %s)", o.GetName(), mcastatus.HealthSoakAnnotation, soak, mcastatus.DefaultHealthSoak))
+		notes = append(notes, fmt.Sprintf("%s: %s %s (demo; the controller's default is %s)", o.GetName(), rolloutplan.HealthSoakAnnotation, soak, rolloutplan.DefaultHealthSoak))
 	}
 	return notes
 }

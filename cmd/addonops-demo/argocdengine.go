@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Argo CD as health/README.md's recipe runs it: our Lua health checks merged into argocd-cm

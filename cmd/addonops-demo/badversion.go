@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
-	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 // The bad-version steps (--bad-version, on by default) follow the rollout examples: a commit that

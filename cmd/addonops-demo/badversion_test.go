@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/simagent"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // lastExample is kustomize-rollout-examples/04-rollback's committed output, as the demo renders it.

@@ -21,14 +21,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 
-	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/controller/deploytemplates"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/simagent"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/simagent"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Options configure one run of the demo. Zero values get the defaults of the command's flags.
@@ -500,7 +500,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 
 	if !o.SimulatedManager {
 		// What addonops-controller --deploy-templates runs next to the rollout controller.
-		copts.DeployTemplates = &deploytemplates.Options{}
+		copts.DeployTemplates = &templatedeploy.Options{}
 	}
 	ctrl, err := controller.New(cfg, copts)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // CanaryLabel selects the canary clusters: kustomize-rollout-examples' canary-placement requires

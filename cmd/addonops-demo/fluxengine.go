@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Flux as health/README.md's recipe runs it: CI pushes the rendered directory of each commit as

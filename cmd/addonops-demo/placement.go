@@ -12,7 +12,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // No OCM placement controller runs in the demo (the e2e suite runs OCM's own): the demo decides

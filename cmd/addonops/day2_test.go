@@ -27,8 +27,8 @@ import (
 
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/operations"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // addonops runs the command line in-process against the package's hub.

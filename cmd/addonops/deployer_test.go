@@ -9,11 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
 )
 
 // TestDeployerMissing: nothing deploys the add-on (no add-on manager). Once the controller's

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // On a hub without OCM's CRDs every command that reads an add-on says which kinds are missing and

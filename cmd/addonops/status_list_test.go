@@ -16,8 +16,8 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
-	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 // fieldsOf returns the whitespace-separated fields of the first line of out whose first field is

@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
-	"github.com/addonops/addonops/internal/simagent"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 // runMainEnv makes the test binary behave as the command (for the subprocess and kubectl plugin

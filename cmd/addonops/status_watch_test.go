@@ -17,9 +17,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/rolloutview/rolloutsim"
-	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 // countingProxy is a plain-HTTP reverse proxy to the hub that records every request the command

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // TestControllerBinaryAsDeployed runs the addonops-controller binary the way the Deployment of

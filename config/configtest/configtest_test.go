@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 const (

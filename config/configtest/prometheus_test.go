@@ -36,9 +36,9 @@ import (
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/simagent"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 const (

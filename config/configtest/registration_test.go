@@ -23,10 +23,10 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/controller"
-	"github.com/addonops/addonops/controller/deploytemplates"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // What a user adds for a template add-on with the deploy-templates component: the grant of the
@@ -148,7 +148,7 @@ func TestRegistrationWithComponentRBAC(t *testing.T) {
 	defer klog.ClearLogger()
 	runCtx := klog.NewContext(ctx, logger)
 	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Only: []string{addon}, Coalesce: 50 * time.Millisecond,
-		DeployTemplates: &deploytemplates.Options{SigningCANamespace: configtest.Namespace}})
+		DeployTemplates: &templatedeploy.Options{SigningCANamespace: configtest.Namespace}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,9 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/controller"
 	"github.com/addonops/addonops/internal/configref"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // syncBuffer is a log sink the controller's goroutines write to concurrently.

@@ -19,9 +19,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/mdblock"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
 // Update makes CheckCommands rewrite the expected files instead of comparing with them.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // TestKptPipelineExample renders examples/kpt-pipeline/package with real kpt: its Kptfile pipeline

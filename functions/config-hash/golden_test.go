@@ -19,7 +19,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/functions/config-hash/internal/benchgen"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // Golden tests: every folder under testdata/ is a case (layout and rules: see krmfntest.Golden;

@@ -20,9 +20,9 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // bin holds the freshly built functions.

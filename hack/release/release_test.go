@@ -27,7 +27,7 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // userBinaries are the programs a user gets from `make install` and in every release archive,

@@ -82,7 +82,7 @@ func WaitingForDeployer(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 // add-on has been seen healthy (Available=True) with every work ready (the desired config hashes,
 // Applied and Available at its generation, the deployer's ManifestApplied=True), continuously since
 // its lastTransitionTime. A cluster is done only once that has lasted the add-on's health soak
-// (mcastatus.Progress): health the prober reported before the works showed the new version
+// (rolloutplan.Progress): health the prober reported before the works showed the new version
 // describes the old agent, so it never counts. It is reset (False) with every new attempt (new
 // desired configs), whenever a work stops being ready, and whenever health is not True.
 const (
@@ -286,7 +286,7 @@ const (
 // SelfManaged is the rule by which addonops' controller (with its default --addons=self) takes an
 // add-on: its ClusterManagementAddOn is annotated addon.open-cluster-management.io/lifecycle with
 // any value but "addon-manager" (OCM's addon-manager leaves exactly those alone). The controller
-// (controller/hubcache Selects) and `addonops status` use this one function.
+// (internal/hubcache Selects) and `addonops status` use this one function.
 func SelfManaged(cma *addonv1alpha1.ClusterManagementAddOn) bool {
 	v, ok := cma.Annotations[addonv1alpha1.AddonLifecycleAnnotationKey]
 	return ok && v != addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue

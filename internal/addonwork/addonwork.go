@@ -338,7 +338,7 @@ const (
 // generation, the generation its controller observed, and how many of its pods run the current
 // template. The work agent reports WellKnownStatus for a new work generation with the readiness of
 // whatever pods run, the old version's included; these values let the health prober
-// (controller/addonhealth) tell. JSONPaths rules are part of the work API and every work agent
+// (internal/rolloutplan) tell. JSONPaths rules are part of the work API and every work agent
 // evaluates them (OCM statusfeedback: integers need no feature gate).
 func RolloutFeedback(resource string) workv1.FeedbackRule {
 	updated := workv1.JsonPath{Name: FeedbackUpdatedReplicas, Path: ".status.updatedReplicas"}

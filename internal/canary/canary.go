@@ -1,7 +1,7 @@
 // Package canary is the model of addonops's canary placements: the ClusterManagementAddOn
 // annotation that expresses the seed's RollingUpdateWithCanary, which OCM's RolloutStrategy API
 // cannot. The rollout-strategy function writes and checks it at build time and the controller
-// (controller/rolloutplan) reads it at run time, both with this one parser, so a package that
+// (internal/rolloutplan) reads it at run time, both with this one parser, so a package that
 // passes the build is read the same way on the hub.
 //
 // The annotation maps a gated placement to its canary placement:

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // rename appends "-x" to every name, or fails on an object named "bad".

@@ -35,7 +35,7 @@ const (
 	workGroup    = "work.open-cluster-management.io"
 )
 
-// The kinds, in the versions of open-cluster-management.io/api v1.3.0 that controller/hubcache
+// The kinds, in the versions of open-cluster-management.io/api v1.3.0 that internal/hubcache
 // and the addonops command use.
 var (
 	ClusterManagementAddOn = Kind{addonGroup, "v1alpha1", "clustermanagementaddons", "ClusterManagementAddOn"}
@@ -48,7 +48,7 @@ var (
 	ManifestWork           = Kind{workGroup, "v1", "manifestworks", "ManifestWork"}
 )
 
-// Controller returns the kinds the controller's cache watches from the start (controller/hubcache):
+// Controller returns the kinds the controller's cache watches from the start (internal/hubcache):
 // add-ons, clusters, placements, decisions and works, and with --deploy-templates the templates and
 // deployment configs it renders. Other config kinds are watched when a CMA names them, and an
 // unserved one is reported on that add-on, so they are not required here.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }

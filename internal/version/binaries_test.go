@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // TestEveryBinaryPrintsItsStampedVersion builds every product command (cmd/..., functions/...)

@@ -42,8 +42,8 @@ import (
 	"time"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 const (

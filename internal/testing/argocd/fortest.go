@@ -7,8 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // TB is the part of testing.TB that ForTest uses.

@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Paths in Argo CD's module (manifests/, the source of its install.yaml).

@@ -37,9 +37,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/addonops/addonops/config/configtest"
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 const (

@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ssapply"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }

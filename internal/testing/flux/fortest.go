@@ -5,8 +5,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // TB is the part of testing.TB that ForTest uses.

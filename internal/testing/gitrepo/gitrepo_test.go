@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/addonops/addonops/internal/krmfn/krmfntest"
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 func TestCommitRevertAndServe(t *testing.T) {

@@ -25,9 +25,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	certutil "k8s.io/client-go/util/cert"
 
-	"github.com/addonops/addonops/internal/childproc"
-	"github.com/addonops/addonops/internal/localhub"
-	"github.com/addonops/addonops/internal/ocmhub"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
 )
 
 // Options tune Start. The zero value is what tests want.

@@ -16,7 +16,7 @@ import (
 	addonv1beta1 "open-cluster-management.io/api/addon/v1beta1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/localhub"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }

@@ -1,0 +1,116 @@
+package addonrollout
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/internal/history"
+)
+
+// EventReasonHistoryInvalid and EventReasonHistoryWriteFailed are the Warning events on a CMA whose
+// version history cannot be read or written.
+const (
+	EventReasonHistoryInvalid     = "VersionHistoryInvalid"
+	EventReasonHistoryWriteFailed = "VersionHistoryWriteFailed"
+)
+
+// readHistory returns the add-on's version history from the cache (nil when none is recorded yet
+// or history is off). ok is false when the stored record cannot be read or is not this add-on's
+// (its ownerReference must name this CMA with its UID, history.CheckOwner: anyone who may create a
+// ConfigMap in the controller's namespace could forge one, and one left by a deleted add-on of the
+// same name is not the new one's): the decision then goes on without it, nothing overwrites it (a
+// person may want to look at it; deleting the ConfigMap starts a new record), and the CMA gets a
+// Warning event once per ConfigMap version.
+func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
+	if c.Hub.Histories == nil {
+		return nil, false
+	}
+	cm, err := c.historyObject(history.ConfigMapName(cma.Name))
+	if apierrors.IsNotFound(err) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	err = history.CheckOwner(cm.OwnerReferences, cma.Name, cma.UID)
+	if err == nil {
+		rec, err = history.Decode(cm.Data[history.DataKey])
+	}
+	if err == nil && rec.Addon != cma.Name {
+		err = fmt.Errorf("it records add-on %q", rec.Addon)
+	}
+	if err != nil {
+		if c.TellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
+			c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryInvalid, fmt.Sprintf(
+				"the version history in ConfigMap %s/%s cannot be read, so a revert to a version only it remembers is not recognised as a rollback: %v; fix or delete the ConfigMap (a new record starts)", cm.Namespace, cm.Name, err))
+		}
+		return nil, false
+	}
+	return rec, true
+}
+
+// writeHistory stores rec in the add-on's history ConfigMap (created on first use, owned by the CMA
+// so it goes with it), writing with the resourceVersion it was computed from.
+func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, rec *history.Record) error {
+	ns, name := c.opts.HistoryNamespace, history.ConfigMapName(cma.Name)
+	data, err := rec.Encode()
+	if err != nil {
+		return err
+	}
+	cm, err := c.historyObject(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+				Labels:      map[string]string{history.AddonLabel: history.AddonLabelValue(cma.Name), "app.kubernetes.io/managed-by": "addonops"},
+				Annotations: map[string]string{history.AddonAnnotation: cma.Name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn",
+					Name: cma.Name, UID: cma.UID}},
+			},
+			Data: map[string]string{history.DataKey: data},
+		}
+		res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating the version history ConfigMap %s/%s: %w", ns, name, err)
+		}
+		c.writtenHistories.Wrote(name, "", res)
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the version history ConfigMap %s/%s: %w", ns, name, err)
+	}
+	if cm.Data[history.DataKey] == data {
+		return nil
+	}
+	updated := cm.DeepCopy()
+	if updated.Data == nil {
+		updated.Data = map[string]string{}
+	}
+	updated.Data[history.DataKey] = data
+	res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("writing the version history ConfigMap %s/%s: %w", ns, name, err)
+	}
+	c.writtenHistories.Wrote(name, cm.ResourceVersion, res)
+	return nil
+}
+
+// historyObject returns the history ConfigMap of that name at its freshest known version: the
+// cache's, or what this controller wrote that the cache does not show yet.
+func (c *Rollout) historyObject(name string) (*corev1.ConfigMap, error) {
+	cached, err := c.Hub.Histories.Get(name)
+	if apierrors.IsNotFound(err) {
+		if cm, ok := c.writtenHistories.Created(name); ok {
+			return cm, nil
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.writtenHistories.Get(name, cached), nil
+}
