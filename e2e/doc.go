@@ -1,7 +1,7 @@
 // Package e2e is the end-to-end suite: the repository's examples run against parts addonops did
-// not write. On the test hub (internal/localhub: a real kube-apiserver and etcd with OCM's CRDs) it
+// not write. On the test hub (internal/testing/localhub: a real kube-apiserver and etcd with OCM's CRDs) it
 // runs OCM v1.2.1's own placement controller and one OCM work agent per simulated cluster
-// (internal/ocmhub), and the addonops controller with template deployment in-process (controller
+// (internal/testing/ocmhub), and the addonops controller with template deployment in-process (controller
 // with Options.DeployTemplates, as `addonops-controller --deploy-templates` runs it), deployed as
 // users deploy it (config/default and the deploy-templates component, server-side applied) and
 // running with nothing but a token of its ServiceAccount. The

@@ -94,7 +94,8 @@ func makeTargets(t testing.TB) []string {
 		files, _ := filepath.Glob(filepath.Join(root, "*/*/*.mk"))
 		files = append(files, filepath.Join(root, "Makefile"))
 		more, _ := filepath.Glob(filepath.Join(root, "*/*.mk"))
-		for _, f := range append(files, more...) {
+		deeper, _ := filepath.Glob(filepath.Join(root, "*/*/*/*.mk"))
+		for _, f := range append(append(files, more...), deeper...) {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				continue

@@ -1,7 +1,7 @@
 // Package readmetest tests the documentation: every fenced block of every markdown file of the
 // repository (README.md, the functions' and examples' READMEs, health/README.md) is run or
 // validated by `go test ./readmetest`, so documentation that drifts from the product fails
-// `make test`. The package holds only tests; internal/mdblock reads the markdown.
+// `make test`. The package holds only tests; internal/testing/mdblock reads the markdown.
 //
 // Each block is classified by a marker, an HTML comment the reader does not see, on the last
 // non-blank line before its opening fence:
@@ -15,7 +15,7 @@
 //     markdown file (so a block can use what an earlier block of the same file wrote), with freshly
 //     built product binaries in its bin/ (first on $PATH with the go.mod's kustomize, bin/kubectl
 //     and kpt). Every command must exit 0. hub: KUBECONFIG points at a real kube-apiserver with
-//     OCM's CRDs (internal/localhub). sub: replaces OLD by NEW in the commands before they run
+//     OCM's CRDs (internal/testing/localhub). sub: replaces OLD by NEW in the commands before they run
 //     ($TMP in NEW is a fresh temporary directory), for placeholders (PKG) and paths outside the
 //     copy (/tmp/...). stdout:N=FILE: the Nth command (from 1) must print exactly the repository
 //     file FILE. before: commands run first (preconditions a reader has, such as a namespace).

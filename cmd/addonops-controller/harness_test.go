@@ -1,7 +1,7 @@
 package main
 
 // The command's integration tests run run() in-process, several instances at once when needed,
-// against the real kube-apiserver and etcd of internal/localhub. The tests of this package share one
+// against the real kube-apiserver and etcd of internal/testing/localhub. The tests of this package share one
 // hub and do not run in parallel: one of them stops the hub's API server.
 
 import (

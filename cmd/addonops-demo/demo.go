@@ -395,7 +395,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		}
 	}()
 
-	fmt.Fprintf(out, "\nStarting the hub: kube-apiserver + etcd with OCM's CRDs (internal/localhub)\n")
+	fmt.Fprintf(out, "\nStarting the hub: kube-apiserver + etcd with OCM's CRDs (internal/testing/localhub)\n")
 	hubStart := time.Now()
 	r.hub, err = localhub.Start(ctx, localhub.Options{ExtraAPIServerArgs: []string{
 		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}})
@@ -518,7 +518,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	fmt.Fprintf(out, "\nRunning in this process:\n")
 	fmt.Fprintf(out, "  controller:     addonops controller (controller.New/Run, --addons=self, %d workers)\n", copts.Workers)
 	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
-	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/simagent) answers for every cluster, reporting "+
+	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
 		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
 	if r.engine == nil {
 		fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
@@ -1081,7 +1081,7 @@ func describeDeployer(simulated bool) (short, detail string) {
 			"the addonops controller with --deploy-templates renders the AddOnTemplate into each cluster's ManifestWorks"
 	}
 	return "works written by a simulated add-on manager",
-		"SIMULATED (--simulated-manager: internal/simagent writes one ManifestWork per cluster when its rollout turn comes, " +
+		"SIMULATED (--simulated-manager: internal/testing/simagent writes one ManifestWork per cluster when its rollout turn comes, " +
 			"so the AddOnTemplate is not rendered)"
 }
 

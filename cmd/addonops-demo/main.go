@@ -1,8 +1,8 @@
 // Command addonops-demo is `make demo`: the whole product on one machine in a minute or two.
 //
-// It starts a local OCM hub (a real kube-apiserver and etcd with OCM's CRDs, internal/localhub),
+// It starts a local OCM hub (a real kube-apiserver and etcd with OCM's CRDs, internal/testing/localhub),
 // the addonops controller in-process, and a simulated work agent for N simulated clusters
-// (internal/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
+// (internal/testing/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
 // applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn the way Argo CD or Flux would
 // (`go tool kustomize build --enable-alpha-plugins --enable-exec`, the KRM functions from bin/, then
 // server-side apply of every object) and shows each rollout live per placement: a progress bar,

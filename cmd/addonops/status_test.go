@@ -1,7 +1,7 @@
 package main
 
-// The status command against a real API server (internal/localhub) with addonops' controller
-// rolling out real add-ons over simulated clusters (internal/rolloutview/rolloutsim). Tests run one
+// The status command against a real API server (internal/testing/localhub) with addonops' controller
+// rolling out real add-ons over simulated clusters (internal/testing/rolloutsim). Tests run one
 // after the other: each scenario runs its own controller.
 
 import (

@@ -1,4 +1,4 @@
-// Package configtest deploys the kustomize tree in config/ onto a test hub (internal/localhub) the
+// Package configtest deploys the kustomize tree in config/ onto a test hub (internal/testing/localhub) the
 // way a user does, and gives back a client configuration that carries only a token of the
 // controller's ServiceAccount: code run with it has exactly the RBAC the deployment grants.
 //

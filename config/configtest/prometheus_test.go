@@ -496,7 +496,7 @@ func promqlNamesRaw(t *testing.T, expr string) string {
 
 // TestQueriedMetricsAreExported runs the controller binary as config/default deploys it (its args,
 // a token of its ServiceAccount) against a test hub, drives one add-on through an install, a failed
-// upgrade and a rollback (a simulated add-on manager and work agent, internal/simagent), scrapes its
+// upgrade and a rollback (a simulated add-on manager and work agent, internal/testing/simagent), scrapes its
 // /metrics and requires every metric that a dashboard query or alert expression names to be there.
 func TestQueriedMetricsAreExported(t *testing.T) {
 	queried := queriedMetrics(t)

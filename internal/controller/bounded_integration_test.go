@@ -142,7 +142,7 @@ func TestUnservedConfigKindsBoundedDiscoveryIntegration(t *testing.T) {
 	}
 }
 
-// A managed cluster's agents, with the hub RBAC OCM gives them (internal/agentrbac), write status
+// A managed cluster's agents, with the hub RBAC OCM gives them (internal/testing/agentrbac), write status
 // far over the cache's limits: its ManifestWork's status feedback (1,000 values, one of 100 KiB)
 // and 50 made-up work conditions, its MCA's 100 made-up conditions and a 30 KiB message. The
 // controller's cache keeps a bounded part of each (hubcache's bound.go) and raises one Warning

@@ -1,7 +1,7 @@
 package controller
 
 // The integration suite runs the controller in-process against the real kube-apiserver and etcd of
-// internal/localhub, with internal/simagent playing add-on manager and work agent. Tests run in
+// internal/testing/localhub, with internal/testing/simagent playing add-on manager and work agent. Tests run in
 // parallel on one shared hub: each test has its own add-on name, namespace and clusters, and its own
 // controller restricted to its add-on.
 

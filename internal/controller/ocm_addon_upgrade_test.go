@@ -3,7 +3,7 @@ package controller
 // Port of OCM v1.2.1's addon-manager integration suite (open-cluster-management-io/ocm at tag
 // v1.2.1, commit 863fcfcbb331095a402a9cd2117938ca75d047c7, test/integration/addon/) to addonops:
 // the same scenarios and assertions, driving our controller (--addons=all) on the real
-// kube-apiserver of internal/localhub with OCM's CRDs. The test plays only what OCM's suite does not
+// kube-apiserver of internal/testing/localhub with OCM's CRDs. The test plays only what OCM's suite does not
 // get from its addon-manager: the work agent's ManifestWork status (by hand in OCM's suite too), and
 // the deployer of OCM's test add-on (addon-framework there, runOCMTestAddon here).
 //

@@ -17,7 +17,7 @@ import (
 )
 
 // The hostile-cluster suite of the rollout (docs/trust-model.md): a cluster's agent acts with the
-// hub RBAC OCM gives it (internal/agentrbac) and tries to steer other clusters.
+// hub RBAC OCM gives it (internal/testing/agentrbac) and tries to steer other clusters.
 
 // lie runs, until ctx ends, cluster short's agent rewriting its own MCA's status with change
 // (read, change, update, every 10 ms), and returns a function that waits for it and tells how many

@@ -2,8 +2,8 @@ package templatedeploy_test
 
 // The integration suite runs the rollout controller (controller.New/Run) and the template
 // reconcilers (templatedeploy.New/Run) in-process against the real kube-apiserver and etcd of
-// internal/localhub; tests that need ManifestWorks applied and reported run OCM's own work agent
-// (internal/ocmhub). The rollout controller manages every self-managed CMA of the hub and cannot be
+// internal/testing/localhub; tests that need ManifestWorks applied and reported run OCM's own work agent
+// (internal/testing/ocmhub). The rollout controller manages every self-managed CMA of the hub and cannot be
 // restricted from outside its package, so tests run one after the other, each with its own add-on,
 // clusters and controller, and delete their CMA at the end.
 

@@ -1,7 +1,7 @@
 package templatedeploy_test
 
 // Issue 37, items 3 and 4: a managed cluster's agent, acting with exactly the hub RBAC OCM gives it
-// (internal/agentrbac), cannot choose the identity its add-on is registered as, nor a certificate
+// (internal/testing/agentrbac), cannot choose the identity its add-on is registered as, nor a certificate
 // subject other than the template's; and a template's hubPermissions bind only what the controller
 // was granted by name, never in the controller's namespace or another cluster's.
 

@@ -1,4 +1,4 @@
-// Package argocd runs real Argo CD against a test hub (internal/localhub): the application
+// Package argocd runs real Argo CD against a test hub (internal/testing/localhub): the application
 // controller, the repo server and our config management plugin (CMP) server, built from Argo CD's
 // Go module at the version tools/argocd pins (`make argocd`), with Debian's redis-server as their
 // cache (`make redis`).

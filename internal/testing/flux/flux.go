@@ -1,4 +1,4 @@
-// Package flux runs Flux against a test hub (internal/localhub), as Flux's own install runs it on a
+// Package flux runs Flux against a test hub (internal/testing/localhub), as Flux's own install runs it on a
 // cluster: Flux's source-controller and kustomize-controller built from their Go modules (`make
 // flux`, tools/flux), their CRDs from those modules, the RBAC Flux's install gives them (flux2's
 // manifests/rbac), each authenticated with nothing but a token of its own ServiceAccount in

@@ -1,5 +1,5 @@
 // Package ocmwebhook serves the v1beta1 add-on API (addon.open-cluster-management.io/v1beta1) on a
-// test hub (internal/localhub) the way an OCM v1.3 hub serves it, with OCM's own conversion code.
+// test hub (internal/testing/localhub) the way an OCM v1.3 hub serves it, with OCM's own conversion code.
 //
 // What an OCM v1.3 hub does (open-cluster-management.io/ocm v1.3.x, which pins
 // open-cluster-management.io/api v1.3.0, the version addonops' go.mod pins):

@@ -1,6 +1,6 @@
 // Package rolloutsim drives real add-on rollouts for the tests of the health checks and of the
-// status command: addonops' controller runs in-process against an internal/localhub API server,
-// internal/simagent plays OCM's add-on manager and work agent, and a Scenario sets up clusters, a
+// status command: addonops' controller runs in-process against an internal/testing/localhub API server,
+// internal/testing/simagent plays OCM's add-on manager and work agent, and a Scenario sets up clusters, a
 // placement, hashed AddOnDeploymentConfigs and a ClusterManagementAddOn the way a GitOps repository
 // rendered by config-hash would. Nothing is faked: every status the tests read was written by the
 // controller.
