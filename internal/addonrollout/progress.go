@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -113,28 +114,20 @@ func (c *Progress) Sync(ctx context.Context, key string) (time.Duration, error) 
 		if err != nil {
 			cluster = nil // not known: the cluster's own availability says nothing
 		}
-		cond := rolloutplan.Available(mca, cluster, rolloutplan.DeployWorks(name, works))
-		probed := mca.DeepCopy()
-		rolloutplan.Set(&probed.Status, cond, clock)
-		mca = probed
+		mca = withProbedHealth(mca, name, cluster, works, clock)
 	}
 	gate := rolloutplan.GateOf(cma)
 	gate.DeployerWait = c.opts.DeployerWait
 	st, recheck := rolloutplan.Progress(mca, rolloutplan.AddonWorks(name, works), gate, clock)
-	if equality.Semantic.DeepEqual(written.Status, st) {
+	held, heldOK := c.Held.Get(key, written)
+	d := decideProgress(written, st, recheck, probes, c.opts.InterimHold, held, heldOK, now)
+	switch d.action {
+	case progressUnchanged:
 		c.Held.Forget(key)
-		return recheck, nil
-	}
-	if c.opts.InterimHold > 0 && rolloutplan.Interim(written.Status, st, probes) {
-		held, ok := c.Held.Get(key, written)
-		since := held.Since
-		if !ok || since.IsZero() {
-			since = now
-		}
-		if left := c.opts.InterimHold - now.Sub(since); left > 0 {
-			c.Held.Set(key, HeldStatus{Attempt: rolloutplan.Attempt(written), Conditions: heldConditions(st, probes), Since: since})
-			return minPositive(recheck, left), nil
-		}
+		return d.after, nil
+	case progressHold:
+		c.Held.Set(key, d.held)
+		return d.after, nil
 	}
 	// Another writer of this process may have written the MCA since it was read: then it is looked
 	// at again from that version (statuswrite.Writer.StatusFrom).
@@ -146,11 +139,78 @@ func (c *Progress) Sync(ctx context.Context, key string) (time.Duration, error) 
 	if err != nil {
 		return 0, fmt.Errorf("writing the status of ManagedClusterAddOn %s: %w", key, err)
 	}
-	if skipped {
-		return progressStaleRecheck, nil
+	after, forget := progressWritten(skipped, recheck)
+	if forget {
+		c.Held.Forget(key)
 	}
-	c.Held.Forget(key)
-	return recheck, nil
+	return after, nil
+}
+
+// withProbedHealth returns a copy of mca with the Available condition the health prober computes
+// from the cluster (nil when not known) and the add-on's deploy works; mca itself, which may be
+// the cache's, is left as it is.
+func withProbedHealth(mca *addonv1alpha1.ManagedClusterAddOn, addon string, cluster *clusterv1.ManagedCluster, works []*workv1.ManifestWork, now metav1.Time) *addonv1alpha1.ManagedClusterAddOn {
+	cond := rolloutplan.Available(mca, cluster, rolloutplan.DeployWorks(addon, works))
+	probed := mca.DeepCopy()
+	rolloutplan.Set(&probed.Status, cond, now)
+	return probed
+}
+
+// progressAction is what the progress reconciler does with the status it computed.
+type progressAction int
+
+const (
+	// progressUnchanged: the written status already says it; nothing stays held.
+	progressUnchanged progressAction = iota
+	// progressHold: an interim change, held in memory (Held) until the hold runs out.
+	progressHold
+	// progressWrite: written now (with whatever was held).
+	progressWrite
+)
+
+// progressDecision is decideProgress's verdict.
+type progressDecision struct {
+	action progressAction
+	// held is what to hold (progressHold).
+	held HeldStatus
+	// after is when to look again (progressUnchanged, progressHold; after a write see
+	// progressWritten).
+	after time.Duration
+}
+
+// decideProgress decides what becomes of st, the status computed at now for the MCA whose written
+// status (with what this process will write next) is written's, recheck being when the computation
+// wants another look: nothing when it is the written status; held when it is interim
+// (rolloutplan.Interim, probes: the controller owns Available) and the hold has not run out since
+// the written status first fell behind (held.Since when something is held for written's attempt,
+// heldOK, else now), looking again when the hold runs out at the latest; else written. A hold of 0
+// or less writes every change.
+func decideProgress(written *addonv1alpha1.ManagedClusterAddOn, st addonv1alpha1.ManagedClusterAddOnStatus, recheck time.Duration,
+	probes bool, hold time.Duration, held HeldStatus, heldOK bool, now time.Time) progressDecision {
+	if equality.Semantic.DeepEqual(written.Status, st) {
+		return progressDecision{action: progressUnchanged, after: recheck}
+	}
+	if hold > 0 && rolloutplan.Interim(written.Status, st, probes) {
+		since := held.Since
+		if !heldOK || since.IsZero() {
+			since = now
+		}
+		if left := hold - now.Sub(since); left > 0 {
+			return progressDecision{action: progressHold, after: minPositive(recheck, left),
+				held: HeldStatus{Attempt: rolloutplan.Attempt(written), Conditions: heldConditions(st, probes), Since: since}}
+		}
+	}
+	return progressDecision{action: progressWrite}
+}
+
+// progressWritten says when to look again at an MCA after its status write, and whether what was
+// held for it is dropped: a write skipped because the MCA changed since it was read
+// (statuswrite.Writer.StatusFrom) keeps it and looks again soon, from the newer version.
+func progressWritten(skipped bool, recheck time.Duration) (after time.Duration, forget bool) {
+	if skipped {
+		return progressStaleRecheck, false
+	}
+	return recheck, true
 }
 
 // heldConditions are the interim conditions of st that decisions must read from memory.
@@ -194,14 +254,9 @@ func (c *Progress) Watch(q hubcache.Queue) error {
 		}
 	}
 	work := func(obj any) {
-		w, ok := hubcache.Tombstone[*workv1.ManifestWork](obj)
-		if !ok {
-			return
+		if key, ok := workMCAKey(obj); ok {
+			q.Add(key)
 		}
-		if _, hosted := w.Labels[addonv1alpha1.AddonNamespaceLabelKey]; hosted {
-			return
-		}
-		q.Add(w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey])
 	}
 	regs := []Registration{
 		{Informer: c.Hub.MCAInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: mca, UpdateFunc: func(_, cur any) { mca(cur) }}},
@@ -225,4 +280,18 @@ func (c *Progress) Watch(q hubcache.Queue) error {
 	// reconciler decides on, like a written one.
 	c.Hub.MCAWriter.OnDefer(q.Add)
 	return Register(regs...)
+}
+
+// workMCAKey is the key of the MCA a ManifestWork event (a work or its tombstone) concerns: the
+// add-on label in the work's namespace. A hosted work (addon namespace label: it lives in the
+// hosting cluster's namespace, not the add-on's cluster's) and anything else concern none.
+func workMCAKey(obj any) (string, bool) {
+	w, ok := hubcache.Tombstone[*workv1.ManifestWork](obj)
+	if !ok {
+		return "", false
+	}
+	if _, hosted := w.Labels[addonv1alpha1.AddonNamespaceLabelKey]; hosted {
+		return "", false
+	}
+	return w.Namespace + "/" + w.Labels[addonv1alpha1.AddonLabelKey], true
 }
