@@ -37,13 +37,7 @@ func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *h
 	if err != nil {
 		return nil, false
 	}
-	err = history.CheckOwner(cm.OwnerReferences, cma.Name, cma.UID)
-	if err == nil {
-		rec, err = history.Decode(cm.Data[history.DataKey])
-	}
-	if err == nil && rec.Addon != cma.Name {
-		err = fmt.Errorf("it records add-on %q", rec.Addon)
-	}
+	rec, err = checkHistory(cm, cma)
 	if err != nil {
 		if c.TellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
 			c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryInvalid, fmt.Sprintf(
@@ -52,6 +46,22 @@ func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *h
 		return nil, false
 	}
 	return rec, true
+}
+
+// checkHistory reads the record in cm, the version history ConfigMap of cma: an error says why it
+// is not cma's record (no ownerReference to cma with its UID, not a record, another add-on's).
+func checkHistory(cm *corev1.ConfigMap, cma *addonv1alpha1.ClusterManagementAddOn) (*history.Record, error) {
+	if err := history.CheckOwner(cm.OwnerReferences, cma.Name, cma.UID); err != nil {
+		return nil, err
+	}
+	rec, err := history.Decode(cm.Data[history.DataKey])
+	if err != nil {
+		return nil, err
+	}
+	if rec.Addon != cma.Name {
+		return nil, fmt.Errorf("it records add-on %q", rec.Addon)
+	}
+	return rec, nil
 }
 
 // writeHistory stores rec in the add-on's history ConfigMap (created on first use, owned by the CMA
@@ -65,16 +75,7 @@ func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterMa
 	cm, err := c.historyObject(name)
 	switch {
 	case apierrors.IsNotFound(err):
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-				Labels:      map[string]string{history.AddonLabel: history.AddonLabelValue(cma.Name), "app.kubernetes.io/managed-by": "addonops"},
-				Annotations: map[string]string{history.AddonAnnotation: cma.Name},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn",
-					Name: cma.Name, UID: cma.UID}},
-			},
-			Data: map[string]string{history.DataKey: data},
-		}
-		res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Create(ctx, newHistoryConfigMap(ns, cma, data), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("creating the version history ConfigMap %s/%s: %w", ns, name, err)
 		}
@@ -83,6 +84,36 @@ func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterMa
 	case err != nil:
 		return fmt.Errorf("reading the version history ConfigMap %s/%s: %w", ns, name, err)
 	}
+	updated := historyUpdate(cm, data)
+	if updated == nil {
+		return nil
+	}
+	res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Update(ctx, updated, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("writing the version history ConfigMap %s/%s: %w", ns, name, err)
+	}
+	c.writtenHistories.Wrote(name, cm.ResourceVersion, res)
+	return nil
+}
+
+// newHistoryConfigMap is the version history ConfigMap of cma, in namespace ns, holding data (an
+// encoded history.Record): owned by the CMA so it goes with it, and found by its label and
+// annotation.
+func newHistoryConfigMap(ns string, cma *addonv1alpha1.ClusterManagementAddOn, data string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: history.ConfigMapName(cma.Name),
+			Labels:      map[string]string{history.AddonLabel: history.AddonLabelValue(cma.Name), "app.kubernetes.io/managed-by": "addonops"},
+			Annotations: map[string]string{history.AddonAnnotation: cma.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: addonv1alpha1.GroupVersion.String(), Kind: "ClusterManagementAddOn",
+				Name: cma.Name, UID: cma.UID}},
+		},
+		Data: map[string]string{history.DataKey: data},
+	}
+}
+
+// historyUpdate returns a copy of the history ConfigMap cm holding data, or nil when it holds it
+// already (nothing to write). The rest of cm (other keys, metadata) is kept.
+func historyUpdate(cm *corev1.ConfigMap, data string) *corev1.ConfigMap {
 	if cm.Data[history.DataKey] == data {
 		return nil
 	}
@@ -91,12 +122,7 @@ func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterMa
 		updated.Data = map[string]string{}
 	}
 	updated.Data[history.DataKey] = data
-	res, err := c.Hub.Clients.Kube.CoreV1().ConfigMaps(ns).Update(ctx, updated, metav1.UpdateOptions{})
-	if err != nil {
-		return fmt.Errorf("writing the version history ConfigMap %s/%s: %w", ns, name, err)
-	}
-	c.writtenHistories.Wrote(name, cm.ResourceVersion, res)
-	return nil
+	return updated
 }
 
 // historyObject returns the history ConfigMap of that name at its freshest known version: the

@@ -190,9 +190,8 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 	// Events once the decision is written: a person reads them next to the status they describe.
 	if err == nil {
 		for _, ev := range plan.Events {
-			typ := corev1.EventTypeNormal
-			if ev.Warning {
-				typ = corev1.EventTypeWarning
+			typ := eventType(ev)
+			if typ == corev1.EventTypeWarning {
 				logger.Info("Placement waits or failed", "reason", ev.Reason, "message", ev.Message)
 			}
 			c.Recorder.Event(cma, typ, ev.Reason, ev.Message)
@@ -204,18 +203,34 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 	}
 
 	err = errors.Join(err, histErr)
-	after := plan.RecheckAfter
 	if n := stale.Load(); n > 0 {
 		logger.V(2).Info("MCAs changed since the decision read them; deciding again", "count", n)
-		if after == 0 || after > rolloutStaleRecheck {
-			after = rolloutStaleRecheck
-		}
+	}
+	return rolloutRecheck(plan.RecheckAfter, stale.Load() > 0, unserved), err
+}
+
+// eventType is the type of the event a decision's event is recorded as.
+func eventType(ev rolloutplan.Event) string {
+	if ev.Warning {
+		return corev1.EventTypeWarning
+	}
+	return corev1.EventTypeNormal
+}
+
+// rolloutRecheck is when an add-on's decision is taken again: when the decision asks (planned, 0:
+// not), sooner when some of its MCAs changed before they were written (stale) and, when a config
+// kind it references is not served (unserved: its CRD may come later), after
+// hubcache.RediscoverAfter at the latest.
+func rolloutRecheck(planned time.Duration, stale, unserved bool) time.Duration {
+	after := planned
+	if stale && (after == 0 || after > rolloutStaleRecheck) {
+		after = rolloutStaleRecheck
 	}
 	if unserved && (after == 0 || after > hubcache.RediscoverAfter) {
 		// A config kind may get its CRD later; look again.
 		after = hubcache.RediscoverAfter
 	}
-	return after, err
+	return after
 }
 
 // deployerEvent decides the Warning event on cma for its clusters waiting for a deployer
@@ -318,8 +333,8 @@ func (c *Rollout) Watch(q hubcache.Queue) error {
 	if c.Hub.HistoryInformer != nil {
 		// A history edited or deleted by a person is read (or started) again.
 		hist := func(obj any) {
-			if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok && cm.Annotations[history.AddonAnnotation] != "" {
-				q.Add(cm.Annotations[history.AddonAnnotation])
+			if addon, ok := historyAddon(obj); ok {
+				q.Add(addon)
 			}
 		}
 		regs = append(regs, Registration{Informer: c.Hub.HistoryInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: hist, UpdateFunc: func(_, cur any) { hist(cur) },
@@ -331,6 +346,16 @@ func (c *Rollout) Watch(q hubcache.Queue) error {
 			}}})
 	}
 	return Register(regs...)
+}
+
+// historyAddon is the add-on a version history ConfigMap event (a ConfigMap or its tombstone) is
+// about: the one its addonops.io/addon annotation names; none without it.
+func historyAddon(obj any) (string, bool) {
+	cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj)
+	if !ok || cm.Annotations[history.AddonAnnotation] == "" {
+		return "", false
+	}
+	return cm.Annotations[history.AddonAnnotation], true
 }
 
 func (c *Rollout) EnqueueAll() {

@@ -114,24 +114,22 @@ func undecodableCMAMessage(cma string, key rolloutplan.PlacementKey, problem str
 		key, cma, problem)
 }
 
-// reportUndecodableCMA writes the install progressions of a CMA that does not decode (see the top of
-// this file) through the dynamic client: the typed one cannot read the object back. The
-// progressions keep their config references (last known good, last applied), so the rollout picks
-// up where it stood once the CMA is fixed. The Warning event goes with a new message.
-func (c *Rollout) reportUndecodableCMA(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, derr *hubcache.DecodeError) error {
-	reason, problem := undecodableCMA(derr)
-	var old addonv1alpha1.ClusterManagementAddOnStatus
-	if st, ok := derr.Object.Object["status"].(map[string]any); ok {
+// undecodableCMAStatus is the status of a CMA that does not decode (obj: the object as the API
+// server returned it) at now: one install progression per spec.installStrategy.placements entry,
+// keeping what the written status (old, as far as it decodes; else written anew) says of that
+// placement, with Progressing=False for reason and problem. placements is how many entries the
+// spec has, changed whether any progression's Progressing reason or message is new (the Warning
+// event goes with it).
+func undecodableCMAStatus(cma string, obj map[string]any, reason, problem string, now metav1.Time) (old, status addonv1alpha1.ClusterManagementAddOnStatus, placements int, changed bool) {
+	if st, ok := obj["status"].(map[string]any); ok {
 		var decoded addonv1alpha1.ClusterManagementAddOn
 		if hubcache.Decode(&unstructured.Unstructured{Object: map[string]any{"status": st}}, &decoded) == nil {
 			old = decoded.Status // else written anew
 		}
 	}
-	now := rolloutplan.Now(time.Now())
-	status := addonv1alpha1.ClusterManagementAddOnStatus{DefaultConfigReferences: old.DefaultConfigReferences}
-	placements, _, _ := unstructured.NestedSlice(derr.Object.Object, "spec", "installStrategy", "placements")
-	changed := false
-	for _, p := range placements {
+	status = addonv1alpha1.ClusterManagementAddOnStatus{DefaultConfigReferences: old.DefaultConfigReferences}
+	specPlacements, _, _ := unstructured.NestedSlice(obj, "spec", "installStrategy", "placements")
+	for _, p := range specPlacements {
 		m, _ := p.(map[string]any)
 		ns, _ := m["namespace"].(string)
 		name, _ := m["name"].(string)
@@ -143,16 +141,26 @@ func (c *Rollout) reportUndecodableCMA(ctx context.Context, cma *addonv1alpha1.C
 			}
 		}
 		cond := metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reason,
-			Message: undecodableCMAMessage(cma.Name, key, problem)}
+			Message: undecodableCMAMessage(cma, key, problem)}
 		if prev := rolloutplan.ProgressingOf(&ip); prev == nil || prev.Reason != cond.Reason || prev.Message != cond.Message {
 			changed = true
 		}
 		rolloutplan.SetCondition(&ip.Conditions, cond, now, false)
 		status.InstallProgressions = append(status.InstallProgressions, ip)
 	}
+	return old, status, len(specPlacements), changed
+}
+
+// reportUndecodableCMA writes the install progressions of a CMA that does not decode (see the top of
+// this file) through the dynamic client: the typed one cannot read the object back. The
+// progressions keep their config references (last known good, last applied), so the rollout picks
+// up where it stood once the CMA is fixed. The Warning event goes with a new message.
+func (c *Rollout) reportUndecodableCMA(ctx context.Context, cma *addonv1alpha1.ClusterManagementAddOn, derr *hubcache.DecodeError) error {
+	reason, problem := undecodableCMA(derr)
+	old, status, placements, changed := undecodableCMAStatus(cma.Name, derr.Object.Object, reason, problem, rolloutplan.Now(time.Now()))
 	msg := fmt.Sprintf("ClusterManagementAddOn %s cannot be read: %s; fix the field (the API server accepts the value, but OCM's Go types cannot hold it): until then nothing of this add-on is installed, removed or rolled out",
 		cma.Name, problem)
-	if len(placements) == 0 {
+	if placements == 0 {
 		// No progression to say it in: an event, once per process and problem.
 		if c.TellOnce(hubcache.KindClusterManagementAddOn+"/"+cma.Name, fmt.Sprintf("%s/%d/%s", cma.UID, cma.Generation, msg)) {
 			c.Recorder.Event(cma, corev1.EventTypeWarning, reason, msg)
