@@ -116,27 +116,22 @@ func (c *Install) Sync(ctx context.Context, name string) (time.Duration, error) 
 	}
 	for _, p := range cma.Spec.InstallStrategy.Placements {
 		key := p.Namespace + "/" + p.Name
-		if _, err := c.Hub.Placements.Placements(p.Namespace).Get(p.Name); err != nil {
-			if apierrors.IsNotFound(err) {
-				in.Unknown[key] = "not found"
-				continue
-			}
-			return 0, fmt.Errorf("reading Placement %s: %w", key, err)
+		_, getErr := c.Hub.Placements.Placements(p.Namespace).Get(p.Name)
+		var decisions []*clusterv1beta1.PlacementDecision
+		var listErr error
+		if getErr == nil {
+			decisions, listErr = c.Hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
 		}
-		decisions, err := c.Hub.Decisions.PlacementDecisions(p.Namespace).List(labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}))
-		var undecodable *hubcache.DecodeError
-		switch {
-		case errors.As(err, &undecodable):
-			// Its clusters are unknown: their MCAs are kept (the cache reported the decision).
-			in.Unknown[key] = undecodable.Error()
+		decided, unknown, err := placementClusters(key, getErr, decisions, listErr)
+		if err != nil {
+			return 0, err
+		}
+		if unknown != "" {
+			in.Unknown[key] = unknown
 			continue
-		case err != nil:
-			return 0, fmt.Errorf("listing the PlacementDecisions of %s: %w", key, err)
 		}
-		for _, d := range decisions {
-			for _, cd := range d.Status.Decisions {
-				in.Decided[key] = append(in.Decided[key], cd.ClusterName)
-			}
+		if len(decided) > 0 {
+			in.Decided[key] = append(in.Decided[key], decided...)
 		}
 	}
 	clusters, err := c.Hub.Clusters.List(labels.Everything())
@@ -153,18 +148,10 @@ func (c *Install) Sync(ctx context.Context, name string) (time.Duration, error) 
 	}
 	existing := c.AddonMCAs(name)
 	cached := make(map[string]bool, len(existing))
-	in.Existing = make([]rolloutplan.MCA, 0, len(existing))
 	for _, m := range existing {
 		cached[m.Namespace] = true
-		in.Existing = append(in.Existing, rolloutplan.MCA{
-			Namespace: m.Namespace,
-			Ours:      m.Labels[rolloutplan.CreatedByLabel] == rolloutplan.CreatedByValue,
-			Deleting:  m.DeletionTimestamp != nil,
-		})
 	}
-	for _, ns := range c.created.notCached(name, cached, time.Now()) {
-		in.Existing = append(in.Existing, rolloutplan.MCA{Namespace: ns, Ours: true})
-	}
+	in.Existing = installExisting(existing, c.created.notCached(name, cached, time.Now()))
 
 	plan := rolloutplan.DecideInstall(in)
 	c.pace.Took(name, time.Since(started))
@@ -181,20 +168,8 @@ func (c *Install) Sync(ctx context.Context, name string) (time.Duration, error) 
 	logger.Info("Installing", "create", len(plan.Create), "delete", len(plan.Delete))
 
 	mcas := c.Addon.AddonV1alpha1()
-	owner := metav1.NewControllerRef(cma, addonv1alpha1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"))
 	createErr := c.Parallel(plan.Create, func(ns string) error {
-		mca := &addonv1alpha1.ManagedClusterAddOn{
-			ObjectMeta: metav1.ObjectMeta{
-				Name: name, Namespace: ns,
-				Labels: map[string]string{rolloutplan.CreatedByLabel: rolloutplan.CreatedByValue},
-				// The CMA owns what we create, so deleting the add-on cleans its MCAs up. MCAs created
-				// by users or GitOps never get this reference (OCM adds it to every MCA, which stops
-				// Argo CD from pruning them).
-				OwnerReferences: []metav1.OwnerReference{*owner},
-				Annotations:     clusterAddonAnnotations(annotations[ns]),
-			},
-		}
-		_, err := mcas.ManagedClusterAddOns(ns).Create(ctx, mca, metav1.CreateOptions{})
+		_, err := mcas.ManagedClusterAddOns(ns).Create(ctx, newInstalledMCA(cma, ns, annotations[ns]), metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil // a user or GitOps was faster: theirs is kept as it is
 		}
@@ -217,6 +192,78 @@ func (c *Install) Sync(ctx context.Context, name string) (time.Duration, error) 
 		c.Recorder.Eventf(cma, corev1.EventTypeNormal, "ManagedClusterAddOnsDeleted", "deleted %d ManagedClusterAddOns whose clusters left its placements or are being deleted", n)
 	}
 	return 0, errors.Join(createErr, deleteErr)
+}
+
+// placementClusters folds what the cache says of install placement key into the decision's input:
+// the clusters its decisions select; or why they are unknown (unknown != ""): the placement is not
+// found (getErr), or a decision does not decode (listErr, a hubcache.DecodeError: its MCAs are
+// kept, the cache reported it); or an error that stops the decision (any other).
+func placementClusters(key string, getErr error, decisions []*clusterv1beta1.PlacementDecision, listErr error) (clusters []string, unknown string, err error) {
+	if getErr != nil {
+		if apierrors.IsNotFound(getErr) {
+			return nil, "not found", nil
+		}
+		return nil, "", fmt.Errorf("reading Placement %s: %w", key, getErr)
+	}
+	var undecodable *hubcache.DecodeError
+	switch {
+	case errors.As(listErr, &undecodable):
+		return nil, undecodable.Error(), nil
+	case listErr != nil:
+		return nil, "", fmt.Errorf("listing the PlacementDecisions of %s: %w", key, listErr)
+	}
+	for _, d := range decisions {
+		for _, cd := range d.Status.Decisions {
+			clusters = append(clusters, cd.ClusterName)
+		}
+	}
+	return clusters, "", nil
+}
+
+// installExisting is the decision's view of the add-on's MCAs: those the cache shows (ours when
+// this controller's label says so) and those created here that it does not show yet (notCached).
+func installExisting(cached []*addonv1alpha1.ManagedClusterAddOn, notCached []string) []rolloutplan.MCA {
+	out := make([]rolloutplan.MCA, 0, len(cached)+len(notCached))
+	for _, m := range cached {
+		out = append(out, rolloutplan.MCA{
+			Namespace: m.Namespace,
+			Ours:      m.Labels[rolloutplan.CreatedByLabel] == rolloutplan.CreatedByValue,
+			Deleting:  m.DeletionTimestamp != nil,
+		})
+	}
+	for _, ns := range notCached {
+		out = append(out, rolloutplan.MCA{Namespace: ns, Ours: true})
+	}
+	return out
+}
+
+// newInstalledMCA is the MCA the install reconciler creates for cma in cluster namespace ns, whose
+// cluster has the annotations clusterAnnotations.
+func newInstalledMCA(cma *addonv1alpha1.ClusterManagementAddOn, ns string, clusterAnnotations map[string]string) *addonv1alpha1.ManagedClusterAddOn {
+	owner := metav1.NewControllerRef(cma, addonv1alpha1.SchemeGroupVersion.WithKind("ClusterManagementAddOn"))
+	return &addonv1alpha1.ManagedClusterAddOn{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: cma.Name, Namespace: ns,
+			Labels: map[string]string{rolloutplan.CreatedByLabel: rolloutplan.CreatedByValue},
+			// The CMA owns what we create, so deleting the add-on cleans its MCAs up. MCAs created
+			// by users or GitOps never get this reference (OCM adds it to every MCA, which stops
+			// Argo CD from pruning them).
+			OwnerReferences: []metav1.OwnerReference{*owner},
+			Annotations:     clusterAddonAnnotations(clusterAnnotations),
+		},
+	}
+}
+
+// mcaInstallChanged tells whether an MCA update matters to the install decision: the MCA started
+// or stopped being deleted, or its labels (whose it is) changed.
+func mcaInstallChanged(old, cur *addonv1alpha1.ManagedClusterAddOn) bool {
+	return (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) || !maps.Equal(old.Labels, cur.Labels)
+}
+
+// clusterInstallChanged tells whether a ManagedCluster update matters to the install decisions:
+// the cluster started or stopped being deleted, or its annotations (copied to new MCAs) changed.
+func clusterInstallChanged(old, cur *clusterv1.ManagedCluster) bool {
+	return (old.DeletionTimestamp == nil) != (cur.DeletionTimestamp == nil) || !maps.Equal(old.Annotations, cur.Annotations)
 }
 
 // clusterAddonAnnotations copies the cluster's add-on annotations (prefix
@@ -257,7 +304,7 @@ func (c *Install) Watch(q hubcache.Queue) error {
 			},
 			UpdateFunc: func(old, cur any) {
 				o, m := old.(*addonv1alpha1.ManagedClusterAddOn), cur.(*addonv1alpha1.ManagedClusterAddOn)
-				if (o.DeletionTimestamp == nil) != (m.DeletionTimestamp == nil) || !maps.Equal(o.Labels, m.Labels) {
+				if mcaInstallChanged(o, m) {
 					q.AddAfter(m.Name, c.pace.Wait(m.Name))
 				}
 			},
@@ -271,8 +318,7 @@ func (c *Install) Watch(q hubcache.Queue) error {
 		Registration{Informer: c.Hub.ClusterInformer, Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc: func(any) { allCMAs() },
 			UpdateFunc: func(old, cur any) {
-				o, n := old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)
-				if (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) || !maps.Equal(o.Annotations, n.Annotations) {
+				if clusterInstallChanged(old.(*clusterv1.ManagedCluster), cur.(*clusterv1.ManagedCluster)) {
 					allCMAs()
 				}
 			},
