@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -390,16 +391,25 @@ func (c *Rollout) ConfigAccess(gr configref.GroupResource, ferr *hubcache.Forbid
 		c.forbiddenTold[gr] = told
 	}
 	cmas, _ := c.Hub.CMAs.List(labels.Everything())
+	for _, cma := range forbiddenNews(gr, cmas, c.Managed, c.AddonMCAs, told) {
+		c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonConfigurationForbidden, "config kind "+ferr.Error())
+	}
+}
+
+// forbiddenNews picks the CMAs to tell that the controller may not read config kind gr: of cmas,
+// the managed ones that reference it (referencedResources, with their MCAs: mcasOf) and are not in
+// told yet, which it adds them to.
+func forbiddenNews(gr configref.GroupResource, cmas []*addonv1alpha1.ClusterManagementAddOn, managed func(*addonv1alpha1.ClusterManagementAddOn) bool,
+	mcasOf func(string) []*addonv1alpha1.ManagedClusterAddOn, told map[string]bool) []*addonv1alpha1.ClusterManagementAddOn {
+	var out []*addonv1alpha1.ClusterManagementAddOn
 	for _, cma := range cmas {
-		if !c.Managed(cma) || told[cma.Name] {
+		if !managed(cma) || told[cma.Name] {
 			continue
 		}
-		for _, ref := range referencedResources(cma, c.AddonMCAs(cma.Name)) {
-			if ref == gr {
-				told[cma.Name] = true
-				c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonConfigurationForbidden, "config kind "+ferr.Error())
-				break
-			}
+		if slices.Contains(referencedResources(cma, mcasOf(cma.Name)), gr) {
+			told[cma.Name] = true
+			out = append(out, cma)
 		}
 	}
+	return out
 }

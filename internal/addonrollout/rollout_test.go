@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -405,6 +406,137 @@ func TestUndecodableCMAStatus(t *testing.T) {
 				if !equality.Semantic.DeepEqual(st.DefaultConfigReferences, written.DefaultConfigReferences) {
 					t.Errorf("default config references %+v, want them kept", st.DefaultConfigReferences)
 				}
+			}
+		})
+	}
+}
+
+// The add-ons told that a config kind may not be read: the managed ones referencing it, each once.
+func TestForbiddenNews(t *testing.T) {
+	adc := addonv1alpha1.ConfigGroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
+	secret := addonv1alpha1.ConfigGroupResource{Resource: "secrets"}
+	gr := configref.GroupResource{Group: adc.Group, Resource: adc.Resource}
+	cma := func(name string, supported ...addonv1alpha1.ConfigGroupResource) *addonv1alpha1.ClusterManagementAddOn {
+		c := &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		for _, s := range supported {
+			c.Spec.SupportedConfigs = append(c.Spec.SupportedConfigs, addonv1alpha1.ConfigMeta{ConfigGroupResource: s, DefaultConfig: &addonv1alpha1.ConfigReferent{Name: "d"}})
+		}
+		return c
+	}
+	// "viamca" supports the kind without a default: only an MCA's config references it.
+	viaMCA := cma("viamca")
+	viaMCA.Spec.SupportedConfigs = []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adc}}
+	mcas := map[string][]*addonv1alpha1.ManagedClusterAddOn{
+		"viamca": {{Spec: addonv1alpha1.ManagedClusterAddOnSpec{Configs: []addonv1alpha1.AddOnConfig{{ConfigGroupResource: adc}}}}},
+	}
+	mcasOf := func(name string) []*addonv1alpha1.ManagedClusterAddOn { return mcas[name] }
+	unmanaged := map[string]bool{"theirs": true}
+	managed := func(c *addonv1alpha1.ClusterManagementAddOn) bool { return !unmanaged[c.Name] }
+
+	tests := []struct {
+		name     string
+		cmas     []*addonv1alpha1.ClusterManagementAddOn
+		told     map[string]bool
+		want     []string
+		wantTold []string
+	}{
+		{name: "the add-ons referencing the kind", cmas: []*addonv1alpha1.ClusterManagementAddOn{cma("a", adc), cma("b", secret), cma("c", secret, adc)},
+			want: []string{"a", "c"}, wantTold: []string{"a", "c"}},
+		{name: "already told: not again", cmas: []*addonv1alpha1.ClusterManagementAddOn{cma("a", adc), cma("c", adc)}, told: map[string]bool{"a": true},
+			want: []string{"c"}, wantTold: []string{"a", "c"}},
+		{name: "an add-on another controller manages is not told", cmas: []*addonv1alpha1.ClusterManagementAddOn{cma("theirs", adc)}},
+		{name: "referenced by an MCA's config of a supported type", cmas: []*addonv1alpha1.ClusterManagementAddOn{viaMCA}, want: []string{"viamca"}, wantTold: []string{"viamca"}},
+		{name: "nobody references it", cmas: []*addonv1alpha1.ClusterManagementAddOn{cma("b", secret)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			told := map[string]bool{}
+			for k, v := range tc.told {
+				told[k] = v
+			}
+			var got []string
+			for _, c := range forbiddenNews(gr, tc.cmas, managed, mcasOf, told) {
+				got = append(got, c.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("told now %v, want %v", got, tc.want)
+			}
+			var all []string
+			for k := range told {
+				all = append(all, k)
+			}
+			slices.Sort(all)
+			if !slices.Equal(all, tc.wantTold) {
+				t.Errorf("told so far %v, want %v", all, tc.wantTold)
+			}
+		})
+	}
+}
+
+// Why a CMA does not decode: when its rollout strategies' problems are all there is, the reason is
+// InvalidRolloutStrategy naming the fields; with another problem too, Undecodable with both.
+func TestUndecodableCMA(t *testing.T) {
+	placement := func(name string, strategy map[string]any) any {
+		p := map[string]any{"namespace": "ns", "name": name}
+		if strategy != nil {
+			p["rolloutStrategy"] = strategy
+		}
+		return p
+	}
+	forever := map[string]any{"type": "Progressive", "progressive": map[string]any{"maxConcurrency": int64(1), "minSuccessTime": "forever"}}
+	fine := map[string]any{"type": "All"}
+	obj := func(addOnMeta map[string]any, placements ...any) *unstructured.Unstructured {
+		spec := map[string]any{"installStrategy": map[string]any{"type": "Placements", "placements": placements}}
+		if addOnMeta != nil {
+			spec["addOnMeta"] = addOnMeta
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": addonv1alpha1.GroupVersion.String(), "kind": "ClusterManagementAddOn",
+			"metadata": map[string]any{"name": "a"}, "spec": spec}}
+	}
+	badMeta := map[string]any{"displayName": int64(5)}
+	const foreverMsg = `rolloutStrategy.progressive.minSuccessTime: "forever" is not a Go duration`
+	tests := []struct {
+		name         string
+		obj          *unstructured.Unstructured
+		wantReason   string
+		wantErrFirst bool // the problem starts with the converter's error
+		wantContains []string
+		wantLacks    string
+	}{
+		{name: "an invalid rollout strategy alone", obj: obj(nil, placement("p", forever)), wantReason: addonstatus.ReasonInvalidRolloutStrategy,
+			wantContains: []string{"spec.installStrategy.placements[0]." + foreverMsg}, wantLacks: "also"},
+		{name: "the field's path names the placement's index", obj: obj(nil, placement("ok", fine), placement("p", forever)), wantReason: addonstatus.ReasonInvalidRolloutStrategy,
+			wantContains: []string{"spec.installStrategy.placements[1]." + foreverMsg}, wantLacks: "placements[0]"},
+		{name: "an invalid rollout strategy and another field", obj: obj(badMeta, placement("p", forever)), wantReason: addonstatus.ReasonUndecodable,
+			// The converter's error (it stops at the first field it cannot hold) and the strategy's.
+			wantErrFirst: true, wantContains: []string{" (also: spec.installStrategy.placements[0]." + foreverMsg}},
+		{name: "another field alone", obj: obj(badMeta, placement("p", fine)), wantReason: addonstatus.ReasonUndecodable,
+			wantErrFirst: true, wantContains: []string{"displayName"}, wantLacks: "also"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			decodeErr := hubcache.Decode(tc.obj, &addonv1alpha1.ClusterManagementAddOn{})
+			if decodeErr == nil {
+				t.Fatal("the test object decodes: it no longer reproduces the problem")
+			}
+			before := tc.obj.DeepCopy()
+			reason, problem := undecodableCMA(&hubcache.DecodeError{Name: "a", Err: decodeErr, Object: tc.obj})
+			if reason != tc.wantReason {
+				t.Errorf("reason %s, want %s (problem %q)", reason, tc.wantReason, problem)
+			}
+			if tc.wantErrFirst != strings.HasPrefix(problem, decodeErr.Error()) {
+				t.Errorf("problem %q starts with the converter's error %q: %v, want %v", problem, decodeErr, !tc.wantErrFirst, tc.wantErrFirst)
+			}
+			for _, w := range tc.wantContains {
+				if !strings.Contains(problem, w) {
+					t.Errorf("problem %q lacks %q", problem, w)
+				}
+			}
+			if tc.wantLacks != "" && strings.Contains(problem, tc.wantLacks) {
+				t.Errorf("problem %q has %q", problem, tc.wantLacks)
+			}
+			if !equality.Semantic.DeepEqual(before, tc.obj) {
+				t.Error("undecodableCMA changed the object (the cache's)")
 			}
 		})
 	}
