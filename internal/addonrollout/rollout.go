@@ -204,10 +204,11 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 	}
 
 	err = errors.Join(err, histErr)
-	if n := stale.Load(); n > 0 {
+	n := stale.Load()
+	if n > 0 {
 		logger.V(2).Info("MCAs changed since the decision read them; deciding again", "count", n)
 	}
-	return rolloutRecheck(plan.RecheckAfter, stale.Load() > 0, unserved), err
+	return rolloutRecheck(plan.RecheckAfter, n > 0, unserved), err
 }
 
 // eventType is the type of the event a decision's event is recorded as.
