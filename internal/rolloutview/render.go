@@ -39,7 +39,14 @@ func Bar(p Progress) string {
 }
 
 // Render writes the view for people. now dates the "since" ages.
-func Render(w io.Writer, v View, now time.Time) error {
+func Render(w io.Writer, v View, now time.Time) error { return render(w, v, now, true) }
+
+// RenderSummary writes the view as Render does without the per-cluster lines (the failed clusters
+// stay): its height does not grow with the fleet, so a live view redrawn in place fits a screen
+// (addonops-demo's progress).
+func RenderSummary(w io.Writer, v View, now time.Time) error { return render(w, v, now, false) }
+
+func render(w io.Writer, v View, now time.Time, clusters bool) error {
 	var b strings.Builder
 	header(&b, v)
 	if v.Health.Message != "" && len(v.Placements) == 0 {
@@ -98,7 +105,9 @@ func Render(w io.Writer, v View, now time.Time) error {
 			fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
 			fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
 		}
-		renderClusters(&b, p.Clusters)
+		if clusters {
+			renderClusters(&b, p.Clusters)
+		}
 		if len(p.FailedClusters) > 0 {
 			b.WriteString("  failed clusters:\n")
 			for _, f := range p.FailedClusters {

@@ -459,3 +459,36 @@ func TestRenderManyClusters(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// RenderSummary is Render without the "clusters:" sections: every other line, in order, the
+// failed clusters included.
+func TestRenderSummary(t *testing.T) {
+	in := world(t)
+	v := Build(in)
+	var full, summary bytes.Buffer
+	if err := Render(&full, v, in.Now); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderSummary(&summary, v, in.Now); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	inClusters := false
+	for _, l := range strings.Split(full.String(), "\n") {
+		switch {
+		case l == "  clusters:":
+			inClusters = true
+			continue
+		case inClusters && strings.HasPrefix(l, "    "):
+			continue
+		}
+		inClusters = false
+		want = append(want, l)
+	}
+	if got := summary.String(); got != strings.Join(want, "\n") {
+		t.Errorf("RenderSummary:\n%s\nwant Render without its cluster lines:\n%s", got, strings.Join(want, "\n"))
+	}
+	if !strings.Contains(summary.String(), "failed clusters:\n    c2  UpgradeFailed") || strings.Contains(summary.String(), "clusters:\n    c1") {
+		t.Errorf("RenderSummary keeps the failed clusters and drops the cluster lines:\n%s", summary.String())
+	}
+}
