@@ -697,14 +697,14 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	res := StepResult{Step: st.Name, Notes: st.Notes, kind: st.Kind}
 	start := time.Now()
 	w := &stepWatch{start: start, reasons: map[string][]string{}, doneAt: map[string]time.Duration{}}
-	changed := r.view.record()
+	changed := r.view.rec.begin(r.view.mcas.List())
 	if r.engine == nil {
 		r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
 	} else {
 		r.disp.printf("\n== %s: %d objects delivered by %s\n", st.Name, len(st.Objects), r.engine.Name())
 	}
 	fail := func(err error) StepResult {
-		r.view.stopRecording()
+		r.view.rec.stop()
 		res.Duration = time.Since(start)
 		if ctx.Err() != nil {
 			res.Result = Interrupted
@@ -852,7 +852,7 @@ func viewsOf(snaps []snapshot) []rolloutview.View {
 // finishStep fills in the step's result from the last snapshots and the recorded MCA changes, and
 // prints how it ended.
 func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps []snapshot, v verdict) StepResult {
-	recStart, events := r.view.stopRecording()
+	recStart, events := r.view.rec.stop()
 	views := viewsOf(snaps)
 	res.Duration = time.Since(w.start)
 	res.Result = result

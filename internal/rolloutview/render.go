@@ -41,12 +41,13 @@ func Bar(p Progress) string {
 // Render writes the view for people. now dates the "since" ages.
 func Render(w io.Writer, v View, now time.Time) error { return render(w, v, now, true) }
 
-// RenderSummary writes the view as Render does without the per-cluster lines (the failed clusters
-// stay): its height does not grow with the fleet, so a live view redrawn in place fits a screen
-// (addonops-demo's progress).
+// RenderSummary writes the view as Render does without the config objects of each slot and the
+// per-cluster lines (the version ids and the failed clusters stay): a dozen lines for a placement
+// at any fleet size, so a live view redrawn in place fits a screen (addonops-demo's progress).
 func RenderSummary(w io.Writer, v View, now time.Time) error { return render(w, v, now, false) }
 
-func render(w io.Writer, v View, now time.Time, clusters bool) error {
+// render writes the view; full adds the config objects and the per-cluster lines.
+func render(w io.Writer, v View, now time.Time, full bool) error {
 	var b strings.Builder
 	header(&b, v)
 	if v.Health.Message != "" && len(v.Placements) == 0 {
@@ -99,13 +100,13 @@ func render(w io.Writer, v View, now time.Time, clusters bool) error {
 			fmt.Fprintf(&b, "  versions: desired %s, last applied %s, last known good %s\n",
 				orDash(p.DesiredVersion), orDash(p.LastAppliedVersion), orDash(p.LastKnownGoodVersion))
 		}
-		for _, c := range p.Configs {
-			fmt.Fprintf(&b, "  %s\n", c.Resource)
-			fmt.Fprintf(&b, "    desired:         %s\n", objectName(c.Desired))
-			fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
-			fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
-		}
-		if clusters {
+		if full {
+			for _, c := range p.Configs {
+				fmt.Fprintf(&b, "  %s\n", c.Resource)
+				fmt.Fprintf(&b, "    desired:         %s\n", objectName(c.Desired))
+				fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
+				fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
+			}
 			renderClusters(&b, p.Clusters)
 		}
 		if len(p.FailedClusters) > 0 {

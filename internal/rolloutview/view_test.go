@@ -460,8 +460,8 @@ func TestRenderManyClusters(t *testing.T) {
 	}
 }
 
-// RenderSummary is Render without the "clusters:" sections: every other line, in order, the
-// failed clusters included.
+// RenderSummary is Render without the config objects and the "clusters:" sections: every other
+// line, in order, the version ids and the failed clusters included.
 func TestRenderSummary(t *testing.T) {
 	in := world(t)
 	v := Build(in)
@@ -473,22 +473,27 @@ func TestRenderSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	inClusters := false
+	skipping := false
 	for _, l := range strings.Split(full.String(), "\n") {
 		switch {
-		case l == "  clusters:":
-			inClusters = true
+		case l == "  clusters:" || strings.HasPrefix(l, "  addondeploymentconfigs."):
+			skipping = true
 			continue
-		case inClusters && strings.HasPrefix(l, "    "):
+		case skipping && strings.HasPrefix(l, "    "):
 			continue
 		}
-		inClusters = false
+		skipping = false
 		want = append(want, l)
 	}
 	if got := summary.String(); got != strings.Join(want, "\n") {
-		t.Errorf("RenderSummary:\n%s\nwant Render without its cluster lines:\n%s", got, strings.Join(want, "\n"))
+		t.Errorf("RenderSummary:\n%s\nwant Render without its config objects and cluster lines:\n%s", got, strings.Join(want, "\n"))
 	}
-	if !strings.Contains(summary.String(), "failed clusters:\n    c2  UpgradeFailed") || strings.Contains(summary.String(), "clusters:\n    c1") {
-		t.Errorf("RenderSummary keeps the failed clusters and drops the cluster lines:\n%s", summary.String())
+	for _, s := range []string{"versions: desired ", "failed clusters:\n    c2  UpgradeFailed"} {
+		if !strings.Contains(summary.String(), s) {
+			t.Errorf("RenderSummary does not say %q:\n%s", s, summary.String())
+		}
+	}
+	if strings.Contains(summary.String(), "desired:  ") || strings.Contains(summary.String(), "  clusters:") {
+		t.Errorf("RenderSummary shows config objects or cluster lines:\n%s", summary.String())
 	}
 }
