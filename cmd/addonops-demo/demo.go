@@ -77,8 +77,8 @@ type Options struct {
 	Out   io.Writer
 	TTY   bool
 	Width int
-	// Interval is how often plain output prints changed progress lines (default 1s; a terminal
-	// redraws five times a second).
+	// Interval is how often plain output may print the progress when it changed (default 1s; a
+	// terminal redraws five times a second).
 	Interval time.Duration
 	// Settle is how long a failed state must hold before a step is called failed: the controller
 	// may briefly show a failure it is about to move past (default 2s).
