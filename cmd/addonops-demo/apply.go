@@ -189,9 +189,6 @@ func setHealthSoak(objs []*unstructured.Unstructured, speed float64) []string {
 	return notes
 }
 
-// name is "namespace/name", or "name" for a cluster-scoped object.
-func name(o *unstructured.Unstructured) string { return ssapply.Name(o) }
-
 // toolEnv is the environment for kustomize: ours with dirs first on PATH, where the functions are.
 func toolEnv(dirs []string) []string {
 	path := strings.Join(append(append([]string{}, dirs...), os.Getenv("PATH")), string(os.PathListSeparator))
@@ -241,7 +238,7 @@ func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []s
 		if err != nil {
 			return nil, nil, err
 		}
-		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", name(o), plural(n, "cluster"))
+		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", ssapply.Name(o), plural(n, "cluster"))
 	}
 	gens := map[string]int64{}
 	var addons []string

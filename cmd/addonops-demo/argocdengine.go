@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonops/addonops/internal/testing/argocd"
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -55,7 +56,7 @@ func checkArgoCDBinaries(root string) error {
 	if os.Getenv("ADDONOPS_ARGOCD") == "" {
 		missing = missingBinaries(root, "bin/argocd")
 	}
-	if info, err := os.Stat(argoRedisServer()); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+	if childproc.CheckExecutable(argoRedisServer()) != nil {
 		missing = append(missing, argoRedisServer())
 	}
 	if len(missing) > 0 {
@@ -106,23 +107,9 @@ func (a *argoEngine) Prepare(objs []*unstructured.Unstructured) []string {
 		strings.Join(waved, ", "), argoSyncWave)}
 }
 
-// kustomizePath is the go.mod's kustomize (`go tool -n kustomize` builds it, cached, and prints
-// its path), which internal/testing/argocd gives the addonops plugin.
-func kustomizePath(ctx context.Context, root string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "kustomize")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("locating the go.mod's kustomize (go tool -n kustomize in %s): %w: %s", root, err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error) {
 	a.hub = hub
-	kustomize, err := kustomizePath(ctx, a.root)
+	kustomize, err := krmfntest.KustomizePath(a.root)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -18,7 +19,7 @@ import (
 // lastExample is kustomize-rollout-examples/04-rollback's committed output, as the demo renders it.
 func lastExample(t *testing.T) step {
 	t.Helper()
-	root, err := findRepoRoot("")
+	root, err := localhub.RepoRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
@@ -78,8 +77,8 @@ type Options struct {
 	Out   io.Writer
 	TTY   bool
 	Width int
-	// Interval is how often plain output prints changed progress lines (default 1s; a terminal
-	// redraws five times a second).
+	// Interval is how often plain output may print the progress when it changed (default 1s; a
+	// terminal redraws five times a second).
 	Interval time.Duration
 	// Settle is how long a failed state must hold before a step is called failed: the controller
 	// may briefly show a failure it is about to move past (default 2s).
@@ -142,9 +141,9 @@ func (o *Options) complete() error {
 	}
 	exe, _ := os.Executable()
 	if o.RepoRoot == "" {
-		root, err := findRepoRoot(exe)
+		root, err := localhub.RepoRoot("")
 		if err != nil {
-			return err
+			return fmt.Errorf("cannot find the addonops repository: %w; run the demo from the repository (make demo)", err)
 		}
 		o.RepoRoot = root
 	}
@@ -176,45 +175,6 @@ func (o *Options) complete() error {
 		}
 	}
 	return nil
-}
-
-// findRepoRoot finds the addonops module root above the working directory, else above the demo
-// binary (bin/addonops-demo run from elsewhere).
-func findRepoRoot(exe string) (string, error) {
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe != "" {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, start := range starts {
-		for dir := start; ; dir = filepath.Dir(dir) {
-			if declaresAddonops(filepath.Join(dir, "go.mod")) {
-				return dir, nil
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
-	}
-	return "", fmt.Errorf("cannot find the addonops repository (a go.mod declaring github.com/addonops/addonops) above %s; "+
-		"run the demo from the repository (make demo)", strings.Join(starts, " or "))
-}
-
-func declaresAddonops(goMod string) bool {
-	f, err := os.Open(goMod)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == "github.com/addonops/addonops"
-		}
-	}
-	return false
 }
 
 // demoRun is one demo: its options, fleet and the running parts.
@@ -594,12 +554,6 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 // showHistories prints the version history the controller kept of each add-on, as `addonops
 // history` shows it: what made 04-rollback and the revert rollbacks.
 func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summary) {
-	label := func(c history.Config) string {
-		if c.Resource != "addondeploymentconfigs" {
-			return ""
-		}
-		return r.versions[c.Namespace+"/"+c.Name]
-	}
 	for _, a := range addons {
 		rec, err := readHistory(ctx, r.clients, a)
 		if err != nil {
@@ -611,9 +565,10 @@ func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summa
 		}
 		sum.Histories[a] = rec
 		fmt.Fprintf(r.o.Out, "\nVersion history of %s, kept by the controller in ConfigMap %s/%s, as `addonops history %s` prints it "+
-			"(with each config's AGENT_VERSION); a version with a COMPLETED time is a rollback target on its placement:\n",
-			a, historyNamespace, history.ConfigMapName(a), a)
-		printHistory(r.o.Out, rec, label)
+			"(a version with a COMPLETED time is a rollback target on its placement):\n", a, historyNamespace, history.ConfigMapName(a), a)
+		if err := history.WriteTable(r.o.Out, rec, nil); err != nil {
+			fmt.Fprintf(r.o.Out, "writing the version history of %s: %v\n", a, err)
+		}
 	}
 }
 
@@ -633,17 +588,6 @@ func (r *demoRun) noteVersions(st step) {
 			}
 		}
 	}
-}
-
-// label names a config version in the progress.
-func (r *demoRun) label(v *rolloutview.Version) string {
-	if v == nil {
-		return "-"
-	}
-	if ver, ok := r.versions[v.Namespace+"/"+v.Name]; ok {
-		return ver
-	}
-	return v.String()
 }
 
 // describeStep says what a step rolls out: the add-on's placements and strategies and its config.
@@ -753,14 +697,14 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	res := StepResult{Step: st.Name, Notes: st.Notes, kind: st.Kind}
 	start := time.Now()
 	w := &stepWatch{start: start, reasons: map[string][]string{}, doneAt: map[string]time.Duration{}}
-	changed := r.view.record()
+	changed := r.view.rec.begin(r.view.mcas.List())
 	if r.engine == nil {
 		r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
 	} else {
 		r.disp.printf("\n== %s: %d objects delivered by %s\n", st.Name, len(st.Objects), r.engine.Name())
 	}
 	fail := func(err error) StepResult {
-		r.view.stopRecording()
+		r.view.rec.stop()
 		res.Duration = time.Since(start)
 		if ctx.Err() != nil {
 			res.Result = Interrupted
@@ -830,11 +774,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				// placement the engine created (see uncounted): the rollout has not started.
 				v.Ended = false
 			}
-			rs := rows(snaps, r.label)
+			f := frame{Views: viewsOf(snaps)}
 			if r.engine != nil {
-				rs = append(rs, row{Key: "engine", Line: w.lastEngine.Line})
+				f.Extra = []string{w.lastEngine.Line}
 			}
-			r.disp.update(st.Name, now.Sub(start), rs, now)
+			r.disp.update(st.Name, now.Sub(start), f, now)
 			pausing := w.pause != nil && w.pause.phase != pauseWaiting && w.pause.phase != pauseDone
 			var ended Result
 			switch {
@@ -908,7 +852,7 @@ func viewsOf(snaps []snapshot) []rolloutview.View {
 // finishStep fills in the step's result from the last snapshots and the recorded MCA changes, and
 // prints how it ended.
 func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps []snapshot, v verdict) StepResult {
-	recStart, events := r.view.stopRecording()
+	recStart, events := r.view.rec.stop()
 	views := viewsOf(snaps)
 	res.Duration = time.Since(w.start)
 	res.Result = result
@@ -1010,7 +954,7 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 	}
 
 	if len(snaps) > 0 {
-		r.disp.finish(res.Step, res.Duration, rows(snaps, r.label))
+		r.disp.finish(res.Step, res.Duration, frame{Views: views})
 	}
 	switch result {
 	case Succeeded:
@@ -1020,9 +964,6 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 	default:
 		r.disp.printf("== %s: %s after %s: %d/%d clusters run %s, %d failed\n", res.Step, result, seconds(res.Duration),
 			res.Done, res.Clusters, configLabel(res), len(res.Failed))
-		for _, reason := range res.Reasons {
-			r.disp.printf("   %s\n", reason)
-		}
 		for _, n := range v.Notes {
 			r.disp.printf("   %s\n", n)
 		}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // The tests below run the demo's whole flow (Run) as `make demo` does, on a real hub: localhub's
@@ -30,7 +32,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		root, err := findRepoRoot("")
+		root, err := localhub.RepoRoot("")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -272,7 +274,8 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 	}
 	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
 		"default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install",
-		"rollback: not gated by canary default/canary-placement",
+		// rolloutview's rollback line, as `addonops status` prints it.
+		"rollback to version ", ": succeeded, every cluster runs it again",
 		"as expected, a rollback: default/global-placement RollbackSucceeded",
 		"04-rollback: rollback: default/global-placement RollbackSucceeded",
 		"$ addonops pause helloworld --placement default/global-placement\n   helloworld: paused placement default/global-placement\n     addonops.io/pause: default/global-placement\n",
@@ -321,7 +324,7 @@ func TestDemoReportsInjectedFailures(t *testing.T) {
 		t.Errorf("exit code %d, want 0: the injected failures were reported as expected", sum.ExitCode())
 	}
 	text := out.String()
-	for _, want := range []string{"01-fresh-install: Failed", "cluster-06: InstallFailed", "Moving on to 02-rolling-update",
+	for _, want := range []string{"01-fresh-install: Failed", "cluster-06  InstallFailed: ", "Moving on to 02-rolling-update",
 		"01-fresh-install: failed clusters cluster-06"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output does not say %q", want)

@@ -16,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // With --engine=flux or --engine=argocd a real GitOps engine delivers the steps instead of the
@@ -167,8 +169,7 @@ func checkEngine(name, root string) error {
 func missingBinaries(root string, rel ...string) []string {
 	var out []string
 	for _, p := range rel {
-		info, err := os.Stat(filepath.Join(root, p))
-		if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		if childproc.CheckExecutable(filepath.Join(root, p)) != nil {
 			out = append(out, p)
 		}
 	}
@@ -241,7 +242,7 @@ func renderYAML(objs []*unstructured.Unstructured) ([]byte, error) {
 	for i, o := range objs {
 		data, err := yaml.Marshal(o.Object)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), name(o), err)
+			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), ssapply.Name(o), err)
 		}
 		if i > 0 {
 			b.WriteString("---\n")
@@ -263,14 +264,14 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 	}
 	w.sha = sha
 	for _, o := range st.Objects {
-		if o.GroupVersionKind().GroupKind() == placementGK && !r.placementsBefore[name(o)] {
+		if o.GroupVersionKind().GroupKind() == placementGK && !r.placementsBefore[ssapply.Name(o)] {
 			w.addsPlacement = true
 		}
 	}
 	r.placementsBefore = map[string]bool{}
 	for _, o := range st.Objects {
 		if o.GroupVersionKind().GroupKind() == placementGK {
-			r.placementsBefore[name(o)] = true
+			r.placementsBefore[ssapply.Name(o)] = true
 		}
 	}
 	what := "commit"
@@ -317,7 +318,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 			return nil, nil, err
 		}
 		if pending == "" {
-			r.disp.finish(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}})
+			r.disp.finish(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}})
 			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, r.placements))
 			return gens, addons, nil
 		}
@@ -326,7 +327,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 			r.disp.printf("   %s has not applied commit %s after %s (the hub lacks %s): %s (its logs: %s)\n", r.engine.Name(), short(sha),
 				seconds(now.Sub(w.handed)), pending, es.Line, r.engine.Logs())
 		}
-		r.disp.update(st.Name, now.Sub(w.start), []row{{Key: "engine", Line: es.Line}}, now)
+		r.disp.update(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}}, now)
 		select {
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
@@ -350,7 +351,7 @@ func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, ad
 		if gk != placementGK && gk != cmaGVK.GroupKind() {
 			continue
 		}
-		what := o.GetKind() + " " + name(o)
+		what := o.GetKind() + " " + ssapply.Name(o)
 		mapping, err := r.clients.Dynamic.Resource(gvrOf(o)).Namespace(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
@@ -362,7 +363,7 @@ func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, ad
 			return nil, nil, what + " as the commit has it", nil
 		}
 		if gk == placementGK {
-			d, ok := r.placements.decision(name(o))
+			d, ok := r.placements.decision(ssapply.Name(o))
 			if !ok || d.Generation < mapping.GetGeneration() {
 				return nil, nil, what + " decided", nil
 			}
@@ -434,8 +435,8 @@ func describeOnHub(st step, gens map[string]int64, pw *placementWatcher) string 
 		case cmaGVK.GroupKind():
 			parts = append(parts, fmt.Sprintf("ClusterManagementAddOn %s (generation %d)", o.GetName(), gens[o.GetName()]))
 		case placementGK:
-			d, _ := pw.decision(name(o))
-			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by the simulated placement controller", name(o), plural(d.Clusters, "cluster")))
+			d, _ := pw.decision(ssapply.Name(o))
+			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by the simulated placement controller", ssapply.Name(o), plural(d.Clusters, "cluster")))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 func TestCheckEngine(t *testing.T) {
@@ -100,7 +102,7 @@ func TestDemoDeliveredByArgoCD(t *testing.T) {
 // demo's output.
 func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, progressing string) string {
 	t.Helper()
-	root, err := findRepoRoot("")
+	root, err := localhub.RepoRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +183,7 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 // fail at once with an error naming it and quoting its log (not wait for --step-timeout), the demo
 // must stop, keep Flux's logs and the Git repository, and leave nothing running.
 func TestDemoSaysWhenFluxDies(t *testing.T) {
-	root, err := findRepoRoot("")
+	root, err := localhub.RepoRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}

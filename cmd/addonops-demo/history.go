@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -36,15 +35,4 @@ func readHistory(ctx context.Context, c *localhub.Clients, addon string) (*histo
 		return nil, fmt.Errorf("ConfigMap %s/%s: %w", historyNamespace, name, err)
 	}
 	return rec, nil
-}
-
-// printHistory writes a version history as `addonops history ADDON` prints it, the configs named
-// with their versions for people (label: AGENT_VERSION).
-func printHistory(w io.Writer, rec *history.Record, label func(history.Config) string) {
-	_ = history.WriteTable(w, rec, func(c history.Config) string {
-		if l := label(c); l != "" {
-			return c.Name + " (" + l + ")"
-		}
-		return c.Name
-	})
 }

@@ -5,9 +5,9 @@
 // (internal/testing/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
 // applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn the way Argo CD or Flux would
 // (`go tool kustomize build --enable-alpha-plugins --enable-exec`, the KRM functions from bin/, then
-// server-side apply of every object) and shows each rollout live per placement: a progress bar,
-// clusters done / in progress / failed, and the canary's state. It ends with a summary table and
-// stops everything it started.
+// server-side apply of every object) and shows each rollout live as `addonops status` shows it
+// (internal/rolloutview, without the per-cluster lines). It ends with a summary table and the
+// version history as `addonops history` prints it, and stops everything it started.
 //
 // Step 04-rollback goes back to v0.10.0, which completed on global-placement in step 01: the
 // controller's version history makes that a rollback at any moment (RollingBack, then

@@ -203,7 +203,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	if p.phase != pauseWaiting || len(p.owned) == 0 {
 		return false
 	}
-	told := p.told(p.r.view.latestStates(p.plan.Addon))
+	told := p.told(p.r.view.rec.latestStates(p.plan.Addon))
 	if len(told) == 0 {
 		return false
 	}
@@ -244,7 +244,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 			}
 		}
 	}
-	states := p.r.view.latestStates(p.plan.Addon)
+	states := p.r.view.rec.latestStates(p.plan.Addon)
 	d := p.r.disp
 	switch p.phase {
 	case pauseWaiting:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -331,68 +332,56 @@ metadata: {name: ns}
 	}
 }
 
-func TestRowsAndDisplay(t *testing.T) {
+// The live progress is rolloutview's summary of each add-on, as `addonops status` prints it.
+func TestDisplay(t *testing.T) {
 	v1, v2 := &rolloutview.Version{Namespace: "default", Name: "cfg-a"}, &rolloutview.Version{Namespace: "default", Name: "cfg-b"}
 	g := placement("global-placement", "Progressing", "Upgrading", "default/canary-placement")
 	g.Progress = rolloutview.Progress{Total: 8, Done: 2, InProgress: 2, Failed: 1, Source: "controller"}
 	g.Configs = []rolloutview.Configs{{Resource: "addondeploymentconfigs.addon.open-cluster-management.io", Desired: v2, LastApplied: v1}}
-	g.Canary.State = "canary default/canary-placement passed the desired configs"
-	c := placement("canary-placement", "Healthy", "UpgradeSucceed", "")
-	c.Progress = rolloutview.Progress{Total: 2, Done: 2, Source: "controller"}
-	c.Configs = []rolloutview.Configs{{Resource: "addondeploymentconfigs.addon.open-cluster-management.io", Desired: v2, LastApplied: v2}}
-	label := func(v *rolloutview.Version) string { return map[string]string{"cfg-a": "v1", "cfg-b": "v2"}[v.Name] }
-	rs := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{g, c}}}}, label)
-	want := []string{
-		"default/global-placement [######!!!~~~~~~.........] 2/8 done, 2 in progress, 1 failed  Upgrading  v1 -> v2",
-		"default/canary-placement [########################] 2/2 done, 0 in progress, 0 failed  UpgradeSucceed  v2",
+	g.Clusters = []rolloutview.Cluster{{Cluster: "c1", State: rolloutview.StateDone}}
+	view := rolloutview.View{Addon: "a", InstallStrategy: "Placements", Phase: rolloutview.PhaseProgressing, Placements: []rolloutview.Placement{g}}
+	f := frame{Views: []rolloutview.View{view}, Extra: []string{"engine: fine"}}
+	now := time.Now()
+	var want strings.Builder
+	if err := rolloutview.RenderSummary(&want, view, now); err != nil {
+		t.Fatal(err)
 	}
-	if len(rs) != 2 || rs[0].Line != want[0] || rs[1].Line != want[1] {
-		t.Fatalf("rows:\n%q\n%q\nwant\n%q", rs[0].Line, rs[1].Line, want)
-	}
-	if rs[0].Canary != "canary: canary default/canary-placement passed the desired configs" {
-		t.Errorf("canary line %q", rs[0].Canary)
-	}
-	// A rollback is not gated by the canary; a canary whose gated placements all roll back says so.
-	rg := placement("global-placement", "Progressing", "RollingBack", "default/canary-placement")
-	rg.Change = "rollback"
-	rc := placement("canary-placement", "Progressing", "Upgrading", "")
-	rc.Canary = &rolloutview.Canary{CanaryFor: []string{"default/global-placement"}, State: "canary in progress: the placements it gates wait for it"}
-	rrs := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{rg, rc}}}}, label)
-	if rrs[0].Canary != "rollback: not gated by canary default/canary-placement (a rollback never waits for the canary)" ||
-		rrs[1].Canary != "canary for default/global-placement, which roll back without waiting for it" {
-		t.Errorf("canary lines of a rollback: %q, %q", rrs[0].Canary, rrs[1].Canary)
+	if got := strings.Join(f.lines(now), "\n"); got != strings.TrimSuffix(want.String(), "\n")+"\nengine: fine" {
+		t.Fatalf("frame:\n%s\nwant rolloutview.RenderSummary's, then the extra line:\n%s", got, want.String())
 	}
 
-	// Right after an apply the progression still shows the last step's reason.
-	stale := rows([]snapshot{{View: rolloutview.View{Placements: []rolloutview.Placement{c}}, Stale: map[string]bool{c.Key(): true}}}, label)
-	if stale[0].Line != "default/canary-placement [........................]  waiting for the controller to pick up the new configs" || stale[0].Canary != "" {
-		t.Errorf("stale placement shown as %q, want it waiting for the controller", stale[0].Line)
-	}
-
-	// Plain output prints a placement's line when it changed, at most once per interval.
+	// Plain output prints a frame when what it shows changed, at most once per interval: ages and
+	// per-cluster states (not shown) change nothing.
 	var out bytes.Buffer
 	d := newDisplay(&out, false, 0, time.Second)
 	t0 := time.Now()
-	d.update("s", time.Second, rs, t0)
-	d.update("s", 2*time.Second, rs, t0.Add(2*time.Second)) // unchanged: nothing
-	rs2 := slices.Clone(rs)
-	rs2[1].Line = "changed"
-	d.update("s", 2*time.Second, rs2, t0.Add(2500*time.Millisecond)) // within the interval: nothing yet
-	d.finish("s", 3*time.Second, rs2)                                // the change, once
+	d.update("s", time.Second, f, t0)
+	later := f
+	later.Views = []rolloutview.View{view}
+	later.Views[0].Placements = []rolloutview.Placement{g}
+	later.Views[0].Placements[0].Clusters = []rolloutview.Cluster{{Cluster: "c1", State: rolloutview.StateInProgress}}
+	d.update("s", 2*time.Second, later, t0.Add(2*time.Second)) // the same summary: nothing
+	changed := f
+	changed.Extra = []string{"engine: changed"}
+	d.update("s", 2*time.Second, changed, t0.Add(2500*time.Millisecond)) // within the interval: nothing yet
+	d.finish("s", 3*time.Second, changed)                                // the change, once
 	got := out.String()
-	if strings.Count(got, want[0]) != 1 || strings.Count(got, want[1]) != 1 || strings.Count(got, "changed") != 1 || strings.Count(got, "\n") != 4 {
+	if strings.Count(got, "  --- ") != 2 || strings.Count(got, "PLACEMENT default/global-placement") != 2 ||
+		strings.Count(got, "engine: fine") != 1 || strings.Count(got, "engine: changed") != 1 {
 		t.Errorf("plain output:\n%s", got)
 	}
 
-	// A terminal gets the frame redrawn in place.
+	// A terminal gets the frame redrawn in place, cut to its width.
 	out.Reset()
 	d = newDisplay(&out, true, 40, time.Second)
-	d.update("s", time.Second, rs, t0)
-	d.update("s", 2*time.Second, rs, t0)
-	if !strings.Contains(out.String(), "\033[4F\033[J") {
-		t.Errorf("terminal output does not redraw the 4-line frame: %q", out.String())
+	d.update("s", time.Second, f, t0)
+	n := len(f.lines(t0)) + 1
+	d.update("s", 2*time.Second, f, t0)
+	redraw := fmt.Sprintf("\033[%dF\033[J", n)
+	if !strings.Contains(out.String(), redraw) {
+		t.Errorf("terminal output does not redraw the %d-line frame: %q", n, out.String())
 	}
-	for _, l := range strings.Split(strings.ReplaceAll(out.String(), "\033[4F\033[J", ""), "\n") {
+	for _, l := range strings.Split(strings.ReplaceAll(out.String(), redraw, ""), "\n") {
 		if len(l) >= 40 {
 			t.Errorf("line of %d columns on a 40-column terminal: %q", len(l), l)
 		}

@@ -39,7 +39,15 @@ func Bar(p Progress) string {
 }
 
 // Render writes the view for people. now dates the "since" ages.
-func Render(w io.Writer, v View, now time.Time) error {
+func Render(w io.Writer, v View, now time.Time) error { return render(w, v, now, true) }
+
+// RenderSummary writes the view as Render does without the config objects of each slot and the
+// per-cluster lines (the version ids and the failed clusters stay): a dozen lines for a placement
+// at any fleet size, so a live view redrawn in place fits a screen (addonops-demo's progress).
+func RenderSummary(w io.Writer, v View, now time.Time) error { return render(w, v, now, false) }
+
+// render writes the view; full adds the config objects and the per-cluster lines.
+func render(w io.Writer, v View, now time.Time, full bool) error {
 	var b strings.Builder
 	header(&b, v)
 	if v.Health.Message != "" && len(v.Placements) == 0 {
@@ -92,13 +100,15 @@ func Render(w io.Writer, v View, now time.Time) error {
 			fmt.Fprintf(&b, "  versions: desired %s, last applied %s, last known good %s\n",
 				orDash(p.DesiredVersion), orDash(p.LastAppliedVersion), orDash(p.LastKnownGoodVersion))
 		}
-		for _, c := range p.Configs {
-			fmt.Fprintf(&b, "  %s\n", c.Resource)
-			fmt.Fprintf(&b, "    desired:         %s\n", objectName(c.Desired))
-			fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
-			fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
+		if full {
+			for _, c := range p.Configs {
+				fmt.Fprintf(&b, "  %s\n", c.Resource)
+				fmt.Fprintf(&b, "    desired:         %s\n", objectName(c.Desired))
+				fmt.Fprintf(&b, "    last applied:    %s\n", objectName(c.LastApplied))
+				fmt.Fprintf(&b, "    last known good: %s\n", objectName(c.LastKnownGood))
+			}
+			renderClusters(&b, p.Clusters)
 		}
-		renderClusters(&b, p.Clusters)
 		if len(p.FailedClusters) > 0 {
 			b.WriteString("  failed clusters:\n")
 			for _, f := range p.FailedClusters {

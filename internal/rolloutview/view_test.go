@@ -459,3 +459,41 @@ func TestRenderManyClusters(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// RenderSummary is Render without the config objects and the "clusters:" sections: every other
+// line, in order, the version ids and the failed clusters included.
+func TestRenderSummary(t *testing.T) {
+	in := world(t)
+	v := Build(in)
+	var full, summary bytes.Buffer
+	if err := Render(&full, v, in.Now); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderSummary(&summary, v, in.Now); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	skipping := false
+	for _, l := range strings.Split(full.String(), "\n") {
+		switch {
+		case l == "  clusters:" || strings.HasPrefix(l, "  addondeploymentconfigs."):
+			skipping = true
+			continue
+		case skipping && strings.HasPrefix(l, "    "):
+			continue
+		}
+		skipping = false
+		want = append(want, l)
+	}
+	if got := summary.String(); got != strings.Join(want, "\n") {
+		t.Errorf("RenderSummary:\n%s\nwant Render without its config objects and cluster lines:\n%s", got, strings.Join(want, "\n"))
+	}
+	for _, s := range []string{"versions: desired ", "failed clusters:\n    c2  UpgradeFailed"} {
+		if !strings.Contains(summary.String(), s) {
+			t.Errorf("RenderSummary does not say %q:\n%s", s, summary.String())
+		}
+	}
+	if strings.Contains(summary.String(), "desired:  ") || strings.Contains(summary.String(), "  clusters:") {
+		t.Errorf("RenderSummary shows config objects or cluster lines:\n%s", summary.String())
+	}
+}
