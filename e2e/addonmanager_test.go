@@ -59,14 +59,14 @@ func TestAddonManagerDefaultMode(t *testing.T) {
 		}
 	}
 	// No Deployment is ready yet: OCM's prober must not call the add-on available.
-	for c, m := range mcas.latestCopy() {
+	for c, m := range mcas.Latest() {
 		if strings.HasPrefix(m.Available, "True") {
 			t.Errorf("%s: Available %s before any Deployment is ready", c, m.Available)
 		}
 	}
 	stopReady := s.keepDeploymentsReady(t)
 	defer stopReady()
-	mcas.waitFor(t, s, "every cluster InstallSucceed with "+tpl+" and Available", func(m map[string]mcaSnap) string {
+	waitRecorded(t, s, mcas, "every cluster InstallSucceed with "+tpl+" and Available", func(m map[string]mcaSnap) string {
 		for _, c := range amClusters {
 			got := m[c]
 			if got.AppliedTpl != tpl || got.DesiredTpl != tpl || got.AppliedADC != adc || got.Progressing != installSucceed ||
@@ -90,11 +90,11 @@ func TestAddonManagerDefaultMode(t *testing.T) {
 	for c, w := range works {
 		before[c] = w.Generation
 	}
-	mark := mcas.mark()
+	mark := mcas.Mark()
 	frozen := s.watchFrozenWorks(ctx, t, newTpl, before)
 	s.apply(t, objs)
 	t.Logf("applied the upgrade: template %s -> %s, placement Progressive maxConcurrency 1", tpl, newTpl)
-	mcas.waitFor(t, s, "every cluster UpgradeSucceed with "+newTpl+" and Available", func(m map[string]mcaSnap) string {
+	waitRecorded(t, s, mcas, "every cluster UpgradeSucceed with "+newTpl+" and Available", func(m map[string]mcaSnap) string {
 		for _, c := range amClusters {
 			got := m[c]
 			if got.AppliedTpl != newTpl || got.DesiredTpl != newTpl || got.Progressing != upgradeSucceed || got.Available != "True/ProbeAvailable" {
@@ -108,7 +108,7 @@ func TestAddonManagerDefaultMode(t *testing.T) {
 		t.Error(err)
 	}
 
-	start, events := mcas.since(mark)
+	start, events := mcas.Since(mark)
 	t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
 	most, when := templateInFlight(start, events, amClusters, newTpl)
 	if most != 1 {
@@ -116,7 +116,7 @@ func TestAddonManagerDefaultMode(t *testing.T) {
 	}
 	// OCM's deployer reports a lost ManifestWork update race (it retries at once) as
 	// ManifestApplied=False for a moment: that is no failure, and nothing may fail in this upgrade.
-	_, condEvents := conds.since(0)
+	_, condEvents := conds.Since(0)
 	for _, f := range failuresOf(condEvents) {
 		t.Errorf("failure: %s", f)
 	}
@@ -424,7 +424,7 @@ func templateInFlight(start map[string]mcaSnap, events []mcaSnap, clusters []str
 // tell a failure's cause.
 type condSnap struct{ Cluster, Type, Status, Reason, Message string }
 
-func (c condSnap) key() string { return c.Cluster + "/" + c.Type }
+func (c condSnap) Key() string { return c.Cluster + "/" + c.Type }
 
 func (c condSnap) String() string {
 	return fmt.Sprintf("%s: %s=%s %s: %s", c.Cluster, c.Type, c.Status, c.Reason, c.Message)

@@ -367,7 +367,7 @@ func recordVerdicts(ctx context.Context, t *testing.T, s *suite, addon string) *
 // noSnap lets record drive a watch whose snapshots the test keeps elsewhere.
 type noSnap struct{}
 
-func (noSnap) key() string { return "" }
+func (noSnap) Key() string { return "" }
 
 func (v *verdicts) put(key, health string) {
 	v.mu.Lock()
@@ -511,7 +511,7 @@ func (g *gitopsRun) step(t *testing.T, step gitopsStep) string {
 	t.Helper()
 	var sha string
 	ok := t.Run(step.name, func(t *testing.T) {
-		appMark, cmaMark := g.app.mark(), g.cma.mark()
+		appMark, cmaMark := g.app.mark(), g.cma.Mark()
 		sha = g.commit(t, step)
 		committed := time.Now()
 		what := "commit " + sha[:7]
@@ -558,7 +558,7 @@ func (g *gitopsRun) step(t *testing.T, step gitopsStep) string {
 func (g *gitopsRun) settle(t *testing.T, name, during, want string, reasons map[string]string, sequence map[string][]string) {
 	t.Helper()
 	ok := t.Run(name, func(t *testing.T) {
-		appMark, cmaMark := g.app.mark(), g.cma.mark()
+		appMark, cmaMark := g.app.mark(), g.cma.Mark()
 		started := time.Now()
 		a, err := g.app.current()
 		if err != nil {
@@ -642,7 +642,7 @@ func (g *gitopsRun) checkPath(t *testing.T, mark int, sha, during, want string) 
 // checkSequences checks that each placement went through the Progressing reasons given, in order.
 func (g *gitopsRun) checkSequences(t *testing.T, mark int, sequence map[string][]string) {
 	t.Helper()
-	start, events := g.cma.since(mark)
+	start, events := g.cma.Since(mark)
 	for pl, want := range sequence {
 		got := reasonsOf(start, events, pl, func(p progSnap) string { return p.Reason })
 		if !containsInOrder(got, want) {
@@ -666,7 +666,7 @@ func containsInOrder(got, want []string) bool {
 // checkReasons checks the placements' current Progressing reasons ("A|B": either).
 func (g *gitopsRun) checkReasons(t *testing.T, reasons map[string]string) {
 	t.Helper()
-	g.cma.waitFor(t, g.s, "the install progressions' reasons", func(m map[string]progSnap) string {
+	waitRecorded(t, g.s, g.cma, "the install progressions' reasons", func(m map[string]progSnap) string {
 		for pl, want := range reasons {
 			if !slices.Contains(strings.Split(want, "|"), m[pl].Reason) {
 				return fmt.Sprintf("%s, want %s", m[pl], want)

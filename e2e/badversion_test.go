@@ -68,7 +68,7 @@ func testBadVersion(t *testing.T, s *suite) {
 	t.Logf("known-good commit applied: every cluster runs %s (%s)", good, time.Since(started).Round(100*time.Millisecond))
 
 	// The bad commit.
-	badMark, cmaMark := mcas.mark(), cma.mark()
+	badMark, cmaMark := mcas.Mark(), cma.Mark()
 	badAt := time.Now()
 	// The canary clusters' agents are held unready from before the bad commit on: OCM's work agent
 	// reports a work Available at its new generation with status feedback read in the same pass,
@@ -105,13 +105,13 @@ func testBadVersion(t *testing.T, s *suite) {
 	}
 	// The gated placement waits for the canary and keeps waiting; give it a moment to misbehave.
 	time.Sleep(3 * statusSync)
-	cma.waitFor(t, s, "global-placement waits for the canary", func(m map[string]progSnap) string {
+	waitRecorded(t, s, cma, "global-placement waits for the canary", func(m map[string]progSnap) string {
 		if got := m[globalPl]; got.Reason != waitingForCanary || got.GoodADC != good || got.AppliedADC != good {
 			return fmt.Sprintf("%s, want WaitingForCanary with lastKnownGood and lastApplied %s", got, good)
 		}
 		return ""
 	})
-	start, events := mcas.since(badMark)
+	start, events := mcas.Since(badMark)
 	t.Logf("ManagedClusterAddOn changes after the bad commit:%s", eventLog(events))
 	var ranBad []string // canary clusters that were told to run the bad version
 	for _, e := range events {
@@ -132,7 +132,7 @@ func testBadVersion(t *testing.T, s *suite) {
 		t.Fatalf("no canary cluster was told to run %s: the bad version was never tried", bad)
 	}
 	for _, c := range ranBad {
-		m := mcas.latestCopy()[c]
+		m := mcas.Latest()[c]
 		if m.Progressing != upgradeFailed || !strings.HasPrefix(m.Available, "False") {
 			t.Errorf("%s: %s, want UpgradeFailed and Available=False", c, m)
 		}
@@ -160,7 +160,7 @@ func testBadVersion(t *testing.T, s *suite) {
 			t.Errorf("%s: Progressing reasons %v, want %v", c, got, want)
 		}
 	}
-	cstart, cevents := cma.since(cmaMark)
+	cstart, cevents := cma.Since(cmaMark)
 	t.Logf("install progression changes after the bad commit:%s", eventLog(cevents))
 	if got := onlyValues(reasonsOf(cstart, cevents, canaryPl, func(p progSnap) string { return p.Reason }), seedReasons...); !slices.Equal(got, []string{upgradeSucceed, upgrading, upgradeFailed}) {
 		t.Errorf("%s: Progressing reasons %v, want [UpgradeSucceed Upgrading UpgradeFailed]", canaryPl, got)
@@ -174,7 +174,7 @@ func testBadVersion(t *testing.T, s *suite) {
 	}
 
 	// git revert: the known-good commit's output, applied again.
-	revertMark, cmaMark := mcas.mark(), cma.mark()
+	revertMark, cmaMark := mcas.Mark(), cma.Mark()
 	revertAt := time.Now()
 	// The reverted clusters' agents are ready once they run the good image again (the bad image
 	// stays unready).
@@ -184,14 +184,14 @@ func testBadVersion(t *testing.T, s *suite) {
 	s.apply(t, goodObjs)
 	t.Logf("reverted: applied the known-good commit's output again (config %s)", good)
 	s.waitAllOn(t, mcas, cma, good)
-	cma.waitFor(t, s, "canary-placement reports the rollback", func(m map[string]progSnap) string {
+	waitRecorded(t, s, cma, "canary-placement reports the rollback", func(m map[string]progSnap) string {
 		if got := m[canaryPl]; got.Reason != rollbackSucceeded {
 			return fmt.Sprintf("%s, want RollbackSucceeded", got)
 		}
 		return ""
 	})
 	t.Logf("rollback complete after %s", time.Since(revertAt).Round(100*time.Millisecond))
-	start, events = mcas.since(revertMark)
+	start, events = mcas.Since(revertMark)
 	t.Logf("ManagedClusterAddOn changes after the revert:%s", eventLog(events))
 	// Nothing moves to the bad version after the revert: a cluster told the good version (or still
 	// on it) is never told the bad one again.
@@ -221,7 +221,7 @@ func testBadVersion(t *testing.T, s *suite) {
 			t.Errorf("%s never ran the bad version, yet its desired configs over the revert were %v", c, told)
 		}
 	}
-	cstart, cevents = cma.since(cmaMark)
+	cstart, cevents = cma.Since(cmaMark)
 	t.Logf("install progression changes after the revert:%s", eventLog(cevents))
 	if got := onlyValues(reasonsOf(cstart, cevents, canaryPl, func(p progSnap) string { return p.Reason }), append(seedReasons, rollingBack, rollbackSucceeded)...); len(got) < 2 || got[len(got)-1] != rollbackSucceeded || !slices.Contains(got, rollingBack) {
 		t.Errorf("%s: Progressing reasons over the revert %v, want RollingBack then RollbackSucceeded", canaryPl, got)
@@ -249,7 +249,7 @@ func testBadVersion(t *testing.T, s *suite) {
 // placements' progressions have it as desired, last applied and last known good.
 func (s *suite) waitAllOn(t *testing.T, mcas *recorder[mcaSnap], cma *recorder[progSnap], adc string) {
 	t.Helper()
-	mcas.waitFor(t, s, "every cluster runs "+adc, func(m map[string]mcaSnap) string {
+	waitRecorded(t, s, mcas, "every cluster runs "+adc, func(m map[string]mcaSnap) string {
 		for _, c := range clusters {
 			got := m[c]
 			if got.DesiredADC != adc || got.AppliedADC != adc || !strings.HasSuffix(got.Progressing, "Succeed") && got.Progressing != rollbackSucceeded || got.Available != "True/ProbeAvailable" {
@@ -258,7 +258,7 @@ func (s *suite) waitAllOn(t *testing.T, mcas *recorder[mcaSnap], cma *recorder[p
 		}
 		return ""
 	})
-	cma.waitFor(t, s, "both progressions on "+adc, func(m map[string]progSnap) string {
+	waitRecorded(t, s, cma, "both progressions on "+adc, func(m map[string]progSnap) string {
 		for _, pl := range []string{globalPl, canaryPl} {
 			got := m[pl]
 			if got.DesiredADC != adc || got.AppliedADC != adc || got.GoodADC != adc {

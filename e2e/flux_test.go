@@ -29,6 +29,7 @@ import (
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/mdblock"
 	"github.com/addonops/addonops/internal/testing/ssapply"
@@ -383,7 +384,7 @@ type kustSnap struct {
 	ReadySince string
 }
 
-func (k kustSnap) key() string { return fluxKustomization }
+func (k kustSnap) Key() string { return fluxKustomization }
 
 func (k kustSnap) String() string {
 	s := fmt.Sprintf("Ready=%s Healthy=%s Reconciling=%s Stalled=%s attempted=%s applied=%s: %q", orDash(k.Ready), orDash(k.Healthy),
@@ -490,12 +491,10 @@ func (r *fluxRun) waitKustomization(t *testing.T, what string, check func(kustSn
 	t.Helper()
 	var got kustSnap
 	r.waitLong(t, what, fluxTimeout, func() string {
-		r.kust.mu.Lock()
-		defer r.kust.mu.Unlock()
-		if r.kust.err != nil {
-			return r.kust.err.Error()
+		if err := r.kust.Err(); err != nil {
+			return err.Error()
 		}
-		got = r.kust.latest[fluxKustomization]
+		got, _ = r.kust.Get(fluxKustomization)
 		return check(got)
 	})
 	return got
@@ -515,7 +514,7 @@ func (r *fluxRun) waitReady(t *testing.T, rev string, mark int, tolerated func(k
 	if got.Healthy != "True/Succeeded" || got.Reconciling != "" || got.Stalled != "" || !strings.Contains(got.Message, "Applied revision: "+rev) {
 		t.Errorf("Ready Kustomization: %s; want Healthy True/Succeeded, no Reconciling or Stalled condition, message \"Applied revision: %s\"", got, rev)
 	}
-	_, events := r.kust.since(mark)
+	_, events := r.kust.Since(mark)
 	t.Logf("Kustomization changes:%s", eventLog(events))
 	healthChecks := false
 	for _, e := range events {
@@ -785,7 +784,7 @@ func (r *fluxRun) rolloutExamples(t *testing.T) {
 		completed := false
 		t.Run("flux-"+step.name, func(t *testing.T) {
 			sha := r.commit(t, "e2e/testdata/rollout-examples/"+step.name, step.name)
-			mcaMark, cmaMark, kMark := r.mcas.mark(), r.cma.mark(), r.kust.mark()
+			mcaMark, cmaMark, kMark := r.mcas.Mark(), r.cma.Mark(), r.kust.Mark()
 			pushed := time.Now()
 			objs := r.ci(t, sha)
 			adc, tpl := only(t, objs, "AddOnDeploymentConfig"), only(t, objs, "AddOnTemplate")
@@ -804,7 +803,7 @@ func (r *fluxRun) rolloutExamples(t *testing.T) {
 				// artifact.
 				return i == 0 && e.Attempted == "" && e.Ready == "False/ArtifactFailed"
 			})
-			if _, events := r.cma.since(cmaMark); slices.ContainsFunc(events, func(p progSnap) bool { return p.Reason == placementNotFound }) {
+			if _, events := r.cma.Since(cmaMark); slices.ContainsFunc(events, func(p progSnap) bool { return p.Reason == placementNotFound }) {
 				t.Logf("%s: the controller saw the ClusterManagementAddOn before its Placement (PlacementNotFound within the grace); Flux stayed in progress", step.name)
 			}
 			t.Logf("%s: pushed %s (%s), Flux Ready after %s: %s", step.name, sha[:12], rev, time.Since(pushed).Round(100*time.Millisecond), k.Message)
@@ -815,7 +814,7 @@ func (r *fluxRun) rolloutExamples(t *testing.T) {
 			if step.canary {
 				placements = append(placements, canaryPl)
 			}
-			r.mcas.waitFor(t, s, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
+			waitRecorded(t, s, r.mcas, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					got := m[c]
 					_, done := reasonsOfKind(step.clusterKind(i, c))
@@ -825,8 +824,8 @@ func (r *fluxRun) rolloutExamples(t *testing.T) {
 				}
 				return ""
 			})
-			start, events := r.mcas.since(mcaMark)
-			cstart, cevents := r.cma.since(cmaMark)
+			start, events := r.mcas.Since(mcaMark)
+			cstart, cevents := r.cma.Since(cmaMark)
 			t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
 			t.Logf("install progression changes:%s", eventLog(cevents))
 			nonCanaries := slices.DeleteFunc(slices.Clone(clusters), func(c string) bool { return slices.Contains(canaries, c) })
@@ -876,13 +875,13 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 				}
 			}
 		}
-		kMark := r.kust.mark()
+		kMark := r.kust.Mark()
 		for n := 1; n <= 2; n++ {
 			took := r.requestReconcile(t)
 			checkPause(fmt.Sprintf("after Flux's reconcile %d while paused", n), true)
 			t.Logf("paused: Flux reconcile %d handled in %s; the annotation stays", n, took.Round(100*time.Millisecond))
 		}
-		if _, events := r.kust.since(kMark); slices.ContainsFunc(events, func(k kustSnap) bool { return !strings.HasPrefix(k.Ready, "True") && k.Reconciling == "" }) {
+		if _, events := r.kust.Since(kMark); slices.ContainsFunc(events, func(k kustSnap) bool { return !strings.HasPrefix(k.Ready, "True") && k.Reconciling == "" }) {
 			t.Errorf("the Kustomization left Ready over reconciles of an unchanged, completed, paused add-on:%s", eventLog(events))
 		}
 		r.quiet(t, "paused, nothing new in Git")
@@ -892,7 +891,7 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 		// the controller starts no cluster on it.
 		before := s.agentImages(t)
 		sha := r.commit(t, "e2e/testdata/bad-version/good", "known-good v0.11.0, canary-gated, 20s progressDeadline")
-		mark := r.kust.mark()
+		mark := r.kust.Mark()
 		pushed := time.Now()
 		objs := r.ci(t, sha)
 		good = only(t, objs, "AddOnDeploymentConfig").GetName()
@@ -914,7 +913,7 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 			}
 		}
 		checkPause("after Flux applied a change of the CMA", true)
-		r.cma.waitFor(t, s, "both placements report Paused", func(m map[string]progSnap) string {
+		waitRecorded(t, s, r.cma, "both placements report Paused", func(m map[string]progSnap) string {
 			for _, pl := range []string{globalPl, canaryPl} {
 				if got := m[pl]; got.Reason != paused || got.DesiredADC != good {
 					return fmt.Sprintf("%s, want Paused with desired %s", got, good)
@@ -926,17 +925,22 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 		if view.Phase != rolloutview.PhaseSuspended || view.Health.Health != rolloutview.Suspended {
 			t.Errorf("addonops status: phase %s, health %s while paused; want Suspended (Flux: InProgress)", view.Phase, view.Health.Health)
 		}
-		time.Sleep(pausedHold)
+		harness.Consistently(t, pausedHold, "the agent images while paused", func() string {
+			if got := s.agentImages(t); !maps.Equal(got, before) {
+				return fmt.Sprintf("%v, before %v", got, before)
+			}
+			return ""
+		}, harness.Every(time.Second), harness.Within(s.ctx))
 		if got := s.agentImages(t); !maps.Equal(got, before) {
 			t.Errorf("agent images changed while paused: %v, before %v", got, before)
 		}
-		_, events := r.kust.since(mark)
+		_, events := r.kust.Since(mark)
 		for _, e := range events {
 			if strings.HasPrefix(e.Ready, "False") || e.Stalled != "" && !strings.HasPrefix(e.Stalled, "False") || e.Applied == rev {
 				t.Errorf("while paused the Kustomization went %s; want it waiting (Ready Unknown, Reconciling)", e)
 			}
 		}
-		latest := r.kust.latest[fluxKustomization]
+		latest, _ := r.kust.Get(fluxKustomization)
 		t.Logf("paused for %s: Flux %s; addonops status %s/%s", pausedHold, latest, view.Phase, view.Health.Health)
 		if latest.Ready != "Unknown/Progressing" || latest.Healthy != "Unknown/Progressing" {
 			t.Errorf("while paused: %s, want Ready and Healthy Unknown/Progressing", latest)
@@ -974,7 +978,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 			s.kubelet.hold(agentName(c))
 		}
 		badSHA := r.commit(t, "e2e/testdata/bad-version/bad", "v0.13.0-bad")
-		mcaMark, cmaMark, kMark := r.mcas.mark(), r.cma.mark(), r.kust.mark()
+		mcaMark, cmaMark, kMark := r.mcas.Mark(), r.cma.Mark(), r.kust.Mark()
 		pushed := time.Now()
 		bad := only(t, r.ci(t, badSHA), "AddOnDeploymentConfig").GetName()
 		rev := r.ociRevision(t, badSHA)
@@ -998,13 +1002,13 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		if view.Phase != rolloutview.PhaseFailed || view.Health.Health != rolloutview.Degraded {
 			t.Errorf("Flux failed the health check, addonops status says phase %s, health %s; want Failed, Degraded", view.Phase, view.Health.Health)
 		}
-		r.cma.waitFor(t, s, "global-placement waits for the canary", func(m map[string]progSnap) string {
+		waitRecorded(t, s, r.cma, "global-placement waits for the canary", func(m map[string]progSnap) string {
 			if got := m[globalPl]; got.Reason != waitingForCanary || got.AppliedADC != good {
 				return fmt.Sprintf("%s, want WaitingForCanary on %s", got, good)
 			}
 			return ""
 		})
-		_, events := r.mcas.since(mcaMark)
+		_, events := r.mcas.Since(mcaMark)
 		for _, e := range events {
 			if e.DesiredADC == bad && slices.Contains(nonCanaries, e.Cluster) {
 				t.Errorf("%s (global-placement) was told to run the bad version: %s", e.Cluster, e)
@@ -1013,7 +1017,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		r.checkInventory(t)
 		// Failing, Flux retries every interval: the retries apply nothing.
 		r.quiet(t, "bad version failing")
-		_, kevents := r.kust.since(kMark)
+		_, kevents := r.kust.Since(kMark)
 		t.Logf("Kustomization changes since the bad push:%s", eventLog(kevents))
 
 		// git revert: a real revert commit, rendered and published like any commit.
@@ -1024,7 +1028,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		revertMark, cmaRevertMark, kRevertMark := r.mcas.mark(), r.cma.mark(), r.kust.mark()
+		revertMark, cmaRevertMark, kRevertMark := r.mcas.Mark(), r.cma.Mark(), r.kust.Mark()
 		pushed = time.Now()
 		objs := r.ci(t, revertSHA)
 		if len(objs) != len(goodRender) {
@@ -1043,19 +1047,19 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		})
 		t.Logf("revert: pushed %s (%s), Flux Ready after %s: %s", revertSHA[:12], rev, time.Since(pushed).Round(100*time.Millisecond), k.Message)
 		s.waitAllOn(t, r.mcas, r.cma, good)
-		r.cma.waitFor(t, s, "canary-placement reports the rollback", func(m map[string]progSnap) string {
+		waitRecorded(t, s, r.cma, "canary-placement reports the rollback", func(m map[string]progSnap) string {
 			if got := m[canaryPl]; got.Reason != rollbackSucceeded {
 				return fmt.Sprintf("%s, want RollbackSucceeded", got)
 			}
 			return ""
 		})
 		r.checkAgreement(t, k)
-		cstart, cevents := r.cma.since(cmaRevertMark)
+		cstart, cevents := r.cma.Since(cmaRevertMark)
 		t.Logf("install progression changes after the revert:%s", eventLog(cevents))
 		if got := onlyValues(reasonsOf(cstart, cevents, canaryPl, func(p progSnap) string { return p.Reason }), rollingBack, rollbackSucceeded); !slices.Equal(got, []string{rollingBack, rollbackSucceeded}) {
 			t.Errorf("%s: Progressing reasons over the revert %v, want [RollingBack RollbackSucceeded]", canaryPl, got)
 		}
-		start, events := r.mcas.since(revertMark)
+		start, events := r.mcas.Since(revertMark)
 		t.Logf("ManagedClusterAddOn changes after the revert:%s", eventLog(events))
 		for _, c := range canaries {
 			if start[c].DesiredADC != bad {
@@ -1066,7 +1070,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 				t.Errorf("%s: Progressing reasons after the revert %v, want [RollingBack RollbackSucceeded]", c, got)
 			}
 		}
-		if _, cevents := r.cma.since(cmaMark); !slices.ContainsFunc(cevents, func(p progSnap) bool { return p.Placement == canaryPl && p.Reason == upgradeFailed }) {
+		if _, cevents := r.cma.Since(cmaMark); !slices.ContainsFunc(cevents, func(p progSnap) bool { return p.Placement == canaryPl && p.Reason == upgradeFailed }) {
 			t.Errorf("canary-placement never reported UpgradeFailed over the bad version")
 		}
 		r.checkInventory(t)

@@ -30,6 +30,7 @@ import (
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
@@ -261,20 +262,7 @@ func (s *suite) get(gvk schema.GroupVersionKind, namespace, name string) (*unstr
 // what check said last.
 func (s *suite) eventually(t *testing.T, what string, check func() string) {
 	t.Helper()
-	start := time.Now()
-	last := ""
-	for time.Since(start) < timeout {
-		if last = check(); last == "" {
-			t.Logf("%s: after %s", what, time.Since(start).Round(10*time.Millisecond))
-			return
-		}
-		select {
-		case <-s.ctx.Done():
-			t.Fatalf("%s: %v", what, s.ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	t.Fatalf("%s: not within %s: %s", what, timeout, last)
+	harness.Eventually(t, timeout, what, check, harness.Within(s.ctx), harness.Logged())
 }
 
 // decisionGroup is one decision group of a Placement as OCM's placement controller writes it.

@@ -60,7 +60,7 @@ func testHelloTemplate(t *testing.T, s *suite) {
 				t.Errorf("the upgrade renamed the config %s -> %s; the README says it keeps its name", baseADC, adc.GetName())
 			}
 
-			mcaMark, cmaMark := mcas.mark(), cma.mark()
+			mcaMark, cmaMark := mcas.Mark(), cma.Mark()
 			s.apply(t, objs)
 			t.Logf("applied %d objects: template %s, config %s", len(objs), tpl.GetName(), adc.GetName())
 			s.placementDecisions(t, "default", "hello-template-placement", decisionGroup{"", clusters})
@@ -71,7 +71,7 @@ func testHelloTemplate(t *testing.T, s *suite) {
 				success = upgradeSucceed
 				want = []string{installSucceed, upgrading, upgradeSucceed}
 			}
-			mcas.waitFor(t, s, "every cluster applied "+tpl.GetName(), func(m map[string]mcaSnap) string {
+			waitRecorded(t, s, mcas, "every cluster applied "+tpl.GetName(), func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					got := m[c]
 					if got.AppliedTpl != tpl.GetName() || got.DesiredTpl != tpl.GetName() || got.AppliedADC != adc.GetName() || got.Progressing != success {
@@ -80,7 +80,7 @@ func testHelloTemplate(t *testing.T, s *suite) {
 				}
 				return ""
 			})
-			cma.waitFor(t, s, "the install progression reports "+success, func(m map[string]progSnap) string {
+			waitRecorded(t, s, cma, "the install progression reports "+success, func(m map[string]progSnap) string {
 				got := m[helloPlacement]
 				if got.Reason != success || got.AppliedTpl != tpl.GetName() || got.GoodTpl != tpl.GetName() {
 					return fmt.Sprintf("%s, want %s with template %s applied", got, success, tpl.GetName())
@@ -90,8 +90,8 @@ func testHelloTemplate(t *testing.T, s *suite) {
 			t.Logf("%s deployed after %s", step.name, time.Since(started).Round(100*time.Millisecond))
 			completed = true
 
-			start, events := mcas.since(mcaMark)
-			cstart, cevents := cma.since(cmaMark)
+			start, events := mcas.Since(mcaMark)
+			cstart, cevents := cma.Since(cmaMark)
 			t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
 			t.Logf("install progression changes:%s", eventLog(cevents))
 			for _, c := range clusters {
@@ -109,7 +109,7 @@ func testHelloTemplate(t *testing.T, s *suite) {
 				s.checkRegistration(t)
 			}
 			checkSuccessOnlyWhenAvailable(t, events)
-			mcas.waitFor(t, s, "every add-on Available", func(m map[string]mcaSnap) string {
+			waitRecorded(t, s, mcas, "every add-on Available", func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					if m[c].Available != "True/ProbeAvailable" {
 						return m[c].String()

@@ -28,6 +28,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -176,22 +177,7 @@ func applyAsUser(ctx context.Context, t *testing.T, hub *localhub.Hub, objs []*u
 // long it took.
 func waitFor(ctx context.Context, t *testing.T, what string, check func() string) time.Duration {
 	t.Helper()
-	start := time.Now()
-	last := ""
-	for time.Since(start) < recipeTimeout {
-		if last = check(); last == "" {
-			d := time.Since(start).Round(10 * time.Millisecond)
-			t.Logf("%s: after %s", what, d)
-			return d
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: %v", what, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	t.Fatalf("%s: not within %s: %s", what, recipeTimeout, last)
-	return 0
+	return harness.Eventually(t, recipeTimeout, what, check, harness.Every(200*time.Millisecond), harness.Within(ctx), harness.Logged())
 }
 
 func installWithArgoCD(t *testing.T, url, sha string, want []*unstructured.Unstructured) {

@@ -99,7 +99,7 @@ func TestMigration(t *testing.T) {
 	guard := s.guardAgents(ctx, t)
 
 	// Round 1: the README's kubectl commands.
-	mark, cmark := mcas.mark(), cma.mark()
+	mark, cmark := mcas.Mark(), cma.Mark()
 	readme.run(t, s, cmdToAddonops, "")
 	readme.run(t, s, cmdWaitAddonops, "")
 	s.waitVocabulary(t, mcas, cma, "addonops took the add-on over", addonstatus.ReasonUpgradeSucceed)
@@ -110,7 +110,7 @@ func TestMigration(t *testing.T) {
 	checkReasonSequence(t, "moving to addonops", mcas, cma, mark, cmark, ocmCompleted, addonstatus.ReasonUpgradeSucceed)
 	s.checkMCAsNotTaken(t)
 
-	mark, cmark = mcas.mark(), cma.mark()
+	mark, cmark = mcas.Mark(), cma.Mark()
 	readme.run(t, s, cmdToOCM, "")
 	readme.run(t, s, cmdWaitOCM, "")
 	s.waitVocabulary(t, mcas, cma, "OCM's addon-manager took the add-on back", ocmCompleted)
@@ -119,7 +119,7 @@ func TestMigration(t *testing.T) {
 	checkReasonSequence(t, "moving back to OCM", mcas, cma, mark, cmark, addonstatus.ReasonUpgradeSucceed, ocmCompleted)
 
 	// Round 2: in Git. The example as it ships says lifecycle: self.
-	mark, cmark = mcas.mark(), cma.mark()
+	mark, cmark = mcas.Mark(), cma.Mark()
 	gitSelf, _ := s.build(t, "e2e/testdata/hello-template/base")
 	if got := only(t, gitSelf, "AddOnTemplate").GetName(); got != tpl {
 		t.Fatalf("the overlays disagree on the template: %s and %s", tpl, got)
@@ -136,7 +136,7 @@ func TestMigration(t *testing.T) {
 	s.checkHealthy(t, "moved to addonops in Git")
 	checkReasonSequence(t, "moving to addonops in Git", mcas, cma, mark, cmark, ocmCompleted, addonstatus.ReasonUpgradeSucceed)
 
-	mark, cmark = mcas.mark(), cma.mark()
+	mark, cmark = mcas.Mark(), cma.Mark()
 	gitBack, _ := s.build(t, "e2e/testdata/hello-template/to-addon-manager")
 	s.apply(t, gitBack)
 	s.waitLifecycle(t, "Git says addon-manager", addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue)
@@ -270,13 +270,13 @@ func TestShellWords(t *testing.T) {
 // waitVocabulary waits until the add-on's install progression and every MCA say reason.
 func (s *suite) waitVocabulary(t *testing.T, mcas *recorder[mcaSnap], cma *recorder[progSnap], what, reason string) {
 	t.Helper()
-	cma.waitFor(t, s, what+": install progression "+reason, func(m map[string]progSnap) string {
+	waitRecorded(t, s, cma, what+": install progression "+reason, func(m map[string]progSnap) string {
 		if p := m[helloPlacement]; p.Reason != reason {
 			return p.String()
 		}
 		return ""
 	})
-	mcas.waitFor(t, s, what+": every MCA "+reason+" and Available", func(m map[string]mcaSnap) string {
+	waitRecorded(t, s, mcas, what+": every MCA "+reason+" and Available", func(m map[string]mcaSnap) string {
 		for _, c := range amClusters {
 			if got := m[c]; got.Progressing != reason || got.Available != "True/ProbeAvailable" {
 				return got.String()
@@ -365,11 +365,11 @@ func (s *suite) checkMCAsNotTaken(t *testing.T) {
 func checkReasonSequence(t *testing.T, phase string, mcas *recorder[mcaSnap], cma *recorder[progSnap], mark, cmark int, from, to string) {
 	t.Helper()
 	want := []string{from, to}
-	start, events := cma.since(cmark)
+	start, events := cma.Since(cmark)
 	if got := reasonsOf(start, events, helloPlacement, func(p progSnap) string { return p.Reason }); !slices.Equal(got, want) {
 		t.Errorf("%s: install progression reasons %v, want %v", phase, got, want)
 	}
-	mstart, mevents := mcas.since(mark)
+	mstart, mevents := mcas.Since(mark)
 	for _, c := range amClusters {
 		if got := reasonsOf(mstart, mevents, c, func(m mcaSnap) string { return m.Progressing }); !slices.Equal(got, want) {
 			t.Errorf("%s: %s Progressing reasons %v, want %v", phase, c, got, want)

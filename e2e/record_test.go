@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	watchtools "k8s.io/client-go/tools/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // The suite asserts sequences, not only end states: every change of the add-on's
@@ -37,7 +36,7 @@ type mcaSnap struct {
 	Available              string // "<status>/<reason>" of the Available condition
 }
 
-func (m mcaSnap) key() string { return m.Cluster }
+func (m mcaSnap) Key() string { return m.Cluster }
 
 func (m mcaSnap) String() string {
 	return fmt.Sprintf("%s: adc %s→%s tpl %s→%s progressing=%s configured=%s available=%s", m.Cluster,
@@ -52,7 +51,7 @@ type progSnap struct {
 	DesiredTpl, AppliedTpl, GoodTpl string
 }
 
-func (p progSnap) key() string { return p.Placement }
+func (p progSnap) Key() string { return p.Placement }
 
 func (p progSnap) String() string {
 	return fmt.Sprintf("%s: %s adc desired=%s applied=%s good=%s tpl desired=%s applied=%s good=%s", p.Placement, orDash(p.Reason),
@@ -126,184 +125,61 @@ func snapCMA(cma *addonv1alpha1.ClusterManagementAddOn) []progSnap {
 	return out
 }
 
-// recorder keeps every distinct state of the objects one watch reports, in the server's order.
-type recorder[T interface {
-	comparable
-	key() string
-}] struct {
-	name   string
-	mu     sync.Mutex
-	events []T
-	latest map[string]T
-	err    error // the watch ended unexpectedly
-}
+// recorder is the harness's recording of one watch, in the server's order; a snapshot equal to
+// its key's previous one is not recorded.
+type recorder[T harness.Keyed] = harness.Recorder[T]
 
-// record lists and then watches from the list's resourceVersion (a RetryWatcher resumes after
-// a dropped connection without missing events), turning each object into snapshots with snap.
-// Snapshots equal to the key's previous one are not recorded. It runs until ctx is done.
-func record[T interface {
-	comparable
-	key() string
-}, O runtime.Object](ctx context.Context, t *testing.T, name string,
+// record records with the harness what list and watchFn report, turning each added or modified
+// object into snapshots with snap (deletions are not recorded), until ctx is done or t ends.
+func record[T harness.Keyed, O runtime.Object](ctx context.Context, t *testing.T, name string,
 	list func(context.Context, metav1.ListOptions) ([]O, string, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
 	snap func(O) []T) *recorder[T] {
 	t.Helper()
-	r := &recorder[T]{name: name, latest: map[string]T{}}
-	items, rv, err := list(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("recording %s: listing: %v", name, err)
-	}
-	for _, o := range items {
-		r.add(snap(o))
-	}
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, watcherFunc(watchFn))
-	if err != nil {
-		t.Fatalf("recording %s: %v", name, err)
-	}
-	go func() {
-		defer w.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					if ctx.Err() == nil {
-						r.fail(fmt.Errorf("the watch of %s ended", name))
-					}
-					return
-				}
-				switch ev.Type {
-				case watch.Added, watch.Modified:
-					if o, ok := ev.Object.(O); ok {
-						r.add(snap(o))
-					}
-				case watch.Error:
-					r.fail(fmt.Errorf("the watch of %s reported %v", name, ev.Object))
-					return
-				}
-			}
+	r, err := harness.Record(ctx, name, harness.ListWatch[O]{List: list, Watch: watchFn}, func(typ watch.EventType, o O) []T {
+		if typ == watch.Deleted {
+			return nil
 		}
-	}()
-	return r
-}
-
-type watcherFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)
-
-func (f watcherFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	return f(ctx, o)
-}
-
-func (r *recorder[T]) add(snaps []T) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range snaps {
-		if prev, ok := r.latest[s.key()]; ok && prev == s {
-			continue
-		}
-		r.latest[s.key()] = s
-		r.events = append(r.events, s)
-	}
-}
-
-func (r *recorder[T]) fail(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-// mark returns the position of the next event: a step's events are those after its mark.
-func (r *recorder[T]) mark() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.events)
-}
-
-// since returns the state of every key at mark and the events after it.
-func (r *recorder[T]) since(mark int) (map[string]T, []T) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	start := map[string]T{}
-	for _, e := range r.events[:mark] {
-		start[e.key()] = e
-	}
-	return start, slices.Clone(r.events[mark:])
-}
-
-// waitFor waits until check, given the latest state of every key, returns "".
-func (r *recorder[T]) waitFor(t *testing.T, s *suite, what string, check func(map[string]T) string) {
-	t.Helper()
-	s.eventually(t, what, func() string {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.err != nil {
-			return r.err.Error()
-		}
-		latest := make(map[string]T, len(r.latest))
-		for k, v := range r.latest {
-			latest[k] = v
-		}
-		return check(latest)
+		return snap(o)
 	})
+	return harness.ForTest(t, r, err)
 }
 
 // recordMCAs records the ManagedClusterAddOns named addon in every cluster namespace.
 func (s *suite) recordMCAs(ctx context.Context, t *testing.T, addon string) *recorder[mcaSnap] {
-	api := s.c.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll)
-	sel := fields.OneTermEqualSelector("metadata.name", addon).String()
-	return record(ctx, t, "ManagedClusterAddOns "+addon,
-		func(ctx context.Context, o metav1.ListOptions) ([]*addonv1alpha1.ManagedClusterAddOn, string, error) {
-			o.FieldSelector = sel
-			l, err := api.List(ctx, o)
-			if err != nil {
-				return nil, "", err
-			}
-			var out []*addonv1alpha1.ManagedClusterAddOn
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			return out, l.ResourceVersion, nil
-		},
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return api.Watch(ctx, o)
-		}, snapMCA)
+	t.Helper()
+	r, err := harness.RecordMCASnapshots(ctx, s.c.Addon, addon, func(typ watch.EventType, m *addonv1alpha1.ManagedClusterAddOn) []mcaSnap {
+		if typ == watch.Deleted {
+			return nil
+		}
+		return snapMCA(m)
+	})
+	return harness.ForTest(t, r, err)
 }
 
 // recordCMA records the install progressions of the ClusterManagementAddOn addon.
 func (s *suite) recordCMA(ctx context.Context, t *testing.T, addon string) *recorder[progSnap] {
-	api := s.c.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	sel := fields.OneTermEqualSelector("metadata.name", addon).String()
-	return record(ctx, t, "ClusterManagementAddOn "+addon,
-		func(ctx context.Context, o metav1.ListOptions) ([]*addonv1alpha1.ClusterManagementAddOn, string, error) {
-			o.FieldSelector = sel
-			l, err := api.List(ctx, o)
-			if err != nil {
-				return nil, "", err
-			}
-			var out []*addonv1alpha1.ClusterManagementAddOn
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			return out, l.ResourceVersion, nil
-		},
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return api.Watch(ctx, o)
-		}, snapCMA)
+	t.Helper()
+	r, err := harness.RecordCMASnapshots(ctx, s.c.Addon, addon, func(typ watch.EventType, m *addonv1alpha1.ClusterManagementAddOn) []progSnap {
+		if typ == watch.Deleted {
+			return nil
+		}
+		return snapCMA(m)
+	})
+	return harness.ForTest(t, r, err)
+}
+
+// waitRecorded waits until check, given the latest state of every key of r, returns "".
+func waitRecorded[T harness.Keyed](t *testing.T, s *suite, r *recorder[T], what string, check func(map[string]T) string) {
+	t.Helper()
+	r.WaitFor(t, timeout, what, check, harness.Within(s.ctx), harness.Logged())
 }
 
 // --- Pure functions over recorded sequences (table-tested in record_internal_test.go). ---
 
 // reasonsOf is the sequence of distinct consecutive non-empty values field takes for key, starting
 // with its state at the step's start.
-func reasonsOf[T interface {
-	comparable
-	key() string
-}](start map[string]T, events []T, key string, field func(T) string) []string {
+func reasonsOf[T harness.Keyed](start map[string]T, events []T, key string, field func(T) string) []string {
 	var out []string
 	push := func(v string) {
 		if v != "" && (len(out) == 0 || out[len(out)-1] != v) {
@@ -314,7 +190,7 @@ func reasonsOf[T interface {
 		push(field(s))
 	}
 	for _, e := range events {
-		if e.key() == key {
+		if e.Key() == key {
 			push(field(e))
 		}
 	}
@@ -335,46 +211,13 @@ func onlyValues(seq []string, keep ...string) []string {
 // inFlight is how many of clusters had been told to run adc without having applied it, at most,
 // over the step (state at start, then after each event), and one moment with that many.
 func inFlight(start map[string]mcaSnap, events []mcaSnap, clusters []string, adc string) (int, []string) {
-	state := map[string]mcaSnap{}
-	for k, v := range start {
-		state[k] = v
-	}
-	busy := func() []string {
-		var out []string
-		for _, c := range clusters {
-			if s := state[c]; s.DesiredADC == adc && s.AppliedADC != adc {
-				out = append(out, c)
-			}
-		}
-		return out
-	}
-	most := busy()
-	for _, e := range events {
-		state[e.Cluster] = e
-		if b := busy(); len(b) > len(most) {
-			most = b
-		}
-	}
-	return len(most), most
+	return harness.MaxInFlight(start, events, clusters, func(s mcaSnap) bool { return s.DesiredADC == adc && s.AppliedADC != adc })
 }
 
 // firstWhen returns the index of the first event after which pred holds for the state of all
 // clusters (-1 for the state at the start, len(events) when never).
 func firstWhen(start map[string]mcaSnap, events []mcaSnap, pred func(map[string]mcaSnap) bool) int {
-	state := map[string]mcaSnap{}
-	for k, v := range start {
-		state[k] = v
-	}
-	if pred(state) {
-		return -1
-	}
-	for i, e := range events {
-		state[e.Cluster] = e
-		if pred(state) {
-			return i
-		}
-	}
-	return len(events)
+	return harness.FirstWhen(start, events, pred)
 }
 
 // allApplied holds when every one of clusters last applied adc.
@@ -408,4 +251,11 @@ func eventLog[T fmt.Stringer](events []T) string {
 		fmt.Fprintf(&b, "\n  %3d %s", i, e)
 	}
 	return b.String()
+}
+
+// watcherFunc adapts a watch call to client-go's WatcherWithContext.
+type watcherFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)
+
+func (f watcherFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return f(ctx, o)
 }

@@ -160,7 +160,7 @@ func testRolloutExamples(t *testing.T, s *suite) {
 				s.apply(t, objectsOf(objs, "Placement"))
 				s.placementDecisions(t, "default", "global-placement", decisionGroup{"canary", canaries}, decisionGroup{"", nonCanaries})
 			}
-			mcaMark, cmaMark := mcas.mark(), cma.mark()
+			mcaMark, cmaMark := mcas.Mark(), cma.Mark()
 			s.apply(t, objs)
 			t.Logf("applied %d objects: config %s (AGENT_VERSION=%s), template %s", len(objs), adc.GetName(), step.version, tpl.GetName())
 
@@ -179,7 +179,7 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			if step.canary {
 				placements = append(placements, canaryPl)
 			}
-			mcas.waitFor(t, s, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
+			waitRecorded(t, s, mcas, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
 					got := m[c]
 					_, done := reasonsOfKind(step.clusterKind(i, c))
@@ -190,7 +190,7 @@ func testRolloutExamples(t *testing.T, s *suite) {
 				return ""
 			})
 			// Any success reason ends the wait; checkProgressions then says which one is right.
-			cma.waitFor(t, s, "the install progressions complete", func(m map[string]progSnap) string {
+			waitRecorded(t, s, cma, "the install progressions complete", func(m map[string]progSnap) string {
 				for _, pl := range placements {
 					got := m[pl]
 					want := progSnap{Placement: pl, Reason: got.Reason, DesiredADC: adc.GetName(), AppliedADC: adc.GetName(), GoodADC: adc.GetName(),
@@ -204,8 +204,8 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			t.Logf("rollout of %s complete after %s", step.name, time.Since(started).Round(100*time.Millisecond))
 			completed = true
 
-			start, events := mcas.since(mcaMark)
-			cstart, cevents := cma.since(cmaMark)
+			start, events := mcas.Since(mcaMark)
+			cstart, cevents := cma.Since(cmaMark)
 			t.Logf("ManagedClusterAddOn changes:%s", eventLog(events))
 			t.Logf("install progression changes:%s", eventLog(cevents))
 			checkMCASequences(t, step, i, start, events, adc.GetName())
@@ -231,7 +231,7 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			}
 			// Readiness set after step 01 stays: the agents' updates leave Deployment status alone.
 			if i > 0 {
-				for c, m := range mcas.latestCopy() {
+				for c, m := range mcas.Latest() {
 					if m.Available != "True/ProbeAvailable" {
 						t.Errorf("%s: Available %s after %s, want True/ProbeAvailable", c, m.Available, step.name)
 					}
@@ -466,7 +466,7 @@ func (s *suite) deployWork(t *testing.T, cluster, addon string) *workv1.Manifest
 // before its add-on was: health gates success.
 func (s *suite) checkAvailability(t *testing.T, mcas *recorder[mcaSnap]) {
 	t.Helper()
-	mcas.waitFor(t, s, "every add-on Available", func(m map[string]mcaSnap) string {
+	waitRecorded(t, s, mcas, "every add-on Available", func(m map[string]mcaSnap) string {
 		for _, c := range clusters {
 			if m[c].Available != "True/ProbeAvailable" {
 				return m[c].String()
@@ -474,7 +474,7 @@ func (s *suite) checkAvailability(t *testing.T, mcas *recorder[mcaSnap]) {
 		}
 		return ""
 	})
-	_, events := mcas.since(0)
+	_, events := mcas.Since(0)
 	checkSuccessOnlyWhenAvailable(t, events)
 }
 
@@ -490,17 +490,6 @@ func checkSuccessOnlyWhenAvailable(t *testing.T, events []mcaSnap) {
 			}
 		}
 	}
-}
-
-// latestCopy returns the latest state of every key.
-func (r *recorder[T]) latestCopy() map[string]T {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]T, len(r.latest))
-	for k, v := range r.latest {
-		out[k] = v
-	}
-	return out
 }
 
 func customizedVariable(adc *unstructured.Unstructured, name string) string {

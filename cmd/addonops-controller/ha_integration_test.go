@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -60,59 +58,22 @@ func (r *replica) logs(text string) bool {
 // leads tells whether the replica has started the controller: only the Lease holder does.
 func (r *replica) leads() bool { return r.logs("Caches synced") }
 
-// mcaStates follows the add-on's MCAs through a watch: per cluster, the desired and last applied
-// config names, and across the whole run the most clusters in flight at once and every change of
-// a cluster's desired config.
+// mcaStates follows the add-on's MCAs through the harness's recorder: per cluster, the desired
+// and last applied config names, and across the whole run the most clusters in flight at once and
+// every change of a cluster's desired config.
 type mcaStates struct {
-	mu          sync.Mutex
-	desired     map[string]string
-	applied     map[string]string
-	moves       map[string][]string // per cluster, the sequence of desired config names
-	maxInFlight int
-	target      string
+	rec    *harness.Recorder[harness.MCAEvent]
+	target string
 }
 
 func watchMCAs(t *testing.T, ctx context.Context, hub *localhub.Hub, addon, target string) *mcaStates {
 	t.Helper()
-	s := &mcaStates{desired: map[string]string{}, applied: map[string]string{}, moves: map[string][]string{}, target: target}
-	api := hub.Clients.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll)
-	opts := metav1.ListOptions{FieldSelector: "metadata.name=" + addon}
-	list, err := api.List(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range list.Items {
-		s.observe(&list.Items[i])
-	}
-	opts.ResourceVersion = list.ResourceVersion
-	ctx, stop := context.WithCancel(ctx)
-	w, err := api.Watch(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(); w.Stop() })
-	go func() {
-		for ev := range w.ResultChan() {
-			if ctx.Err() != nil {
-				return // stopped at the end of the test
-			}
-			if ev.Type == watch.Error {
-				t.Errorf("watching MCAs: %v", ev.Object)
-				return
-			}
-			if m, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn); ok {
-				s.observe(m)
-			}
-		}
-		if ctx.Err() == nil {
-			t.Errorf("the MCA watch ended early: the in-flight count would miss events")
-		}
-	}()
-	return s
+	rec, err := harness.RecordMCAs(ctx, hub.Clients.Addon, addon)
+	return &mcaStates{rec: harness.ForTest(t, rec, err), target: target}
 }
 
-func (s *mcaStates) observe(m *addonv1alpha1.ManagedClusterAddOn) {
-	var desired, applied string
+// names returns the desired and last applied config names of an MCA.
+func names(m *addonv1alpha1.ManagedClusterAddOn) (desired, applied string) {
 	for _, r := range m.Status.ConfigReferences {
 		if r.DesiredConfig != nil {
 			desired = r.DesiredConfig.Name
@@ -121,46 +82,48 @@ func (s *mcaStates) observe(m *addonv1alpha1.ManagedClusterAddOn) {
 			applied = r.LastAppliedConfig.Name
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := m.Namespace
-	if before, seen := s.desired[c]; seen && desired != before {
-		s.moves[c] = append(s.moves[c], desired)
-	}
-	s.desired[c], s.applied[c] = desired, applied
-	if n := s.inFlightLocked(); n > s.maxInFlight {
-		s.maxInFlight = n
-	}
+	return desired, applied
 }
 
-func (s *mcaStates) inFlightLocked() int {
-	n := 0
-	for c, d := range s.desired {
-		if d == s.target && s.applied[c] != s.target {
-			n++
-		}
-	}
+// maxInFlight is the most clusters told the target and not done with it at one moment.
+func (s *mcaStates) maxInFlight() int {
+	n, _ := harness.MaxInFlight(nil, s.rec.Events(), nil, harness.MovingTo("", s.target))
 	return n
+}
+
+// moves returns, per cluster, the sequence of desired config names after the first one seen.
+func (s *mcaStates) moves() map[string][]string {
+	seen, out := map[string]string{}, map[string][]string{}
+	for _, e := range s.rec.Events() {
+		desired, _ := names(e.MCA)
+		if before, ok := seen[e.Cluster]; ok && desired != before {
+			out[e.Cluster] = append(out[e.Cluster], desired)
+		}
+		seen[e.Cluster] = desired
+	}
+	return out
 }
 
 // counts returns how many clusters run the target and how many are on their way to it.
 func (s *mcaStates) counts() (done, inFlight int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c, a := range s.applied {
-		if a == s.target && s.desired[c] == s.target {
+	moving := harness.MovingTo("", s.target)
+	for _, e := range s.rec.Latest() {
+		if desired, applied := names(e.MCA); desired == s.target && applied == s.target {
 			done++
 		}
+		if moving(e) {
+			inFlight++
+		}
 	}
-	return done, s.inFlightLocked()
+	return done, inFlight
 }
 
 func (s *mcaStates) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	moves := s.moves()
 	var b strings.Builder
-	for c, d := range s.desired {
-		fmt.Fprintf(&b, "%s: desired %s, applied %s, moves %v\n", c, d, s.applied[c], s.moves[c])
+	for c, e := range s.rec.Latest() {
+		d, a := names(e.MCA)
+		fmt.Fprintf(&b, "%s: desired %s, applied %s, moves %v\n", c, d, a, moves[c])
 	}
 	return b.String()
 }
@@ -186,18 +149,18 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	fx := newRolloutFixture(t, ctx, hub, addon, clusters, maxConcurrency)
 	args := []string{"--leader-election-namespace", ns, "--coalesce=50ms"}
 	a := startReplica(t, hub, "a", args...)
-	waitFor(t, 30*time.Second, "a to lead", a.leads)
+	harness.EventuallyTrue(t, 30*time.Second, "a to lead", a.leads)
 	b := startReplica(t, hub, "b", args...)
 	fx.install(t, ctx)
 	installed := watchMCAs(t, ctx, hub, addon, "v1")
-	waitFor(t, 60*time.Second, "the install on every cluster", func() bool { d, _ := installed.counts(); return d == len(clusters) })
+	harness.EventuallyTrue(t, 60*time.Second, "the install on every cluster", func() bool { d, _ := installed.counts(); return d == len(clusters) })
 	if b.leads() {
 		t.Fatalf("b runs the controller while a holds the Lease")
 	}
 
 	states := watchMCAs(t, ctx, hub, addon, "v2")
 	fx.upgrade(t, ctx, "v2")
-	waitFor(t, 60*time.Second, "2 clusters upgraded and a batch in flight", func() bool {
+	harness.EventuallyTrue(t, 60*time.Second, "2 clusters upgraded and a batch in flight", func() bool {
 		done, inFlight := states.counts()
 		return done >= 2 && inFlight > 0 && done+inFlight < len(clusters)
 	})
@@ -210,7 +173,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	t.Logf("killed leader a (pid %d) with %d clusters upgraded and %d in flight", a.proc.PID(), done, inFlight)
 
 	takeover := waitTakeover(t, hub, ns, first, killed, 2*leaseDuration, "b")
-	waitFor(t, 30*time.Second, "b to start the controller", b.leads)
+	harness.EventuallyTrue(t, 30*time.Second, "b to start the controller", b.leads)
 	t.Logf("takeover after SIGKILL: b holds the Lease %s after the kill, its controller synced %s after (lease duration %s)",
 		takeover.Round(time.Millisecond), time.Since(killed).Round(time.Millisecond), leaseDuration)
 	// The Lease expires leaseDuration after b last saw it renewed (at most a jittered retry period
@@ -219,16 +182,14 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	if limit := leaseDuration + 2*jitteredRetry + 2*time.Second; takeover > limit {
 		t.Errorf("takeover took %s, more than the lease duration and its retries (%s)", takeover, limit)
 	}
-	waitFor(t, 90*time.Second, "the upgrade on every cluster", func() bool { d, _ := states.counts(); return d == len(clusters) })
+	harness.EventuallyTrue(t, 90*time.Second, "the upgrade on every cluster", func() bool { d, _ := states.counts(); return d == len(clusters) })
 
-	states.mu.Lock()
-	maxSeen := states.maxInFlight
-	for c, moves := range states.moves {
+	maxSeen := states.maxInFlight()
+	for c, moves := range states.moves() {
 		if len(moves) != 1 || moves[0] != "v2" {
 			t.Errorf("cluster %s: desired config went %v; want one move to v2", c, moves)
 		}
 	}
-	states.mu.Unlock()
 	if maxSeen > maxConcurrency {
 		t.Errorf("%d clusters were in flight at once across the takeover; maxConcurrency is %d\n%s", maxSeen, maxConcurrency, states)
 	}
@@ -238,7 +199,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 
 	// A rolling update: a third replica comes up, the leader gets SIGTERM.
 	c := startReplica(t, hub, "c", args...)
-	waitFor(t, 30*time.Second, "c to try for the Lease", func() bool { return c.logs("Attempting to acquire leader lease") })
+	harness.EventuallyTrue(t, 30*time.Second, "c to try for the Lease", func() bool { return c.logs("Attempting to acquire leader lease") })
 	second := holder(lease(t, hub, ns))
 	if err := syscall.Kill(b.proc.PID(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -254,7 +215,7 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 		t.Fatalf("b did not exit within 30s of SIGTERM")
 	}
 	handover := waitTakeover(t, hub, ns, second, termed, 15*time.Second, "c")
-	waitFor(t, 30*time.Second, "c to start the controller", c.leads)
+	harness.EventuallyTrue(t, 30*time.Second, "c to start the controller", c.leads)
 	t.Logf("handover after SIGTERM: c holds the Lease %s after the signal", handover.Round(time.Millisecond))
 	if handover > jitteredRetry+2*time.Second {
 		t.Errorf("handover took %s: a leader stopped with SIGTERM must release the Lease, so a standby takes over at its next try (within %s, jittered)", handover, jitteredRetry)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,9 @@ func startInstance(t *testing.T, hub *localhub.Hub, name string, args ...string)
 	ctx = logr.NewContext(ctx, funcr.New(in.log.write, funcr.Options{Verbosity: 2}))
 	all := append([]string{"--kubeconfig", hub.Kubeconfig, "--metrics-bind-address", in.metrics, "--health-probe-bind-address", in.probes}, args...)
 	go func() { in.done <- run(ctx, all, io.Discard) }()
+	// Registered first, so run last: controller-runtime's goroutines may log after run returned,
+	// and testing panics on a Logf after the test completed.
+	t.Cleanup(func() { in.log.ended.Store(true) })
 	t.Cleanup(func() { in.stop() })
 	return in
 }
@@ -132,19 +136,6 @@ func getTLS(addr, path, token string, roots *x509.CertPool) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// waitFor polls cond every 100ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", timeout, what)
-}
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -161,6 +152,8 @@ type logLines struct {
 	name string
 	mu   sync.Mutex
 	all  []logLine
+	// ended is set when the test ends: later lines are kept but no longer passed to its log.
+	ended atomic.Bool
 }
 
 type logLine struct {
@@ -173,7 +166,9 @@ func (l *logLines) write(prefix, args string) {
 	l.mu.Lock()
 	l.all = append(l.all, logLine{at: time.Now(), text: line})
 	l.mu.Unlock()
-	l.t.Logf("[%s] %s", l.name, line)
+	if !l.ended.Load() {
+		l.t.Logf("[%s] %s", l.name, line)
+	}
 }
 
 // first returns the first line after since containing every one of parts.

@@ -13,6 +13,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
+
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // The checker against a real HTTP server: not ready before the first check, an error line at the
@@ -75,7 +77,7 @@ func TestHubChecker(t *testing.T) {
 	if n := count("Hub unreachable"); n != 1 {
 		t.Errorf("%d error lines for three failed checks in a row, want 1: %v", n, lines)
 	}
-	time.Sleep(350 * time.Millisecond)
+	harness.Pass(350 * time.Millisecond) // past errorEvery: the next failed check repeats the error
 	h.check(ctx)
 	if n := count("Hub still unreachable"); n != 1 {
 		t.Errorf("%d repeated error lines after errorEvery, want 1: %v", n, lines)

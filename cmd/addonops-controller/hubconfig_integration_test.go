@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -91,11 +93,11 @@ func TestREADMERunCommand(t *testing.T) {
 				}
 			}()
 			leases := hub.Clients.Kube.CoordinationV1().Leases(tc.namespace)
-			waitFor(t, 60*time.Second, "the Lease in "+tc.namespace+" held and the controller's caches synced", func() bool {
+			harness.EventuallyTrue(t, 60*time.Second, "the Lease in "+tc.namespace+" held and the controller's caches synced", func() bool {
 				l, err := leases.Get(context.Background(), LeaderElectionID, metav1.GetOptions{})
 				return err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" && strings.Contains(logText(), "Caches synced")
 			})
-			waitFor(t, 30*time.Second, "/readyz", func() bool { code, _ := get(probes, "/readyz"); return code == http.StatusOK })
+			harness.EventuallyTrue(t, 30*time.Second, "/readyz", func() bool { code, _ := get(probes, "/readyz"); return code == http.StatusOK })
 			if log := logText(); !strings.Contains(log, ` namespace="`+tc.namespace+`"`) || !strings.Contains(log, tc.why) || !strings.Contains(log, "--leader-election-namespace, --history-namespace") {
 				t.Errorf("the start-up log does not say the namespace is %s because %s, nor which flags override it", tc.namespace, tc.why)
 			}
@@ -115,7 +117,7 @@ func TestWaitsForOCMKinds(t *testing.T) {
 	in := startInstance(t, hub, "bare", "--leader-elect=false", "--history-namespace=default", "--deploy-templates")
 
 	var body string
-	waitFor(t, 20*time.Second, "/readyz/ocm-kinds to name the missing kinds", func() bool {
+	harness.EventuallyTrue(t, 20*time.Second, "/readyz/ocm-kinds to name the missing kinds", func() bool {
 		var code int
 		code, body = get(in.probes, "/readyz/ocm-kinds")
 		return code == http.StatusInternalServerError && strings.Contains(body, "does not serve")
@@ -130,7 +132,12 @@ func TestWaitsForOCMKinds(t *testing.T) {
 		t.Errorf("/readyz %d:\n%s", code, all)
 	}
 	// Two more checks (every 5 s) log nothing new.
-	time.Sleep(2*hubCheckInterval + time.Second)
+	harness.Consistently(t, 2*hubCheckInterval+time.Second, "one log line about the missing kinds", func() string {
+		if n := strings.Count(in.log.String(), "lacks OCM's kinds"); n != 1 {
+			return fmt.Sprintf("%d lines", n)
+		}
+		return ""
+	})
 	count := 0
 	for _, ln := range strings.Split(in.log.String(), "\n") {
 		if strings.Contains(ln, "lacks OCM's kinds") {
@@ -156,7 +163,7 @@ func TestWaitsForOCMKinds(t *testing.T) {
 	if err := hub.InstallCRDs(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "/readyz after the CRDs were installed", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
+	harness.EventuallyTrue(t, 30*time.Second, "/readyz after the CRDs were installed", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
 	t.Logf("ready %s after the CRDs were installed", time.Since(installed).Round(time.Millisecond))
 	if _, ok := in.log.first(installed, "The hub serves OCM's kinds now"); !ok {
 		t.Errorf("no log line about the kinds being there:\n%s", in.log)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
@@ -36,7 +38,7 @@ func lease(t *testing.T, hub *localhub.Hub, ns string) *coordinationv1.Lease {
 func waitTakeover(t *testing.T, hub *localhub.Hub, ns, old string, since time.Time, timeout time.Duration, who string) time.Duration {
 	t.Helper()
 	var took time.Duration
-	waitFor(t, timeout, who+" to take the Lease over", func() bool {
+	harness.EventuallyTrue(t, timeout, who+" to take the Lease over", func() bool {
 		h := holder(lease(t, hub, ns))
 		if h == "" || h == old {
 			return false
@@ -66,7 +68,7 @@ func TestLeaderElection(t *testing.T) {
 	args := []string{"--leader-election-namespace", ns}
 
 	a := startInstance(t, hub, "a", args...)
-	waitFor(t, 30*time.Second, "a to take the Lease and sync its caches", func() bool {
+	harness.EventuallyTrue(t, 30*time.Second, "a to take the Lease and sync its caches", func() bool {
 		_, ok := a.log.first(time.Time{}, "Caches synced")
 		return ok && holder(lease(t, hub, ns)) != ""
 	})
@@ -74,12 +76,21 @@ func TestLeaderElection(t *testing.T) {
 
 	b := startInstance(t, hub, "b", args...)
 	// b waits: it is healthy and ready (a standby), but runs no controller.
-	waitFor(t, 30*time.Second, "b's probes", func() bool {
+	harness.EventuallyTrue(t, 30*time.Second, "b's probes", func() bool {
 		code, _ := b.readyz()
 		hc, _ := b.healthz()
 		return code == http.StatusOK && hc == http.StatusOK
 	})
-	time.Sleep(6 * time.Second) // three retry periods of the Lease
+	// Three retry periods of the Lease: b tries and does not get it.
+	harness.Consistently(t, 6*time.Second, "b standing by while a holds the Lease", func() string {
+		if _, ok := b.log.first(time.Time{}, "Caches synced"); ok {
+			return "b started the controller"
+		}
+		if got := holder(lease(t, hub, ns)); got != first {
+			return fmt.Sprintf("Lease holder changed from %q to %q", first, got)
+		}
+		return ""
+	}, harness.Every(500*time.Millisecond))
 	if _, ok := b.log.first(time.Time{}, "Caches synced"); ok {
 		t.Fatalf("b started the controller while a holds the Lease:\n%s", b.log)
 	}
@@ -94,7 +105,7 @@ func TestLeaderElection(t *testing.T) {
 	stopped := a.stopped
 	takeover := waitTakeover(t, hub, ns, first, stopped, 15*time.Second, "b")
 	t.Logf("takeover: b holds the Lease %s after a's context was cancelled", takeover.Round(time.Millisecond))
-	waitFor(t, 30*time.Second, "b to start the controller", func() bool {
+	harness.EventuallyTrue(t, 30*time.Second, "b to start the controller", func() bool {
 		_, ok := b.log.first(stopped, "Caches synced")
 		return ok
 	})
@@ -102,7 +113,7 @@ func TestLeaderElection(t *testing.T) {
 	if takeover > 5*time.Second {
 		t.Errorf("takeover took %s; with LeaderElectionReleaseOnCancel it should be one retry period (2s)", takeover)
 	}
-	waitFor(t, 30*time.Second, "b ready", func() bool { code, _ := b.readyz(); return code == http.StatusOK })
+	harness.EventuallyTrue(t, 30*time.Second, "b ready", func() bool { code, _ := b.readyz(); return code == http.StatusOK })
 }
 
 // /readyz follows the hub (with the template reconcilers too): false and an error line within 10 s of its API server stopping, true
@@ -110,7 +121,7 @@ func TestLeaderElection(t *testing.T) {
 func TestReadyzFollowsHub(t *testing.T) {
 	hub := localhub.ForTest(t)
 	in := startInstance(t, hub, "solo", "--leader-elect=false", "--history-namespace=default", "--deploy-templates")
-	waitFor(t, 30*time.Second, "ready", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
+	harness.EventuallyTrue(t, 30*time.Second, "ready", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
 	code, body := in.readyz()
 	for _, check := range []string{"[+]hub ok", "[+]informers ok"} {
 		if !strings.Contains(body, check) {
@@ -124,7 +135,7 @@ func TestReadyzFollowsHub(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- hub.StopAPIServer() }()
 	t.Cleanup(func() { _ = hub.StartAPIServer(context.Background()) })
-	waitFor(t, 15*time.Second, "/readyz to fail", func() bool { code, _ := in.readyz(); return code == http.StatusInternalServerError })
+	harness.EventuallyTrue(t, 15*time.Second, "/readyz to fail", func() bool { code, _ := in.readyz(); return code == http.StatusInternalServerError })
 	t.Logf("/readyz failed %s after the API server stopped", time.Since(down).Round(time.Millisecond))
 	if code, body := in.healthz(); code != http.StatusOK {
 		t.Errorf("/healthz %d while the hub is away (the process itself is fine): %s", code, body)
@@ -132,7 +143,7 @@ func TestReadyzFollowsHub(t *testing.T) {
 	if _, body := in.readyz(); !strings.Contains(body, "[-]hub failed") {
 		t.Errorf("/readyz does not name the hub check:\n%s", body)
 	}
-	waitFor(t, 10*time.Second-time.Since(down), "an error log line about the hub", func() bool {
+	harness.EventuallyTrue(t, 10*time.Second-time.Since(down), "an error log line about the hub", func() bool {
 		_, ok := in.log.first(down, "Hub unreachable", `"error"=`)
 		return ok
 	})
@@ -150,7 +161,7 @@ func TestReadyzFollowsHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	up := time.Now()
-	waitFor(t, 30*time.Second, "/readyz to pass again", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
+	harness.EventuallyTrue(t, 30*time.Second, "/readyz to pass again", func() bool { code, _ := in.readyz(); return code == http.StatusOK })
 	t.Logf("/readyz passed %s after the API server was back", time.Since(up).Round(time.Millisecond))
 	if _, ok := in.log.first(restart, "Hub reachable again"); !ok {
 		t.Errorf("no log line about the hub being back:\n%s", in.log)
@@ -207,7 +218,7 @@ func TestMetricsDuringRollout(t *testing.T) {
 	scrapeUntil := func(what string, timeout time.Duration, done func(map[string]int) bool) string {
 		t.Helper()
 		var body string
-		waitFor(t, timeout, what, func() bool {
+		harness.EventuallyTrue(t, timeout, what, func() bool {
 			body = in.scrape()
 			if body == "" {
 				return false

@@ -21,6 +21,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -105,7 +106,7 @@ func TestMetricsAskForAnAllowedToken(t *testing.T) {
 	allowed := metricsReaderToken(t)
 	denied := serviceAccountToken(t, hub, scrapersNamespace, "not-a-reader")
 	var body string
-	waitFor(t, 60*time.Second, "the reader's scrape to show the add-on's clusters", func() bool {
+	harness.EventuallyTrue(t, 60*time.Second, "the reader's scrape to show the add-on's clusters", func() bool {
 		var code int
 		code, body = getTLS(in.metrics, "/metrics", allowed, nil)
 		return code == http.StatusOK && strings.Contains(body, `addonops_rollout_clusters{addon="`+addon+`"`)
@@ -163,7 +164,7 @@ func TestMetricsServeTheCertificateGiven(t *testing.T) {
 	}
 	in := startInstance(t, hub, "cert", "--leader-elect=false", "--history-namespace=default", "--metrics-cert-dir", dir)
 	token := metricsReaderToken(t)
-	waitFor(t, 30*time.Second, "/metrics over TLS verified against the given certificate", func() bool {
+	harness.EventuallyTrue(t, 30*time.Second, "/metrics over TLS verified against the given certificate", func() bool {
 		code, body := getTLS(in.metrics, "/metrics", token, roots)
 		if code != http.StatusOK {
 			t.Logf("GET /metrics: %d %.200s", code, body)
@@ -202,7 +203,7 @@ func TestMetricsForgetARevokedScraper(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "the bound scraper's GET /metrics to answer 200", func() bool {
+	harness.EventuallyTrue(t, 60*time.Second, "the bound scraper's GET /metrics to answer 200", func() bool {
 		code, _ := getTLS(in.metrics, "/metrics", token, nil)
 		return code == http.StatusOK
 	})
@@ -210,7 +211,7 @@ func TestMetricsForgetARevokedScraper(t *testing.T) {
 	if err := rbac.ClusterRoleBindings().Delete(ctx, "metrics-scrapers-"+name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "GET /metrics to answer 403 once the scraper's binding is deleted", func() bool {
+	harness.EventuallyTrue(t, 10*time.Second, "GET /metrics to answer 403 once the scraper's binding is deleted", func() bool {
 		code, _ := getTLS(in.metrics, "/metrics", token, nil)
 		return code == http.StatusForbidden
 	})
@@ -219,7 +220,7 @@ func TestMetricsForgetARevokedScraper(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The API server itself keeps an authenticated token for 10s (kube-apiserver's token cache).
-	waitFor(t, 25*time.Second, "GET /metrics to answer 401 once the scraper's ServiceAccount is deleted", func() bool {
+	harness.EventuallyTrue(t, 25*time.Second, "GET /metrics to answer 401 once the scraper's ServiceAccount is deleted", func() bool {
 		code, _ := getTLS(in.metrics, "/metrics", token, nil)
 		return code == http.StatusUnauthorized
 	})

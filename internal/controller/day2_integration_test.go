@@ -125,19 +125,13 @@ func (e *env) placementKey(placement string) canary.PlacementKey {
 }
 
 // cmaCount and reasonsSince read the recorded CMA statuses from index from on.
-func (r *recorder) cmaCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.cmas)
-}
+func (r *recorder) cmaCount() int { return r.cmas.Mark() }
 
 func (r *recorder) reasonsSince(placement string, from int) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, ev := range r.cmas[from:] {
-		for i := range ev.cma.Status.InstallProgressions {
-			ip := &ev.cma.Status.InstallProgressions[i]
+	for _, ev := range r.cmas.Events()[from:] {
+		for i := range ev.CMA.Status.InstallProgressions {
+			ip := &ev.CMA.Status.InstallProgressions[i]
 			if c := rolloutplan.ProgressingOf(ip); ip.Name == placement && c != nil && !slices.Contains(out, c.Reason) {
 				out = append(out, c.Reason)
 			}
@@ -391,11 +385,11 @@ func (r *recorder) maxReasonAmong(reason string, clusters []string, from int) in
 	cur := map[string]bool{}
 	most := 0
 	for i, ev := range r.events() {
-		if !in[ev.cluster] {
+		if !in[ev.Cluster] {
 			continue
 		}
-		c := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing)
-		cur[ev.cluster] = ev.typ != watch.Deleted && c != nil && c.Reason == reason
+		c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing)
+		cur[ev.Cluster] = ev.Type != watch.Deleted && c != nil && c.Reason == reason
 		if i < from {
 			continue
 		}

@@ -22,11 +22,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -34,6 +32,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
@@ -351,13 +350,11 @@ var allStrategy = clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.All}
 // recorder's view of the MCAs.
 func (e *env) waitFor(timeout time.Duration, what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	harness.EventuallyTrue(e.t, timeout, what, cond, harness.Every(50*time.Millisecond), harness.Dump(e.dump))
+}
+
+// dump is the recorder's view of the MCAs and CMA, and the CMA as the API server has it.
+func (e *env) dump() string {
 	live := "(not found)"
 	if cma, err := e.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(e.ctx, e.name, metav1.GetOptions{}); err == nil {
 		var b strings.Builder
@@ -368,7 +365,7 @@ func (e *env) waitFor(timeout time.Duration, what string, cond func() bool) {
 		}
 		live = b.String()
 	}
-	e.t.Fatalf("timed out after %v waiting for %s\nMCAs: %s\nCMA (watched): %s\nCMA (live): %s", timeout, what, e.rec.summary(), e.rec.cmaSummary(), live)
+	return fmt.Sprintf("MCAs: %s\nCMA (watched): %s\nCMA (live): %s", e.rec.summary(), e.rec.cmaSummary(), live)
 }
 
 // waitStates waits until the MCAs of the listed clusters are exactly in the given states
@@ -407,7 +404,12 @@ func (e *env) waitProgression(timeout time.Duration, placement, reason, msg stri
 func (e *env) quiet(d time.Duration) {
 	e.t.Helper()
 	before := e.rec.count()
-	time.Sleep(d)
+	harness.Consistently(e.t, d, "no MCA write", func() string {
+		if n := e.rec.count() - before; n != 0 {
+			return fmt.Sprintf("%d MCA writes", n)
+		}
+		return ""
+	}, harness.Dump(func() string { return e.rec.eventsSince(before) }))
 	if after := e.rec.count(); after != before {
 		e.t.Fatalf("%d MCA writes while nothing changed:\n%s", after-before, e.rec.eventsSince(before))
 	}
@@ -420,96 +422,33 @@ func (f watchFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (
 	return f(ctx, o)
 }
 
-// recorder watches the test's MCAs and CMA and keeps every change, in the API server's order.
+// recorder is the harness's recording of the test's MCAs and CMA: every change, in the API
+// server's order.
 type recorder struct {
-	t    *testing.T
-	mu   sync.Mutex
-	evs  []mcaEvent
-	last map[string]*addonv1alpha1.ManagedClusterAddOn
-	cma  *addonv1alpha1.ClusterManagementAddOn
-	cmas []cmaEvent
-	// closing is set when the test ends: the watches then end too.
-	closing atomic.Bool
+	mcas *harness.Recorder[mcaEvent]
+	cmas *harness.Recorder[cmaEvent]
 }
 
-type mcaEvent struct {
-	at      time.Time
-	typ     watch.EventType
-	cluster string
-	mca     *addonv1alpha1.ManagedClusterAddOn
-}
-
-type cmaEvent struct {
-	at  time.Time
-	cma *addonv1alpha1.ClusterManagementAddOn
-}
+type (
+	mcaEvent = harness.MCAEvent
+	cmaEvent = harness.CMAEvent
+)
 
 func startRecorder(t *testing.T, ctx context.Context, c *localhub.Clients, name string) *recorder {
-	r := &recorder{t: t, last: map[string]*addonv1alpha1.ManagedClusterAddOn{}}
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	mcas := c.Addon.AddonV1alpha1().ManagedClusterAddOns("")
-	list, err := mcas.List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Retry watchers resume from the last event they delivered when the server closes a watch, so
-	// the recording has no gap.
-	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, watchFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		o.FieldSelector = sel
-		return mcas.Watch(ctx, o)
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmas := c.Addon.AddonV1alpha1().ClusterManagementAddOns()
-	clist, err := cmas.List(ctx, metav1.ListOptions{FieldSelector: sel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cw, err := watchtools.NewRetryWatcherWithContext(ctx, clist.ResourceVersion, watchFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		o.FieldSelector = sel
-		return cmas.Watch(ctx, o)
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		r.closing.Store(true)
-		w.Stop()
-		cw.Stop()
-	})
-	go func() {
-		for ev := range w.ResultChan() {
-			m, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn)
-			if !ok {
-				if ctx.Err() == nil && !r.closing.Load() {
-					t.Errorf("MCA watch: unexpected event %s %+v", ev.Type, ev.Object)
-				}
-				continue
-			}
-			r.mu.Lock()
-			r.evs = append(r.evs, mcaEvent{at: time.Now(), typ: ev.Type, cluster: m.Namespace, mca: m})
-			if ev.Type == watch.Deleted {
-				delete(r.last, m.Namespace)
-			} else {
-				r.last[m.Namespace] = m
-			}
-			r.mu.Unlock()
-		}
-	}()
-	go func() {
-		for ev := range cw.ResultChan() {
-			m, ok := ev.Object.(*addonv1alpha1.ClusterManagementAddOn)
-			if !ok {
-				continue
-			}
-			r.mu.Lock()
-			r.cma = m
-			r.cmas = append(r.cmas, cmaEvent{at: time.Now(), cma: m})
-			r.mu.Unlock()
-		}
-	}()
+	t.Helper()
+	mcas, err := harness.RecordMCAs(ctx, c.Addon, name)
+	r := &recorder{mcas: harness.ForTest(t, mcas, err)}
+	cmas, err := harness.RecordCMA(ctx, c.Addon, name)
+	r.cmas = harness.ForTest(t, cmas, err)
 	return r
+}
+
+// cma is the CMA as last recorded (nil before it exists or once deleted).
+func (r *recorder) cma() *addonv1alpha1.ClusterManagementAddOn {
+	for _, ev := range r.cmas.Latest() {
+		return ev.CMA
+	}
+	return nil
 }
 
 // state renders an MCA as "<desired>/<lastApplied>/<Configured>/<Progressing reason>" with config
@@ -532,19 +471,18 @@ func state(m *addonv1alpha1.ManagedClusterAddOn) string {
 }
 
 func (r *recorder) states() map[string]string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	out := map[string]string{}
-	for c, m := range r.last {
-		out[c] = state(m)
+	for c, ev := range r.mcas.Latest() {
+		out[c] = state(ev.MCA)
 	}
 	return out
 }
 
 func (r *recorder) mca(cluster string) *addonv1alpha1.ManagedClusterAddOn {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.last[cluster]
+	if ev, ok := r.mcas.Get(cluster); ok {
+		return ev.MCA
+	}
+	return nil
 }
 
 func (r *recorder) summary() string {
@@ -568,13 +506,12 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 func (r *recorder) cmaSummary() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cma == nil {
+	cma := r.cma()
+	if cma == nil {
 		return "(none)"
 	}
 	var b strings.Builder
-	for _, ip := range r.cma.Status.InstallProgressions {
+	for _, ip := range cma.Status.InstallProgressions {
 		c := meta.FindStatusCondition(ip.Conditions, addonstatus.ConditionProgressing)
 		if c != nil {
 			fmt.Fprintf(&b, "\n  %s: %s %s", ip.Name, c.Reason, c.Message)
@@ -586,13 +523,12 @@ func (r *recorder) cmaSummary() string {
 }
 
 func (r *recorder) progression(_ string, placement string) *metav1.Condition {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cma == nil {
+	cma := r.cma()
+	if cma == nil {
 		return nil
 	}
-	for i := range r.cma.Status.InstallProgressions {
-		ip := &r.cma.Status.InstallProgressions[i]
+	for i := range cma.Status.InstallProgressions {
+		ip := &cma.Status.InstallProgressions[i]
 		if ip.Name == placement {
 			return rolloutplan.ProgressingOf(ip)
 		}
@@ -600,22 +536,14 @@ func (r *recorder) progression(_ string, placement string) *metav1.Condition {
 	return nil
 }
 
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.evs)
-}
+func (r *recorder) count() int { return r.mcas.Mark() }
 
-func (r *recorder) events() []mcaEvent {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.evs)
-}
+func (r *recorder) events() []mcaEvent { return r.mcas.Events() }
 
 func (r *recorder) eventsSince(i int) string {
 	var b strings.Builder
 	for _, ev := range r.events()[i:] {
-		fmt.Fprintf(&b, "  %s %s %s\n", ev.typ, ev.cluster, state(ev.mca))
+		fmt.Fprintf(&b, "  %s %s %s\n", ev.Type, ev.Cluster, state(ev.MCA))
 	}
 	return b.String()
 }
@@ -624,10 +552,10 @@ func (r *recorder) eventsSince(i int) string {
 func (r *recorder) history(cluster string) []string {
 	var out []string
 	for _, ev := range r.events() {
-		if ev.cluster != cluster || ev.typ == watch.Deleted {
+		if ev.Cluster != cluster || ev.Type == watch.Deleted {
 			continue
 		}
-		d := rolloutplan.Desired(ev.mca)
+		d := rolloutplan.Desired(ev.MCA)
 		name := "-"
 		if len(d) > 0 {
 			name = d[0].Name
@@ -642,29 +570,25 @@ func (r *recorder) history(cluster string) []string {
 // maxInFlight replays the recorded events and returns the largest number of clusters that were,
 // at one time, told to run cfg without having applied it.
 func (r *recorder) maxInFlight(cfg string) int {
-	cur := map[string]bool{}
-	most := 0
-	for _, ev := range r.events() {
-		d, a := rolloutplan.Desired(ev.mca), rolloutplan.LastApplied(ev.mca)
-		flying := ev.typ != watch.Deleted && len(d) > 0 && d[0].Name == cfg && (len(a) == 0 || a[0].Name != cfg || a[0].SpecHash != d[0].SpecHash)
-		cur[ev.cluster] = flying
-		n := 0
-		for _, f := range cur {
-			if f {
-				n++
-			}
-		}
-		most = max(most, n)
+	n, _ := harness.MaxInFlight(nil, r.events(), nil, movingTo(cfg))
+	return n
+}
+
+// movingTo says whether an MCA's first desired config is cfg and it has not applied it (its name
+// and spec hash).
+func movingTo(cfg string) func(mcaEvent) bool {
+	return func(ev mcaEvent) bool {
+		d, a := rolloutplan.Desired(ev.MCA), rolloutplan.LastApplied(ev.MCA)
+		return ev.Type != watch.Deleted && len(d) > 0 && d[0].Name == cfg && (len(a) == 0 || a[0].Name != cfg || a[0].SpecHash != d[0].SpecHash)
 	}
-	return most
 }
 
 // firstTime returns when cluster was first seen told to run cfg (zero if never).
 func (r *recorder) firstDesired(cluster, cfg string) (time.Time, int) {
 	for i, ev := range r.events() {
-		if ev.cluster == cluster {
-			if d := rolloutplan.Desired(ev.mca); len(d) > 0 && d[0].Name == cfg {
-				return ev.at, i
+		if ev.Cluster == cluster {
+			if d := rolloutplan.Desired(ev.MCA); len(d) > 0 && d[0].Name == cfg {
+				return ev.At, i
 			}
 		}
 	}
@@ -674,9 +598,9 @@ func (r *recorder) firstDesired(cluster, cfg string) (time.Time, int) {
 // firstApplied returns the index of the event where cluster first had applied cfg (-1 if never).
 func (r *recorder) firstApplied(cluster, cfg string) (time.Time, int) {
 	for i, ev := range r.events() {
-		if ev.cluster == cluster {
-			if a := rolloutplan.LastApplied(ev.mca); len(a) > 0 && a[0].Name == cfg {
-				return ev.at, i
+		if ev.Cluster == cluster {
+			if a := rolloutplan.LastApplied(ev.MCA); len(a) > 0 && a[0].Name == cfg {
+				return ev.At, i
 			}
 		}
 	}
@@ -690,11 +614,11 @@ func (r *recorder) writes(cluster string, from int) int {
 	n := 0
 	prev := ""
 	for i, ev := range r.events() {
-		if ev.cluster != cluster {
+		if ev.Cluster != cluster {
 			continue
 		}
-		cur := controllerPart(ev.mca)
-		if i >= from && ev.typ == watch.Modified && cur != prev {
+		cur := controllerPart(ev.MCA)
+		if i >= from && ev.Type == watch.Modified && cur != prev {
 			n++
 		}
 		prev = cur
@@ -716,12 +640,10 @@ func controllerPart(m *addonv1alpha1.ManagedClusterAddOn) string {
 
 // reasonsSeen lists the distinct Progressing reasons the CMA's progression of placement had.
 func (r *recorder) reasonsSeen(placement string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []string
-	for _, ev := range r.cmas {
-		for i := range ev.cma.Status.InstallProgressions {
-			ip := &ev.cma.Status.InstallProgressions[i]
+	for _, ev := range r.cmas.Events() {
+		for i := range ev.CMA.Status.InstallProgressions {
+			ip := &ev.CMA.Status.InstallProgressions[i]
 			if c := rolloutplan.ProgressingOf(ip); ip.Name == placement && c != nil && !slices.Contains(out, c.Reason) {
 				out = append(out, c.Reason)
 			}
@@ -738,8 +660,8 @@ func newConfigMap(ns, name, version string) *corev1.ConfigMap {
 func (r *recorder) eventsOf(cluster string) string {
 	var b strings.Builder
 	for _, ev := range r.events() {
-		if ev.cluster == cluster {
-			fmt.Fprintf(&b, "\n    %s %s rv=%s", ev.typ, state(ev.mca), ev.mca.ResourceVersion)
+		if ev.Cluster == cluster {
+			fmt.Fprintf(&b, "\n    %s %s rv=%s", ev.Type, state(ev.MCA), ev.MCA.ResourceVersion)
 		}
 	}
 	return b.String()
@@ -747,27 +669,11 @@ func (r *recorder) eventsOf(cluster string) string {
 
 // maxInFlightAmong is maxInFlight restricted to some clusters.
 func (r *recorder) maxInFlightAmong(cfg string, clusters []string) int {
-	in := map[string]bool{}
-	for _, c := range clusters {
-		in[c] = true
-	}
-	cur := map[string]bool{}
-	most := 0
-	for _, ev := range r.events() {
-		if !in[ev.cluster] {
-			continue
-		}
-		d, a := rolloutplan.Desired(ev.mca), rolloutplan.LastApplied(ev.mca)
-		cur[ev.cluster] = ev.typ != watch.Deleted && len(d) > 0 && d[0].Name == cfg && (len(a) == 0 || a[0] != d[0])
-		n := 0
-		for _, f := range cur {
-			if f {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
+	n, _ := harness.MaxInFlight(nil, r.events(), clusters, func(ev mcaEvent) bool {
+		d, a := rolloutplan.Desired(ev.MCA), rolloutplan.LastApplied(ev.MCA)
+		return ev.Type != watch.Deleted && len(d) > 0 && d[0].Name == cfg && (len(a) == 0 || a[0] != d[0])
+	})
+	return n
 }
 
 // lastApplyIndex is the largest event index at which one of clusters first applied cfg (-1 if one never did).

@@ -217,7 +217,7 @@ func TestLifecycleAnnotationFilter(t *testing.T) {
 	e.cma(map[string]string{}, install{placement: "p", config: "cfg-a", strategy: allStrategy})
 	stop := e.startController(Options{})
 	time.Sleep(2 * time.Second)
-	if e.mcaExists("c1") || e.rec.cma != nil && len(e.rec.cma.Status.InstallProgressions) > 0 {
+	if e.mcaExists("c1") || e.rec.cma() != nil && len(e.rec.cma().Status.InstallProgressions) > 0 {
 		t.Fatal("a CMA without the lifecycle annotation was managed")
 	}
 	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {

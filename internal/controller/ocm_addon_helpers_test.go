@@ -361,16 +361,14 @@ func (e *env) firstProgression() (*metav1.Condition, error) {
 func (e *env) notBefore(start time.Time, d time.Duration, want metav1.Condition) func() error {
 	start = start.Truncate(time.Second)
 	return func() error {
-		e.rec.mu.Lock()
-		defer e.rec.mu.Unlock()
-		for _, ev := range e.rec.cmas {
-			if ev.at.Before(start) || len(ev.cma.Status.InstallProgressions) == 0 {
+		for _, ev := range e.rec.cmas.Events() {
+			if ev.At.Before(start) || len(ev.CMA.Status.InstallProgressions) == 0 {
 				continue
 			}
-			c := meta.FindStatusCondition(ev.cma.Status.InstallProgressions[0].Conditions, want.Type)
+			c := meta.FindStatusCondition(ev.CMA.Status.InstallProgressions[0].Conditions, want.Type)
 			if conditionLike(c, want, "") == nil {
-				if ev.at.Before(start.Add(d)) {
-					return fmt.Errorf("install progression was %s after %v, before %v", describeCondition(c), ev.at.Sub(start).Round(time.Millisecond), d)
+				if ev.At.Before(start.Add(d)) {
+					return fmt.Errorf("install progression was %s after %v, before %v", describeCondition(c), ev.At.Sub(start).Round(time.Millisecond), d)
 				}
 				return nil
 			}

@@ -295,12 +295,12 @@ func (e *env) desiredNotBefore(clusters []string, v cfgVer, start time.Time, d t
 		for _, cl := range clusters {
 			first := time.Time{}
 			for _, ev := range e.rec.events() {
-				if ev.cluster != cl {
+				if ev.Cluster != cl {
 					continue
 				}
-				for _, r := range ev.mca.Status.ConfigReferences {
+				for _, r := range ev.MCA.Status.ConfigReferences {
 					if d := r.DesiredConfig; d != nil && d.Namespace == v.ns && d.Name == v.name && d.SpecHash == v.hash {
-						first = ev.at
+						first = ev.At
 						break
 					}
 				}

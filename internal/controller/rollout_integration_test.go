@@ -53,10 +53,10 @@ func TestFreshInstall(t *testing.T) {
 		// Installing, then InstallSucceed: nothing else, nothing skipped.
 		var reasons []string
 		for _, ev := range e.rec.events() {
-			if ev.cluster != c {
+			if ev.Cluster != c {
 				continue
 			}
-			if p := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing); p != nil && (len(reasons) == 0 || reasons[len(reasons)-1] != p.Reason) {
+			if p := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing); p != nil && (len(reasons) == 0 || reasons[len(reasons)-1] != p.Reason) {
 				reasons = append(reasons, p.Reason)
 			}
 		}
@@ -169,7 +169,7 @@ func TestRollingUpgrade25Percent(t *testing.T) {
 	// Clusters of later batches waited with Configured=False and their previous config.
 	sawWaiting := false
 	for _, ev := range e.rec.events()[start:] {
-		if ev.cluster == e.cluster("c8") && state(ev.mca) == "cfg-a/cfg-a/False/InstallSucceed" {
+		if ev.Cluster == e.cluster("c8") && state(ev.MCA) == "cfg-a/cfg-a/False/InstallSucceed" {
 			sawWaiting = true
 		}
 	}

@@ -34,11 +34,11 @@ func (r *recorder) maxBusyAmong(clusters []string, from int) int {
 	busy := map[string]bool{}
 	most := 0
 	for i, ev := range r.events() {
-		if !in[ev.cluster] {
+		if !in[ev.Cluster] {
 			continue
 		}
-		c := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing)
-		busy[ev.cluster] = ev.typ != watch.Deleted && c != nil && addonstatus.IsBusyReason(c.Reason)
+		c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing)
+		busy[ev.Cluster] = ev.Type != watch.Deleted && c != nil && addonstatus.IsBusyReason(c.Reason)
 		if i < from {
 			continue
 		}
@@ -57,10 +57,10 @@ func (r *recorder) maxBusyAmong(clusters []string, from int) int {
 func (r *recorder) reasons(cluster string, from int) []string {
 	var out []string
 	for _, ev := range r.events()[from:] {
-		if ev.cluster != cluster {
+		if ev.Cluster != cluster {
 			continue
 		}
-		if c := meta.FindStatusCondition(ev.mca.Status.Conditions, addonstatus.ConditionProgressing); c != nil && (len(out) == 0 || out[len(out)-1] != c.Reason) {
+		if c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing); c != nil && (len(out) == 0 || out[len(out)-1] != c.Reason) {
 			out = append(out, c.Reason)
 		}
 	}
@@ -70,8 +70,8 @@ func (r *recorder) reasons(cluster string, from int) []string {
 // desiredSince reports whether cluster was told to run cfg at or after event from.
 func (r *recorder) desiredSince(cluster, cfg string, from int) bool {
 	for _, ev := range r.events()[from:] {
-		if ev.cluster == cluster {
-			if d := rolloutplan.Desired(ev.mca); len(d) > 0 && d[0].Name == cfg {
+		if ev.Cluster == cluster {
+			if d := rolloutplan.Desired(ev.MCA); len(d) > 0 && d[0].Name == cfg {
 				return true
 			}
 		}

@@ -210,13 +210,11 @@ func TestHealthSoakDelaysTheGatedPlacement(t *testing.T) {
 
 // progressionSince is when the CMA's progression of placement first had reason (zero if never).
 func (r *recorder) progressionSince(placement, reason string) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, ev := range r.cmas {
-		for i := range ev.cma.Status.InstallProgressions {
-			ip := &ev.cma.Status.InstallProgressions[i]
+	for _, ev := range r.cmas.Events() {
+		for i := range ev.CMA.Status.InstallProgressions {
+			ip := &ev.CMA.Status.InstallProgressions[i]
 			if c := rolloutplan.ProgressingOf(ip); ip.Name == placement && c != nil && c.Reason == reason {
-				return ev.at
+				return ev.At
 			}
 		}
 	}

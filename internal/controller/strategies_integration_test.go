@@ -309,10 +309,10 @@ func TestRestartMidRollout(t *testing.T) {
 		moves := 0
 		prev := ""
 		for _, ev := range e.rec.events() {
-			if ev.cluster != c || ev.typ == watch.Deleted {
+			if ev.Cluster != c || ev.Type == watch.Deleted {
 				continue
 			}
-			d := rolloutplan.Desired(ev.mca)
+			d := rolloutplan.Desired(ev.MCA)
 			cur := ""
 			if len(d) > 0 {
 				cur = d[0].Name + "@" + d[0].SpecHash

@@ -32,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -325,16 +326,7 @@ func (e *env) work(cluster, name string) *workv1.ManifestWork {
 // last answer.
 func (e *env) waitFor(timeout time.Duration, what string, cond func() string) time.Duration {
 	e.t.Helper()
-	start := time.Now()
-	last := ""
-	for time.Since(start) < timeout {
-		if last = cond(); last == "" {
-			return time.Since(start)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	e.t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, last)
-	return 0
+	return harness.Eventually(e.t, timeout, what, cond, harness.Within(e.ctx))
 }
 
 // condition renders an MCA condition as "Status/Reason: message" ("-" when absent).
