@@ -62,4 +62,4 @@ test-gitops: hub-binaries ocm-binaries $(GITOPS_ENGINES) build ## Only the GitOp
 demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh
 
-include $(wildcard internal/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)
+include $(wildcard internal/*/*.mk internal/testing/*/*.mk functions/*/*.mk controller/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

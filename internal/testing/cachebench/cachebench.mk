@@ -1,0 +1,20 @@
+# Cache benchmark (issue 39): the controller's hub cache (controller/hubcache) against
+# controller-runtime's cache configured as a controller engineer would, each in a fresh process on a
+# real hub holding BENCH_CLUSTERS clusters' worth of the objects the controller caches. Prints per
+# cluster count and cache: sync time, live heap after GC, RSS and peak RSS, and how long
+# BENCH_CACHE_UPDATES ManagedClusterAddOn status updates (default: one per cluster) take to show in
+# the cache. Not part of `make test`; figures and how to read them: docs/benchmarks/cache.md.
+#   make bench-cache BENCH_CLUSTERS=1000,5000
+#   make bench-cache BENCH_CLUSTERS=5000 BENCH_CACHES=hubcache,cr-decoded BENCH_CACHE_ROUNDS=3
+BENCH_CLUSTERS ?= 1000
+BENCH_CACHES ?= hubcache,cr-typed,cr-decoded
+BENCH_CACHE_UPDATES ?= 0
+BENCH_CACHE_ROUNDS ?= 1
+
+.PHONY: bench-cache
+bench-cache: hub-binaries ## Benchmark hubcache against controller-runtime's cache (BENCH_CLUSTERS=1000,5000).
+	@uptime
+	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} \
+	  $(GO) test -tags integration -count=1 -v -run '^TestCacheBench$$' -timeout 120m ./internal/testing/cachebench/ \
+	  -args -clusters=$(BENCH_CLUSTERS) -caches=$(BENCH_CACHES) -updates=$(BENCH_CACHE_UPDATES) -rounds=$(BENCH_CACHE_ROUNDS)
+	@uptime
