@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -74,6 +75,9 @@ type synced struct {
 	Counts      map[string]int `json:"counts"`
 	// Samples are an object of each kind as cached (benchCache.samples).
 	Samples map[string]string `json:"samples"`
+	// SyncByKind is when each kind's informer synced, in seconds from the cache's start (client-go's
+	// WaitForCacheSync polls every 100 ms).
+	SyncByKind map[string]float64 `json:"syncByKind"`
 }
 
 // seen is what the child reports once every update showed in its cache.
@@ -111,6 +115,7 @@ func child(kind, kubeconfig string) error {
 	if s.Samples, err = c.samples(); err != nil {
 		return err
 	}
+	s.SyncByKind = c.syncSeconds()
 	if err := report("synced", s); err != nil {
 		return err
 	}
@@ -392,5 +397,13 @@ func printTable(n, k int, setup time.Duration, results []result) {
 	for _, r := range results {
 		fmt.Printf("%-11s %8.1f %9.1f %10.1f %9.0f %9.0f %12.1f %11.1f %11.0f %9.1f\n", r.cache, r.synced.SyncSeconds,
 			r.synced.HeapMB, r.synced.HeapInuseMB, r.synced.RSSMB, r.synced.PeakRSSMB, r.seen.Seconds, r.writeSeconds, r.seen.PeakRSSMB, r.cpuSeconds)
+	}
+	fmt.Println("informers synced after (s):")
+	for _, r := range results {
+		var parts []string
+		for _, kind := range slices.Sorted(maps.Keys(r.synced.SyncByKind)) {
+			parts = append(parts, fmt.Sprintf("%s %.1f", kind, r.synced.SyncByKind[kind]))
+		}
+		fmt.Printf("  %-11s %s\n", r.cache, strings.Join(parts, ", "))
 	}
 }

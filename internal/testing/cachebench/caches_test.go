@@ -38,6 +38,36 @@ type benchCache struct {
 	// controller-runtime's ConfigMaps (a multi-namespace informer: others counts them).
 	informers map[string]toolscache.SharedIndexInformer
 	others    map[string]func() (int, error)
+
+	mu sync.Mutex
+	// syncedAfter is how long each informer took to sync from timeSync's call.
+	syncedAfter map[string]time.Duration
+}
+
+// timeSync notes when each informer syncs, from now: where the sync time goes.
+func (b *benchCache) timeSync(ctx context.Context) {
+	start := time.Now()
+	b.syncedAfter = map[string]time.Duration{}
+	for name, inf := range b.informers {
+		go func() {
+			if toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				b.mu.Lock()
+				b.syncedAfter[name] = time.Since(start)
+				b.mu.Unlock()
+			}
+		}()
+	}
+}
+
+// syncSeconds returns timeSync's figures in seconds.
+func (b *benchCache) syncSeconds() map[string]float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]float64{}
+	for name, d := range b.syncedAfter {
+		out[name] = d.Seconds()
+	}
+	return out
 }
 
 // samples returns, per kind with a client-go store, the first cached object (by key) as JSON
@@ -107,6 +137,9 @@ const (
 	// controller starts on its first CMA (Configs.Ensure; Configs.Watch here, before the start), and
 	// Run with the reconcilers left out (they read the cache; they hold none of it).
 	cacheHubcache = "hubcache"
+	// cacheHubcacheNoIntern is cacheHubcache with interning off (hubcache.Options.DisableInterning):
+	// what interning saves.
+	cacheHubcacheNoIntern = "hubcache-nointern"
 	// cacheCRTyped is controller-runtime's cache with OCM's Go types, the selectors and transforms
 	// below: what a controller engineer writes first. One object that does not decode fails its
 	// kind's whole list (hubcache/decode.go says why the controller does not do this).
@@ -118,13 +151,15 @@ const (
 	cacheCRDecoded = "cr-decoded"
 )
 
-var allCaches = []string{cacheHubcache, cacheCRTyped, cacheCRDecoded}
+var allCaches = []string{cacheHubcache, cacheHubcacheNoIntern, cacheCRTyped, cacheCRDecoded}
 
 // startCache builds and starts cache kind against cfg and waits until it has synced.
 func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache, error) {
 	switch kind {
 	case cacheHubcache:
-		return startHubcache(ctx, cfg)
+		return startHubcache(ctx, cfg, false)
+	case cacheHubcacheNoIntern:
+		return startHubcache(ctx, cfg, true)
 	case cacheCRTyped:
 		return startCR(ctx, cfg, false)
 	case cacheCRDecoded:
@@ -133,8 +168,8 @@ func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache
 	return nil, fmt.Errorf("unknown cache %q (want one of %v)", kind, allCaches)
 }
 
-func startHubcache(ctx context.Context, cfg *rest.Config) (*benchCache, error) {
-	hc, err := hubcache.New(cfg, hubcache.Options{Addons: hubcache.AddonsSelf, HistoryNamespace: historyNamespace})
+func startHubcache(ctx context.Context, cfg *rest.Config, noIntern bool) (*benchCache, error) {
+	hc, err := hubcache.New(cfg, hubcache.Options{Addons: hubcache.AddonsSelf, HistoryNamespace: historyNamespace, DisableInterning: noIntern})
 	if err != nil {
 		return nil, fmt.Errorf("building the hub cache: %w", err)
 	}
@@ -142,6 +177,11 @@ func startHubcache(ctx context.Context, cfg *rest.Config) (*benchCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching AddOnDeploymentConfigs: %w", err)
 	}
+	bc := &benchCache{informers: map[string]toolscache.SharedIndexInformer{
+		kCMA: hc.CMAInformer, kMCA: hc.MCAInformer, kCluster: hc.ClusterInformer, kPlacement: hc.PlacementInformer,
+		kDecision: hc.DecisionInformer, kWork: hc.WorkInformer, kADC: adcs, kHistory: hc.HistoryInformer,
+	}}
+	bc.timeSync(ctx)
 	errs := make(chan error, 1)
 	go func() { errs <- hc.Run(ctx) }()
 	for !hc.Synced() {
@@ -153,10 +193,7 @@ func startHubcache(ctx context.Context, cfg *rest.Config) (*benchCache, error) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return &benchCache{informers: map[string]toolscache.SharedIndexInformer{
-		kCMA: hc.CMAInformer, kMCA: hc.MCAInformer, kCluster: hc.ClusterInformer, kPlacement: hc.PlacementInformer,
-		kDecision: hc.DecisionInformer, kWork: hc.WorkInformer, kADC: adcs, kHistory: hc.HistoryInformer,
-	}}, nil
+	return bc, nil
 }
 
 // startCR is controller-runtime's cache: label selectors where hubcache has them (add-on works;
@@ -300,6 +337,7 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, 
 	}}); err != nil {
 		return nil, fmt.Errorf("indexing ManifestWorks: %w", err)
 	}
+	bc.timeSync(ctx)
 	errs := make(chan error, 1)
 	go func() { errs <- c.Start(ctx) }()
 	synced := make(chan bool, 1)
