@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,12 +42,15 @@ var (
 	cachesFlag   = flag.String("caches", strings.Join(allCaches, ","), "comma-separated caches to measure, each in its own process: "+strings.Join(allCaches, ", "))
 	updatesFlag  = flag.Int("updates", 0, "ManagedClusterAddOn status updates to time into each cache (default: one per cluster)")
 	roundsFlag   = flag.Int("rounds", 1, "measure every cache this many times on each hub, the caches taking turns; the table shows each run")
+	profileFlag  = flag.String("profile", "", "a folder for each child's CPU profile of its start until synced (<cache>-<clusters>.cpu.pprof); read with go tool pprof")
 )
 
 // The child process: the test binary run again with childEnv naming the cache to measure.
 const (
 	childEnv      = "CACHEBENCH_CHILD"
 	kubeconfigEnv = "CACHEBENCH_KUBECONFIG"
+	// profileEnv is the file the child writes its CPU profile to, until synced.
+	profileEnv = "CACHEBENCH_CPU_PROFILE"
 	// linePrefix marks the lines of the child's stdout the parent reads.
 	linePrefix = "CACHEBENCH "
 )
@@ -100,11 +104,22 @@ func child(kind, kubeconfig string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 
+	if path := os.Getenv(profileEnv); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("CPU profile: %w", err)
+		}
+	}
 	start := time.Now()
 	c, err := startCache(ctx, kind, cfg)
 	if err != nil {
 		return err
 	}
+	pprof.StopCPUProfile() // a no-op without a profile
 	var s synced
 	s.SyncSeconds = time.Since(start).Seconds()
 	s.HeapMB, s.HeapInuseMB = liveHeap()
@@ -267,7 +282,7 @@ func benchHub(t *testing.T, n int, caches []string) {
 	for round := range *roundsFlag {
 		for _, cache := range caches {
 			mark := fmt.Sprintf("update-%d-%s", round, cache)
-			r, err := runChild(ctx, t, hub.Kubeconfig, cache, c, names[:k], mark)
+			r, err := runChild(ctx, t, hub.Kubeconfig, cache, n, c, names[:k], mark)
 			if err != nil {
 				t.Fatalf("%s: %v", cache, err)
 			}
@@ -294,8 +309,9 @@ var updated = regexp.MustCompile(`"resourceVersion":"[0-9]+"|"message":"(update-
 
 func comparable(sample string) string { return updated.ReplaceAllString(sample, "") }
 
-// runChild measures one cache in a fresh process: its sync, then k MCA status updates.
-func runChild(ctx context.Context, t *testing.T, kubeconfig, cache string, c *localhub.Clients, names []string, mark string) (result, error) {
+// runChild measures one cache in a fresh process on the hub of n clusters: its sync, then the
+// status updates of the MCAs of names.
+func runChild(ctx context.Context, t *testing.T, kubeconfig, cache string, n int, c *localhub.Clients, names []string, mark string) (result, error) {
 	r := result{cache: cache}
 	log, err := os.CreateTemp("", "cachebench-"+cache+"-*.log")
 	if err != nil {
@@ -304,6 +320,9 @@ func runChild(ctx context.Context, t *testing.T, kubeconfig, cache string, c *lo
 	defer log.Close()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+cache, kubeconfigEnv+"="+kubeconfig)
+	if *profileFlag != "" {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s/%s-%d.cpu.pprof", profileEnv, *profileFlag, cache, n))
+	}
 	cmd.Stderr = log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
