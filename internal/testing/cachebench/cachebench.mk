@@ -5,16 +5,21 @@
 # BENCH_CACHE_UPDATES ManagedClusterAddOn status updates (default: one per cluster) take to show in
 # the cache. Not part of `make test`; figures and how to read them: docs/benchmarks/cache.md.
 #   make bench-cache BENCH_CLUSTERS=1000,5000
-#   make bench-cache BENCH_CLUSTERS=5000 BENCH_CACHES=hubcache,cr-decoded BENCH_CACHE_ROUNDS=3
+#   make bench-cache BENCH_CLUSTERS=5000 BENCH_CACHES=hubcache,hubcache-nointern BENCH_CACHE_ROUNDS=3
+# Caches: hubcache (as the controller starts it), hubcache-nointern (its interning off), cr-typed and
+# cr-decoded (controller-runtime's, typed or with per-object decoding; caches_test.go says how each
+# is configured).
 BENCH_CLUSTERS ?= 1000
 BENCH_CACHES ?= hubcache,cr-typed,cr-decoded
 BENCH_CACHE_UPDATES ?= 0
 BENCH_CACHE_ROUNDS ?= 1
+# A folder for each cache's CPU profile from its start until synced, e.g. /tmp/cacheprof.
+BENCH_CACHE_PROFILE ?=
 
 .PHONY: bench-cache
 bench-cache: hub-binaries ## Benchmark hubcache against controller-runtime's cache (BENCH_CLUSTERS=1000,5000).
 	@uptime
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} \
 	  $(GO) test -tags integration -count=1 -v -run '^TestCacheBench$$' -timeout 120m ./internal/testing/cachebench/ \
-	  -args -clusters=$(BENCH_CLUSTERS) -caches=$(BENCH_CACHES) -updates=$(BENCH_CACHE_UPDATES) -rounds=$(BENCH_CACHE_ROUNDS)
+	  -args -clusters=$(BENCH_CLUSTERS) -caches=$(BENCH_CACHES) -updates=$(BENCH_CACHE_UPDATES) -rounds=$(BENCH_CACHE_ROUNDS) -profile='$(BENCH_CACHE_PROFILE)'
 	@uptime
