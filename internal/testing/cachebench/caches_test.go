@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -149,9 +150,13 @@ const (
 	// its Go type (hubcache.Decode), or into a placeholder with its metadata when it does not decode,
 	// so the store holds Go types as hubcache's does.
 	cacheCRDecoded = "cr-decoded"
+	// cacheCRPaged is cacheCRDecoded whose lists decode page by page (Options.NewInformer wraps the
+	// informers' list calls as hubcache's decodedList does): only the decoded objects of a list are
+	// held at once, never the whole list as unstructured objects.
+	cacheCRPaged = "cr-paged"
 )
 
-var allCaches = []string{cacheHubcache, cacheHubcacheNoIntern, cacheCRTyped, cacheCRDecoded}
+var allCaches = []string{cacheHubcache, cacheHubcacheNoIntern, cacheCRTyped, cacheCRDecoded, cacheCRPaged}
 
 // startCache builds and starts cache kind against cfg and waits until it has synced.
 func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache, error) {
@@ -161,9 +166,11 @@ func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache
 	case cacheHubcacheNoIntern:
 		return startHubcache(ctx, cfg, true)
 	case cacheCRTyped:
-		return startCR(ctx, cfg, false)
+		return startCR(ctx, cfg, false, false)
 	case cacheCRDecoded:
-		return startCR(ctx, cfg, true)
+		return startCR(ctx, cfg, true, false)
+	case cacheCRPaged:
+		return startCR(ctx, cfg, true, true)
 	}
 	return nil, fmt.Errorf("unknown cache %q (want one of %v)", kind, allCaches)
 }
@@ -200,8 +207,9 @@ func startHubcache(ctx context.Context, cfg *rest.Config, noIntern bool) (*bench
 // history ConfigMaps by namespace), managedFields stripped from everything
 // (TransformStripManagedFields), and of ManagedClusters and works what hubcache drops without
 // --deploy-templates (a cluster's client configs, taints and status; a work's spec and resource
-// status). decoded: per-object decoding (cacheCRDecoded).
-func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, error) {
+// status). decoded: per-object decoding (cacheCRDecoded); paged: lists decoded page by page
+// (cacheCRPaged).
+func startCR(ctx context.Context, cfg *rest.Config, decoded, paged bool) (*benchCache, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{addonv1alpha1.Install, clusterv1.Install, clusterv1beta1.Install, workv1.Install, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -246,6 +254,8 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, 
 	}
 	informed := map[string]client.Object{}
 	var decodeErrs decodeErrors
+	// The decoding transform of each OCM kind's unstructured informer, for paged lists.
+	transforms := map[schema.GroupVersionKind]toolscache.TransformFunc{}
 	for _, k := range kinds {
 		obj := k.typed
 		var transform toolscache.TransformFunc
@@ -258,6 +268,7 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, 
 			u.SetGroupVersionKind(gvk)
 			obj = u
 			transform = decodeTransform(gvk, k.newObj, k.strip, &decodeErrs)
+			transforms[gvk] = transform
 		} else if k.strip != nil {
 			strip := k.strip
 			transform = func(in any) (any, error) {
@@ -277,7 +288,24 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, 
 	informed[kADC] = adc
 
 	resync := 10 * time.Minute // hubcache's default
-	c, err := crcache.New(cfg, crcache.Options{Scheme: scheme, SyncPeriod: &resync, DefaultTransform: stripMF, ByObject: byObject})
+	opts := crcache.Options{Scheme: scheme, SyncPeriod: &resync, DefaultTransform: stripMF, ByObject: byObject}
+	if paged {
+		opts.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				if transform, ok := transforms[u.GroupVersionKind()]; ok {
+					lwc := toolscache.ToListerWatcherWithContext(lw)
+					lw = &toolscache.ListWatch{
+						ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+							return pagedList(ctx, lwc, o, transform)
+						},
+						WatchFuncWithContext: lwc.WatchWithContext,
+					}
+				}
+			}
+			return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+		}
+	}
+	c, err := crcache.New(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("building controller-runtime's cache: %w", err)
 	}
@@ -351,6 +379,54 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded bool) (*benchCache, 
 		}
 	}
 	return bc, nil
+}
+
+// pageSize is the size of pagedList's pages: the reflector's own.
+const pageSize = 500
+
+// pagedList is the list call of cacheCRPaged's OCM kinds: hubcache's decodedList over
+// controller-runtime's list call. The reflector's first list asks for resourceVersion "0", which the
+// API server answers in one piece from its watch cache whatever the page size; this asks for the
+// latest version instead, page by page, and decodes each page as it arrives, so the unstructured
+// form of one page at most is alive at a time.
+func pagedList(ctx context.Context, lw toolscache.ListerWatcherWithContext, o metav1.ListOptions, transform toolscache.TransformFunc) (runtime.Object, error) {
+	if o.ResourceVersion == "0" && o.Limit > 0 && o.Continue == "" {
+		o.ResourceVersion = ""
+	}
+	join := o.Limit == 0 && o.Continue == ""
+	if join {
+		o.Limit, o.ResourceVersion, o.ResourceVersionMatch = pageSize, "", ""
+	}
+	out := &metainternalversion.List{}
+	for first := true; ; first = false {
+		obj, err := lw.ListWithContext(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		page, ok := obj.(*unstructured.UnstructuredList)
+		if !ok {
+			return nil, fmt.Errorf("listing: got a %T, want an unstructured list", obj)
+		}
+		if first {
+			out.ListMeta = metav1.ListMeta{ResourceVersion: page.GetResourceVersion(), Continue: page.GetContinue(), RemainingItemCount: page.GetRemainingItemCount()}
+		}
+		for i := range page.Items {
+			u := page.Items[i]
+			page.Items[i] = unstructured.Unstructured{}
+			decoded, err := transform(&u)
+			if err != nil {
+				return nil, err
+			}
+			out.Items = append(out.Items, decoded.(runtime.Object))
+		}
+		if !join || page.GetContinue() == "" {
+			if join {
+				out.Continue, out.RemainingItemCount = "", nil
+			}
+			return out, nil
+		}
+		o.Continue = page.GetContinue()
+	}
 }
 
 func gvkOf(scheme *runtime.Scheme, obj runtime.Object) (schema.GroupVersionKind, error) {
