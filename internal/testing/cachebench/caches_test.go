@@ -43,6 +43,8 @@ type benchCache struct {
 	mu sync.Mutex
 	// syncedAfter is how long each informer took to sync from timeSync's call.
 	syncedAfter map[string]time.Duration
+	// timing ends when every informer synced (or the context ended).
+	timing sync.WaitGroup
 }
 
 // timeSync notes when each informer syncs, from now: where the sync time goes.
@@ -50,18 +52,20 @@ func (b *benchCache) timeSync(ctx context.Context) {
 	start := time.Now()
 	b.syncedAfter = map[string]time.Duration{}
 	for name, inf := range b.informers {
-		go func() {
+		b.timing.Go(func() {
 			if toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 				b.mu.Lock()
 				b.syncedAfter[name] = time.Since(start)
 				b.mu.Unlock()
 			}
-		}()
+		})
 	}
 }
 
-// syncSeconds returns timeSync's figures in seconds.
+// syncSeconds returns timeSync's figures in seconds, once the cache has synced (its informers'
+// WaitForCacheSync polls every 100 ms: they may note their sync after the cache's own wait ended).
 func (b *benchCache) syncSeconds() map[string]float64 {
+	b.timing.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := map[string]float64{}
