@@ -422,12 +422,12 @@ func tail(path string) string {
 
 func printTable(n, k int, setup time.Duration, results []result) {
 	fmt.Printf("\n=== %d clusters (hub filled in %.0f s); %d MCA status updates ===\n", n, setup.Seconds(), k)
-	fmt.Printf("%-17s %7s %8s %9s %9s %9s %11s %10s %10s %9s %9s\n",
+	fmt.Printf("%-19s %7s %8s %9s %9s %9s %11s %10s %10s %9s %9s\n",
 		"cache", "sync s", "heap MB", "inuse MB", "RSS MB", "peak MB", "updates s", "(writes s)", "upd. CPU", "peak MB", "CPU s")
-	fmt.Printf("%-17s %7s %8s %9s %9s %9s %11s %10s %10s %9s %9s\n",
+	fmt.Printf("%-19s %7s %8s %9s %9s %9s %11s %10s %10s %9s %9s\n",
 		"", "", "(live)", "", "(synced)", "(synced)", "(in cache)", "", "s", "(at end)", "(total)")
 	for _, r := range results {
-		fmt.Printf("%-17s %7.1f %8.1f %9.1f %9.0f %9.0f %11.1f %10.1f %10.1f %9.0f %9.1f\n", r.cache, r.synced.SyncSeconds,
+		fmt.Printf("%-19s %7.1f %8.1f %9.1f %9.0f %9.0f %11.1f %10.1f %10.1f %9.0f %9.1f\n", r.cache, r.synced.SyncSeconds,
 			r.synced.HeapMB, r.synced.HeapInuseMB, r.synced.RSSMB, r.synced.PeakRSSMB, r.seen.Seconds, r.writeSeconds, r.seen.CPUSeconds, r.seen.PeakRSSMB, r.cpuSeconds)
 	}
 	fmt.Println("informers synced after (s):")
@@ -436,6 +436,6 @@ func printTable(n, k int, setup time.Duration, results []result) {
 		for _, kind := range slices.Sorted(maps.Keys(r.synced.SyncByKind)) {
 			parts = append(parts, fmt.Sprintf("%s %.1f", kind, r.synced.SyncByKind[kind]))
 		}
-		fmt.Printf("  %-17s %s\n", r.cache, strings.Join(parts, ", "))
+		fmt.Printf("  %-19s %s\n", r.cache, strings.Join(parts, ", "))
 	}
 }

@@ -158,9 +158,13 @@ const (
 	// informers' list calls as hubcache's decodedList does): only the decoded objects of a list are
 	// held at once, never the whole list as unstructured objects.
 	cacheCRPaged = "cr-paged"
+	// cacheCRPagedNoNSIndex is cacheCRPaged without the namespace index controller-runtime gives
+	// every informer, on the kinds hubcache does not index by namespace (all but Placements and
+	// PlacementDecisions): what that index costs.
+	cacheCRPagedNoNSIndex = "cr-paged-nonsindex"
 )
 
-var allCaches = []string{cacheHubcache, cacheHubcacheNoIntern, cacheCRTyped, cacheCRDecoded, cacheCRPaged}
+var allCaches = []string{cacheHubcache, cacheHubcacheNoIntern, cacheCRTyped, cacheCRDecoded, cacheCRPaged, cacheCRPagedNoNSIndex}
 
 // startCache builds and starts cache kind against cfg and waits until it has synced.
 func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache, error) {
@@ -170,11 +174,13 @@ func startCache(ctx context.Context, kind string, cfg *rest.Config) (*benchCache
 	case cacheHubcacheNoIntern:
 		return startHubcache(ctx, cfg, true)
 	case cacheCRTyped:
-		return startCR(ctx, cfg, false, false)
+		return startCR(ctx, cfg, false, false, false)
 	case cacheCRDecoded:
-		return startCR(ctx, cfg, true, false)
+		return startCR(ctx, cfg, true, false, false)
 	case cacheCRPaged:
-		return startCR(ctx, cfg, true, true)
+		return startCR(ctx, cfg, true, true, false)
+	case cacheCRPagedNoNSIndex:
+		return startCR(ctx, cfg, true, true, true)
 	}
 	return nil, fmt.Errorf("unknown cache %q (want one of %v)", kind, allCaches)
 }
@@ -212,8 +218,9 @@ func startHubcache(ctx context.Context, cfg *rest.Config, noIntern bool) (*bench
 // (TransformStripManagedFields), and of ManagedClusters and works what hubcache drops without
 // --deploy-templates (a cluster's client configs, taints and status; a work's spec and resource
 // status). decoded: per-object decoding (cacheCRDecoded); paged: lists decoded page by page
-// (cacheCRPaged).
-func startCR(ctx context.Context, cfg *rest.Config, decoded, paged bool) (*benchCache, error) {
+// (cacheCRPaged); noNSIndex: no namespace index but on Placements and PlacementDecisions
+// (cacheCRPagedNoNSIndex).
+func startCR(ctx context.Context, cfg *rest.Config, decoded, paged, noNSIndex bool) (*benchCache, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{addonv1alpha1.Install, clusterv1.Install, clusterv1beta1.Install, workv1.Install, corev1.AddToScheme} {
 		if err := add(scheme); err != nil {
@@ -296,6 +303,9 @@ func startCR(ctx context.Context, cfg *rest.Config, decoded, paged bool) (*bench
 	if paged {
 		opts.NewInformer = func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 			if u, ok := obj.(*unstructured.Unstructured); ok {
+				if kind := u.GetKind(); noNSIndex && kind != kPlacement && kind != kDecision {
+					indexers = toolscache.Indexers{}
+				}
 				if transform, ok := transforms[u.GroupVersionKind()]; ok {
 					lwc := toolscache.ToListerWatcherWithContext(lw)
 					lw = &toolscache.ListWatch{
