@@ -6,9 +6,9 @@
 # the cache. Not part of `make test`; figures and how to read them: docs/benchmarks/cache.md.
 #   make bench-cache BENCH_CLUSTERS=1000,5000
 #   make bench-cache BENCH_CLUSTERS=5000 BENCH_CACHES=hubcache,hubcache-nointern BENCH_CACHE_ROUNDS=3
-# Caches: hubcache (as the controller starts it), hubcache-nointern (its interning off), cr-typed and
-# cr-decoded (controller-runtime's, typed or with per-object decoding; caches_test.go says how each
-# is configured).
+# Caches: hubcache (as the controller starts it), hubcache-nointern (its interning off), cr-typed,
+# cr-decoded, cr-paged and cr-paged-nonsindex (controller-runtime's: typed, with per-object decoding,
+# paged, without namespace indexes; caches_test.go says how each is configured).
 BENCH_CLUSTERS ?= 1000
 BENCH_CACHES ?= hubcache,cr-typed,cr-decoded
 BENCH_CACHE_UPDATES ?= 0
