@@ -73,6 +73,10 @@ type Options struct {
 	// HistoryNamespace, when set, caches the add-ons' version history ConfigMaps (package
 	// history) in that namespace.
 	HistoryNamespace string
+	// DisableInterning leaves decoded objects' strings, maps and slices as decoded (intern.go), for
+	// the cache benchmark (internal/testing/cachebench) to measure what interning saves. The
+	// controller never sets it.
+	DisableInterning bool
 }
 
 // Clients are the typed clients the reconcilers write with.
@@ -200,6 +204,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	c := &Cache{opts: opts, restConfig: cfg, httpClient: httpClient, typed: newTypedConfigs(), undecodable: undecodable{byKey: map[string]map[string]*DecodeError{}, told: map[string]string{}},
 		strategies: map[string]rolloutStrategies{}}
+	c.interned.off = opts.DisableInterning
 	if len(opts.Only) > 0 {
 		c.only = map[string]bool{}
 		for _, n := range opts.Only {

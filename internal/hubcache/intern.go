@@ -29,6 +29,8 @@ const internLimit = 1 << 16
 
 // interner is a table of shared strings. Its zero value is ready to use.
 type interner struct {
+	// off leaves objects as decoded (Options.DisableInterning).
+	off     bool
 	mu      sync.Mutex
 	strings map[string]string
 	// maps are the shared maps of strings, by a hash of their content (entries that collide share
@@ -65,6 +67,9 @@ var (
 // resourceVersion are left alone: they are unique to an object version, and interning them would
 // only grow the table.
 func (t *interner) object(obj any) {
+	if t.off {
+		return
+	}
 	t.value(reflect.ValueOf(obj))
 }
 
