@@ -20,6 +20,6 @@ BENCH_CACHE_PROFILE ?=
 bench-cache: hub-binaries ## Benchmark hubcache against controller-runtime's cache (BENCH_CLUSTERS=1000,5000).
 	@uptime
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} \
-	  $(GO) test -tags integration -count=1 -v -run '^TestCacheBench$$' -timeout 120m ./internal/testing/cachebench/ \
+	  $(GO) test -tags integration -count=1 -run '^$$' -bench '^BenchmarkCache$$' -benchtime 1x -timeout 120m ./internal/testing/cachebench/ \
 	  -args -clusters=$(BENCH_CLUSTERS) -caches=$(BENCH_CACHES) -updates=$(BENCH_CACHE_UPDATES) -rounds=$(BENCH_CACHE_ROUNDS) -profile='$(BENCH_CACHE_PROFILE)'
 	@uptime

@@ -239,8 +239,10 @@ type result struct {
 	cpuSeconds   float64
 }
 
-// TestCacheBench fills a hub per cluster count and measures every cache on it.
-func TestCacheBench(t *testing.T) {
+// BenchmarkCache fills a hub per cluster count and measures every cache on it. A benchmark, not a
+// test, so `make test` does not run it: `make bench-cache` does, once (-benchtime 1x).
+func BenchmarkCache(b *testing.B) {
+	var t testing.TB = b
 	var counts []int
 	for _, s := range strings.Split(*clustersFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -256,11 +258,11 @@ func TestCacheBench(t *testing.T) {
 		}
 	}
 	for _, n := range counts {
-		t.Run(fmt.Sprintf("clusters=%d", n), func(t *testing.T) { benchHub(t, n, caches) })
+		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) { benchHub(b, n, caches) })
 	}
 }
 
-func benchHub(t *testing.T, n int, caches []string) {
+func benchHub(t testing.TB, n int, caches []string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hub, err := localhub.Start(ctx, localhub.Options{ExtraAPIServerArgs: []string{"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}})
@@ -324,7 +326,7 @@ func comparable(sample string) string { return updated.ReplaceAllString(sample, 
 
 // runChild measures one cache in a fresh process on the hub of n clusters: its sync, then the
 // status updates of the MCAs of names.
-func runChild(ctx context.Context, t *testing.T, kubeconfig, cache string, n int, c *localhub.Clients, names []string, mark string) (result, error) {
+func runChild(ctx context.Context, t testing.TB, kubeconfig, cache string, n int, c *localhub.Clients, names []string, mark string) (result, error) {
 	r := result{cache: cache}
 	log, err := os.CreateTemp("", "cachebench-"+cache+"-*.log")
 	if err != nil {
