@@ -409,3 +409,9 @@ func checkOverlayTemplate(t *testing.T, overlay, example *unstructured.Unstructu
 		t.Fatalf("the overlay's AddOnTemplate spec is not the example's (%s) with per-cluster names:%s", example.GetName(), d)
 	}
 }
+
+// clusters are the simulated managed clusters; the first two are canaries.
+var (
+	clusters = []string{"cluster1", "cluster2", "cluster3", "cluster4"}
+	canaries = []string{"cluster1", "cluster2"}
+)

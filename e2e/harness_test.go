@@ -6,12 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// clusters are the simulated managed clusters; the first two are canaries.
-var (
-	clusters = []string{"cluster1", "cluster2", "cluster3", "cluster4"}
-	canaries = []string{"cluster1", "cluster2"}
-)
-
 // perCluster gives an agent object the names the e2e overlays (testdata/*/per-cluster-agent)
 // give it: suffix appended to the names of Deployments, their service account, ServiceAccounts,
 // ClusterRoleBindings and the service accounts they bind. suffix is "-{{CLUSTER_NAME}}" for a

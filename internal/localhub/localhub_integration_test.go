@@ -337,56 +337,6 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	}
 }
 
-// TestMissingBinariesAreNamed checks the errors a machine without the binaries gets: each names
-// the binary, where it was looked for and what provides it.
-func TestMissingBinariesAreNamed(t *testing.T) {
-	t.Setenv("ADDONOPS_ETCD", "")
-	t.Setenv("ADDONOPS_KUBE_APISERVER", "")
-	emptyRepo := t.TempDir()
-	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		opts localhub.Options
-		want []string
-	}{{
-		name: "options",
-		opts: localhub.Options{EtcdPath: "/nonexistent/etcd", APIServerPath: "/nonexistent/kube-apiserver"},
-		want: []string{
-			"etcd: /nonexistent/etcd (from Options.EtcdPath) not found", "`make etcd`",
-			"kube-apiserver: /nonexistent/kube-apiserver (from Options.APIServerPath) not found", "`make bin/kube-apiserver`",
-		},
-	}, {
-		name: "environment",
-		env:  map[string]string{"ADDONOPS_ETCD": "/nonexistent/etcd", "ADDONOPS_KUBE_APISERVER": "/nonexistent/kas"},
-		want: []string{
-			"etcd: /nonexistent/etcd (from $ADDONOPS_ETCD) not found. Fix or unset $ADDONOPS_ETCD",
-			"kube-apiserver: /nonexistent/kas (from $ADDONOPS_KUBE_APISERVER) not found. Fix or unset $ADDONOPS_KUBE_APISERVER",
-		},
-	}, {
-		name: "default location in the repository",
-		opts: localhub.Options{RepoRoot: emptyRepo},
-		want: []string{
-			"kube-apiserver: " + emptyRepo + "/bin/kube-apiserver not found. Build it with `make bin/kube-apiserver`",
-		},
-	}} {
-		t.Run(tc.name, func(t *testing.T) {
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
-			h, err := localhub.Start(context.Background(), tc.opts)
-			if err == nil {
-				_ = h.Stop()
-				t.Fatal("Start with missing binaries succeeded")
-			}
-			for _, want := range tc.want {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not contain %q", err, want)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkStartStop measures a hub's start (processes, CRDs Established) and stop. Run with
 // -benchtime=3x: each iteration takes seconds.
 func BenchmarkStartStop(b *testing.B) {
