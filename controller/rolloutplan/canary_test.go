@@ -1,7 +1,6 @@
 package rolloutplan
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"maps"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 func TestParseCanaries(t *testing.T) {

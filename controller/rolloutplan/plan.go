@@ -110,9 +110,6 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/operations"
 	"slices"
 	"strings"
 	"time"
@@ -127,7 +124,10 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // ConfigLookup returns the spec hash of the config a reference points at, as the API server holds

@@ -1,13 +1,13 @@
 package rolloutplan
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 

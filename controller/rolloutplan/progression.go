@@ -4,7 +4,6 @@ package rolloutplan
 
 import (
 	"cmp"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +11,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 

@@ -5,7 +5,6 @@ package rolloutplan
 import (
 	"cmp"
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 // rollResult sums up one placement's rollout.

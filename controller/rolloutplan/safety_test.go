@@ -2,7 +2,6 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/addonops/addonops/controller/installplan"
 	"github.com/addonops/addonops/controller/mcastatus"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 
