@@ -30,6 +30,10 @@ import (
 	"github.com/addonops/addonops/internal/ssapply"
 )
 
+// The addonops controller in its default mode: OCM's own addon-manager renders the AddOnTemplate
+// into ManifestWorks, registers the agents and writes health; the controller (controller.New and
+// Run only, no --deploy-templates) paces the rollout through desired configs and Configured.
+
 // amClusters are this test's clusters: few, to keep it fast.
 var amClusters = []string{"cluster1", "cluster2", "cluster3"}
 

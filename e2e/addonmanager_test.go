@@ -9,10 +9,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
 
-// The addonops controller in its default mode: OCM's own addon-manager renders the AddOnTemplate
-// into ManifestWorks, registers the agents and writes health; the controller (controller.New and
-// Run only, no --deploy-templates) paces the rollout through desired configs and Configured.
-
 // templateInFlight is how many of clusters were upgrading to tpl at once, at most, over the step
 // (state at start, then after each event), and one moment with that many: told to run tpl and not
 // yet UpgradeSucceed with it (the controller counts a cluster done only once it is healthy).

@@ -19,6 +19,11 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
 
+// The suite asserts sequences, not only end states: every change of the add-on's
+// ManagedClusterAddOns (and of its ClusterManagementAddOn) is recorded from one watch, in the
+// order the API server committed them, so "the canary finished before the others were told to
+// move" is a fact about the server's history, not about when the test happened to poll.
+
 const (
 	adcResource      = "addondeploymentconfigs"
 	templateResource = "addontemplates"

@@ -9,11 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// The suite asserts sequences, not only end states: every change of the add-on's
-// ManagedClusterAddOns (and of its ClusterManagementAddOn) is recorded from one watch, in the
-// order the API server committed them, so "the canary finished before the others were told to
-// move" is a fact about the server's history, not about when the test happened to poll.
-
 // mcaSnap is what the suite follows of one ManagedClusterAddOn.
 type mcaSnap struct {
 	Cluster                string

@@ -64,7 +64,3 @@ func TestShellWords(t *testing.T) {
 		}
 	}
 }
-
-// --- Health checks on the live objects ---
-
-// --- The agents ---

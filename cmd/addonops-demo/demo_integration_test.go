@@ -14,6 +14,11 @@ import (
 	"time"
 )
 
+// The tests below run the demo's whole flow (Run) as `make demo` does, on a real hub: localhub's
+// kube-apiserver and etcd, the real controller, go.mod's kustomize with freshly built
+// functions, server-side apply of the real examples. Each run starts and stops its own hub, so
+// they also check that the demo leaves nothing running.
+
 // toolDir holds the functions the examples run, built for the tests.
 var toolDir string
 

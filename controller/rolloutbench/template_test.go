@@ -9,18 +9,6 @@ import (
 	"github.com/addonops/addonops/internal/simagent"
 )
 
-// Template mode: the same template add-on rolled out, install then upgrade, once by OCM's
-// addon-manager and once by addonops-controller --deploy-templates, each on a fresh hub set up the
-// same way; the simulated work agent (internal/simagent, WorkAgentOnly) applies the works the
-// manager writes and reports Applied, Available and the Deployment's status feedback as OCM's
-// work agent does. Each manager reaches the API server as its own user, so the API server's audit
-// log (internal/apiaudit) counts its requests and nobody else's.
-//
-// Why not both managers on one hub at once: OCM's addon-manager renders every template add-on,
-// whatever its lifecycle annotation (its per-add-on template managers run in addonops' default
-// mode too); next to --deploy-templates both would write the same works (README, "Deploying
-// template add-ons: two modes"). So each run has one manager deploying the add-on, as on a real hub.
-
 // managerKind is who deploys the add-on, and for addonops the add-on's health soak.
 type managerKind struct {
 	ocm bool

@@ -15,6 +15,14 @@ import (
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
+// Golden tests. Every folder under testdata/ and examples/ is a case (layout and rules: see
+// krmfntest.Golden); fnconfig.yaml is required, and besides the standalone, kustomize and kpt runs
+//
+//	render.args        optional: arguments of `addon-template render` (one per line), run on resources/*
+//	expected/render.yaml, expected/render.stderr  the render command (with render.args)
+//
+// `go test -run TestGolden -update` rewrites expected/.
+
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/*/expected and examples/*/expected")
 
 // tools are built once in TestMain: the function binary; kustomize is the go.mod tool, kpt is the

@@ -23,6 +23,11 @@ import (
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
+// Golden tests: every folder under testdata/ is a case (layout and rules: see krmfntest.Golden;
+// fnconfig.yaml is optional). Besides the standalone, kustomize and kpt runs, every successful case
+// must give the objects the same names under all three. `go test -run TestGolden -update` rewrites
+// expected/.
+
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/*/expected")
 
 // tools are built once in TestMain: the function binary, and the real kustomize and kpt.

@@ -12,11 +12,6 @@ import (
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
-// Golden tests: every folder under testdata/ is a case (layout and rules: see krmfntest.Golden;
-// fnconfig.yaml is optional). Besides the standalone, kustomize and kpt runs, every successful case
-// must give the objects the same names under all three. `go test -run TestGolden -update` rewrites
-// expected/.
-
 // TestCatalogMetadata checks metadata.yaml, the function's entry in the layout of
 // kpt-functions-catalog: every field is there, and its source and example URLs name folders of
 // this repository that exist.

@@ -15,6 +15,11 @@ import (
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
+// Golden tests: every folder under testdata/ and examples/ is a case (layout and rules: see
+// krmfntest.Golden; fnconfig.yaml is optional), run standalone, as a kustomize exec transformer
+// and under `kpt fn eval --exec`, each twice on its own output. `go test -run TestGolden -update`
+// rewrites expected/.
+
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/*/expected and examples/*/expected")
 
 // tools are built once in TestMain: the function binary, and the real kustomize and kpt.

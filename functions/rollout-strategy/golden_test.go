@@ -11,11 +11,6 @@ import (
 	"github.com/addonops/addonops/internal/krmfn/krmfntest"
 )
 
-// Golden tests: every folder under testdata/ and examples/ is a case (layout and rules: see
-// krmfntest.Golden; fnconfig.yaml is optional), run standalone, as a kustomize exec transformer
-// and under `kpt fn eval --exec`, each twice on its own output. `go test -run TestGolden -update`
-// rewrites expected/.
-
 // TestMetadata checks the catalog metadata: the function's name and license, and example package
 // URLs that point at folders of this repository that exist.
 func TestMetadata(t *testing.T) {
