@@ -1,3 +1,5 @@
+//go:build integration
+
 package e2e
 
 import (
@@ -206,64 +208,6 @@ func (r readmeCommands) run(t *testing.T, s *suite, line, want string) {
 	t.Logf("$ %s  [%s]\n%s", line, time.Since(start).Round(10*time.Millisecond), out)
 	if want != "" && strings.TrimSpace(out) != want {
 		t.Fatalf("%s printed %q, want %q", line, out, want)
-	}
-}
-
-// shellWords splits a command line as a POSIX shell does for the README's commands: words
-// separated by spaces, single and double quotes removed (no escapes, no expansions).
-func shellWords(line string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	var quote rune
-	for _, c := range line {
-		switch {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(c)
-		case c == '\'' || c == '"':
-			quote, inWord = c, true
-		case c == ' ' || c == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case c == '\\' || c == '$' || c == '`':
-			return nil, fmt.Errorf("%q: unsupported shell syntax %q", line, c)
-		default:
-			cur.WriteRune(c)
-			inWord = true
-		}
-	}
-	if quote != 0 {
-		return nil, fmt.Errorf("%q: unterminated quote", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-func TestShellWords(t *testing.T) {
-	for _, tc := range []struct {
-		line string
-		want []string
-	}{
-		{`kubectl get a/b -o jsonpath='{.x[?(@.y=="z")].r}'`, []string{"kubectl", "get", "a/b", "-o", `jsonpath={.x[?(@.y=="z")].r}`}},
-		{`kubectl wait a/b --for=jsonpath='{.s}'=False`, []string{"kubectl", "wait", "a/b", "--for=jsonpath={.s}=False"}},
-		{`k "a b"  c`, []string{"k", "a b", "c"}},
-		{`k ''`, []string{"k", ""}},
-	} {
-		if got, err := shellWords(tc.line); err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %q, %v; want %q", tc.line, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{`k 'a`, `k $HOME`, "k `x`", `k a\ b`} {
-		if got, err := shellWords(bad); err == nil {
-			t.Errorf("%s: %q, want an error", bad, got)
-		}
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package examples tests the example packages under examples/: the commands their READMEs show,
 // run with freshly built functions and the go.mod's kustomize, must print exactly the committed
 // expected files, and what they print must make sense on a hub.

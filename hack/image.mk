@@ -17,9 +17,9 @@ CONTAINER_TOOL ?= docker
 .PHONY: image
 image: ## Build the controller image archive bin/addonops-controller-image.tar (no container engine needed).
 	@mkdir -p $(IMAGE_BUILD_DIR) $(dir $(IMAGE_ARCHIVE))
-	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build $(RELEASE_BUILD_FLAGS) \
+	$(GO_BUILD_ENV) GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build $(RELEASE_BUILD_FLAGS) \
 		-o $(IMAGE_BUILD_DIR)/addonops-controller ./cmd/addonops-controller
-	$(GO) run ./hack/imagebuild --binary $(IMAGE_BUILD_DIR)/addonops-controller --arch $(IMAGE_ARCH) \
+	$(GO_BUILD_ENV) $(GO) run ./hack/imagebuild --binary $(IMAGE_BUILD_DIR)/addonops-controller --arch $(IMAGE_ARCH) \
 		--version $(VERSION) --tag $(IMAGE) --output $(IMAGE_ARCHIVE)
 	@echo "wrote $(IMAGE_ARCHIVE) ($(IMAGE), linux/$(IMAGE_ARCH))"
 

@@ -14,7 +14,7 @@ GOBIN ?= $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env
 .PHONY: install
 install: ## Install the functions, addonops-controller, addonops and the kubectl plugin into GOBIN.
 	@mkdir -p $(GOBIN)
-	GOBIN=$(abspath $(GOBIN)) $(GO) install -ldflags '$(GO_LDFLAGS)' $(USER_PACKAGES)
+	GOBIN=$(abspath $(GOBIN)) $(GO_BUILD_ENV) $(GO) install -ldflags '$(GO_LDFLAGS)' $(USER_PACKAGES)
 	ln -sfn addonops $(GOBIN)/kubectl-addonops
 	install -m 755 hack/kubectl_complete-addonops $(GOBIN)/kubectl_complete-addonops
 	@echo "installed $(USER_COMMANDS) kubectl-addonops kubectl_complete-addonops into $(abspath $(GOBIN)) ($(VERSION))"
@@ -28,4 +28,4 @@ RELEASE_DIR ?= $(CURDIR)/dist/$(VERSION)
 .PHONY: release
 release: ## Build a release into dist/VERSION (PLATFORMS, VERSION, IMAGE_REPO, RELEASE_DIR to override).
 	@VERSION='$(VERSION)' PLATFORMS='$(PLATFORMS)' RELEASE_DIR='$(RELEASE_DIR)' IMAGE_REPO='$(IMAGE_REPO)' \
-		GO_LDFLAGS='$(GO_LDFLAGS)' GO='$(GO)' bash hack/release.sh
+		GO_LDFLAGS='$(GO_LDFLAGS)' GO='$(GO)' $(GO_BUILD_ENV) bash hack/release.sh

@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package rolloutexamples tests the four rollout examples: the README's commands, run with a
 // freshly built config-hash and the go.mod's kustomize, must print exactly the committed expected
 // files, and the steps must do what the README says when applied in order.

@@ -1,7 +1,9 @@
 // Package readmetest tests the documentation: every fenced block of every markdown file of the
 // repository (README.md, the functions' and examples' READMEs, health/README.md) is run or
-// validated by `go test ./readmetest`, so documentation that drifts from the product fails
-// `make test`. The package holds only tests; internal/testing/mdblock reads the markdown.
+// validated by `go test -tags integration ./readmetest` (it runs the product's binaries), so
+// documentation that drifts from the product fails `make test`; without the tag only the checks
+// that every block is classified and that docs/layout.md matches the imports run. The package
+// holds only tests; internal/testing/mdblock reads the markdown.
 //
 // Each block is classified by a marker, an HTML comment the reader does not see, on the last
 // non-blank line before its opening fence:

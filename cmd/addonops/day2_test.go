@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 // The day-2 commands and history against the package's real API server (localhub.ForTest, started

@@ -2,7 +2,6 @@ package addonrollout
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/history"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
 )
 
 var (

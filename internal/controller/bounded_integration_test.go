@@ -1,3 +1,5 @@
+//go:build integration
+
 package controller
 
 // Bounded work from hostile or careless objects (issue 37, item 5) on a real API server.

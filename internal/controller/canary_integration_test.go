@@ -1,10 +1,13 @@
+//go:build integration
+
 package controller
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"

@@ -1,12 +1,15 @@
+//go:build integration
+
 package controller
 
 import (
 	"context"
 	"errors"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"

@@ -1,10 +1,13 @@
+//go:build integration
+
 package controller
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

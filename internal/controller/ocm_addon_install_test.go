@@ -1,3 +1,5 @@
+//go:build integration
+
 package controller
 
 // Port of OCM v1.2.1's test/integration/addon/addon_manager_install_test.go, Describe "Addon

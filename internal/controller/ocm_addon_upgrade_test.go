@@ -1,3 +1,5 @@
+//go:build integration
+
 package controller
 
 // Port of OCM v1.2.1's addon-manager integration suite (open-cluster-management-io/ocm at tag

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controller
 
 // MCA status as OCM's own tests expect it (issue 18): lastObservedGeneration, unsupported MCA

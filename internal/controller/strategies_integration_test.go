@@ -1,11 +1,14 @@
+//go:build integration
+
 package controller
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -1,3 +1,5 @@
+//go:build integration
+
 package controller
 
 // The v1beta1 add-on API on a hub that serves it as OCM v1.3 does (docs/v1beta1.md): the CRDs of

@@ -10,7 +10,6 @@ package hubcache
 import (
 	"context"
 	"fmt"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"maps"
 	"net/http"
 	"slices"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -25,7 +25,6 @@
 package rolloutmetrics
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"sync"
 	"time"
 
@@ -33,12 +32,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
 	// Registers controller-runtime's client-go workqueue metrics provider (workqueue_depth,
 	// workqueue_adds_total, ... by queue name) in its init: the controller's named queues ("install",
 	// "rollout", "progress") report into controller-runtime's registry through it. The manager alone
 	// does not import it, and the provider must be set before the first queue is made.
 	_ "sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 const (

@@ -1,7 +1,6 @@
 package rolloutmetrics
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

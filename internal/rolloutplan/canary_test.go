@@ -1,12 +1,13 @@
 package rolloutplan
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"maps"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"

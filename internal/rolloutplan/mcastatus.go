@@ -11,7 +11,6 @@ package rolloutplan
 import (
 	"cmp"
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +22,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 

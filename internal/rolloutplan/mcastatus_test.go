@@ -2,7 +2,6 @@ package rolloutplan
 
 import (
 	"encoding/json"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 )
 

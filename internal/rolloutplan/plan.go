@@ -110,12 +110,13 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/operations"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/operations"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

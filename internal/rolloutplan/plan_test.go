@@ -1,13 +1,15 @@
 package rolloutplan
 
 import (
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	"github.com/addonops/addonops/internal/addonstatus"
+
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

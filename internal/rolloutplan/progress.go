@@ -3,7 +3,6 @@ package rolloutplan
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"maps"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/addonwork"
 )
 

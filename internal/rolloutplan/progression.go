@@ -4,8 +4,9 @@ package rolloutplan
 
 import (
 	"cmp"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

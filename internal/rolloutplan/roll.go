@@ -5,9 +5,10 @@ package rolloutplan
 import (
 	"cmp"
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"strings"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

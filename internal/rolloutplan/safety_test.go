@@ -2,11 +2,12 @@ package rolloutplan
 
 import (
 	"fmt"
-	"github.com/addonops/addonops/internal/addonstatus"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -1,3 +1,5 @@
+//go:build integration
+
 package templatedeploy_test
 
 // The integration suite runs the rollout controller (controller.New/Run) and the template

@@ -1,3 +1,5 @@
+//go:build integration
+
 package templatedeploy_test
 
 // Issue 37, items 3 and 4: a managed cluster's agent, acting with exactly the hub RBAC OCM gives it

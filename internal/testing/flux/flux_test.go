@@ -2,21 +2,12 @@ package flux
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonops/addonops/internal/testing/localhub"
-	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
@@ -31,91 +22,5 @@ func TestStartWithoutBinaries(t *testing.T) {
 	_, err := Start(context.Background(), nil, Options{RepoRoot: root})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, Binaries.SourceController)) || !strings.Contains(err.Error(), "make flux") {
 		t.Fatalf("Start without binaries: %v; want an error naming %s and `make flux`", err, Binaries.SourceController)
-	}
-}
-
-// TestDeliversAnArtifact pushes a ConfigMap with the flux CLI to the registry and has Flux apply it
-// from an OCIRepository through a Kustomization, each controller with its ServiceAccount's token;
-// Stop then leaves no process.
-func TestDeliversAnArtifact(t *testing.T) {
-	hub := localhub.ForTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	f := ForTest(t, hub, Options{})
-	t.Logf("started in %s, registry %s", f.StartDuration.Round(time.Millisecond), f.Registry)
-
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flux-harness\n  namespace: default\ndata:\n  a: b\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	artifact := "oci://" + f.Registry + "/harness/manifests"
-	for _, args := range [][]string{
-		{"push", "artifact", artifact + ":v1", "--path=" + dir, "--source=harness", "--revision=main@sha1:0123456789abcdef0123456789abcdef01234567"},
-		{"tag", "artifact", artifact + ":v1", "--tag", "main"},
-	} {
-		out, err := exec.CommandContext(ctx, f.CLI, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("flux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	objs, err := ssapply.Decode(strings.NewReader(fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
-kind: OCIRepository
-metadata: {name: harness, namespace: %[1]s}
-spec: {interval: 1m, url: %[2]q, insecure: true, ref: {tag: main}}
----
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata: {name: harness, namespace: %[1]s}
-spec: {interval: 1m, sourceRef: {kind: OCIRepository, name: harness}, path: ./, prune: true, wait: true, timeout: 1m}
-`, Namespace, artifact)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	applier, err := ssapply.New(hub.Clients.Dynamic, hub.Clients.Kube.Discovery(), "flux-harness-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := applier.ApplyAll(ctx, objs); err != nil {
-		t.Fatal(err)
-	}
-	kustomizations := hub.Clients.Dynamic.Resource(schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}).Namespace(Namespace)
-	var last string
-	for {
-		k, err := kustomizations.Get(ctx, "harness", metav1.GetOptions{})
-		if err == nil {
-			conds, _, _ := unstructured.NestedSlice(k.Object, "status", "conditions")
-			last = fmt.Sprint(conds)
-			if strings.Contains(last, "type:Ready") && strings.Contains(last, "reason:ReconciliationSucceeded") {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the Kustomization is not Ready: %s (err %v)", last, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	cm, err := hub.Clients.Kube.CoreV1().ConfigMaps("default").Get(ctx, "flux-harness", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("Flux did not apply the pushed ConfigMap: %v", err)
-	}
-	managers := ""
-	for _, mf := range cm.ManagedFields {
-		managers += mf.Manager + " "
-	}
-	if !strings.Contains(managers, KustomizeManager) {
-		t.Errorf("the ConfigMap's managers are %q, want %s", managers, KustomizeManager)
-	}
-
-	if err := f.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range f.procs {
-		if err := syscall.Kill(p.PID(), 0); err == nil {
-			t.Errorf("%s (pid %d) still runs after Stop", p.Name, p.PID())
-		}
-	}
-	if _, err := os.Stat(f.Dir); !os.IsNotExist(err) {
-		t.Errorf("Stop left %s: %v", f.Dir, err)
 	}
 }

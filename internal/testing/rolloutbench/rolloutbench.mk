@@ -47,13 +47,13 @@ BENCH_CONTROLLER := $(BIN)/release/addonops-controller
 
 $(BENCH_CONTROLLER): FORCE
 	@mkdir -p $(dir $@)
-	CGO_ENABLED=0 $(GO) build $(RELEASE_BUILD_FLAGS) -o $@ ./cmd/addonops-controller
+	$(GO_BUILD_ENV) $(GO) build $(RELEASE_BUILD_FLAGS) -o $@ ./cmd/addonops-controller
 
 .PHONY: bench-controller
 bench-controller: hub-binaries $(BENCH_CONTROLLER) ## Benchmark the controller (BENCH_CLUSTERS=1000,5000; BENCH_MODE=template BENCH_PEER=ocm).
 	@uptime
 	ADDONOPS_HUB_TMPDIR=$${ADDONOPS_HUB_TMPDIR:-/dev/shm} ADDONOPS_CONTROLLER=$(BENCH_CONTROLLER) \
-	  $(GO) test -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./internal/testing/rolloutbench/ \
+	  $(GO_BUILD_ENV) $(GO) test $(INTEGRATION_TAGS) -run '^$$' -bench '^BenchmarkRollout$$' -benchtime 1x -timeout 240m ./internal/testing/rolloutbench/ \
 	  -args -clusters=$(BENCH_CLUSTERS) -strategies=$(BENCH_STRATEGIES) -more-controller-args='$(BENCH_CONTROLLER_ARGS)' -controller-env='$(BENCH_CONTROLLER_ENV)' \
 	  -mode=$(BENCH_MODE) -peer=$(BENCH_PEER) -peer-max-clusters=$(BENCH_PEER_MAX_CLUSTERS) -ocm-args='$(BENCH_OCM_ARGS)' -soaks='$(BENCH_SOAKS)' -rounds=$(BENCH_ROUNDS) \
 	  -apiserver-profile='$(BENCH_APISERVER_PROFILE)'

@@ -1,0 +1,342 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/addonops/addonops/internal/testing/localhub"
+)
+
+// The tests below run the demo's whole flow (Run) as `make demo` does, on a real hub: localhub's
+// kube-apiserver and etcd, the real controller, go.mod's kustomize with freshly built
+// functions, server-side apply of the real examples. Each run starts and stops its own hub, so
+// they also check that the demo leaves nothing running.
+
+// toolDir holds the functions the examples run, built for the tests.
+var toolDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "addonops-demo-test-bin-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		root, err := localhub.RepoRoot("")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		args := []string{"build", "-o", dir + string(filepath.Separator)}
+		for _, fn := range exampleFunctions {
+			args = append(args, "./functions/"+fn)
+		}
+		build := exec.Command("go", args...)
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the functions for the demo tests: %v\n%s", err, out)
+			return 1
+		}
+		toolDir = dir
+		return m.Run()
+	}())
+}
+
+// quick are options for a small, fast demo.
+func quick(out *syncBuffer) Options {
+	return Options{
+		Clusters:    6,
+		Canaries:    2,
+		Speed:       10,
+		StepTimeout: 2 * time.Minute,
+		ToolDirs:    []string{toolDir},
+		Out:         out,
+		Settle:      time.Second,
+	}
+}
+
+// checkNothingLeft fails the test if the demo left a child process behind (the hub's processes
+// are this test process's children).
+func checkNothingLeft(t *testing.T, sum *Summary) {
+	t.Helper()
+	if len(sum.Leftovers) > 0 {
+		t.Errorf("the demo reports processes left running: %v", sum.Leftovers)
+	}
+	if c := children(os.Getpid()); len(c) > 0 {
+		t.Errorf("child processes still running after the demo: %v", c)
+	}
+}
+
+func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
+	var out syncBuffer
+	sum, err := Run(context.Background(), quick(&out))
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWholeDemo(t, sum, out.String())
+}
+
+// checkWholeDemo checks a quick run of every step: the four examples, the pause, the bad version
+// and its revert, whatever delivered them.
+func checkWholeDemo(t *testing.T, sum *Summary, out string) {
+	t.Helper()
+	checkNothingLeft(t, sum)
+	if sum.ExitCode() != exitOK {
+		t.Errorf("exit code %d, want 0", sum.ExitCode())
+	}
+	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback", "05-pause-resume",
+		"06-bad-version", "07-revert"}
+	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultPauseVersion, DefaultBadVersion, DefaultPauseVersion}
+	if len(sum.Steps) != len(wantSteps) {
+		t.Fatalf("%d steps in the summary, want %d", len(sum.Steps), len(wantSteps))
+	}
+	for i, st := range sum.Steps {
+		if st.Step != wantSteps[i] || st.Version != wantVersions[i] || !strings.HasPrefix(st.Config, "helloworld-config-") {
+			t.Errorf("step %d: %s rolled out %s (%s), want %s rolling out a hashed helloworld-config at %s", i, st.Step, st.Config, st.Version,
+				wantSteps[i], wantVersions[i])
+		}
+		if i == 5 {
+			continue // the bad version, below
+		}
+		if st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
+			t.Errorf("step %s: %s (expected %v, %s) %d/%d done, failed %v; want Succeeded 6/6",
+				st.Step, st.Result, st.Expected, st.Why, st.Done, st.Clusters, st.Failed)
+		}
+	}
+	reasons := func(st StepResult) map[string]string {
+		out := map[string]string{}
+		for _, p := range st.Placements {
+			out[p.Key] = p.Reason
+		}
+		return out
+	}
+
+	// 04 goes back to v0.10.0, which completed on global-placement in 01: a rollback (version
+	// history), not gated by the canary, paced by maxConcurrency (25% of 6: 2). canary-placement
+	// exists since 03, but global-placement ran v0.10.0 to completion and left it: a rollback there too.
+	rb := sum.Steps[3]
+	if got := reasons(rb); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "RollbackSucceeded" {
+		t.Errorf("04-rollback: placements %v, want both RollbackSucceeded", got)
+	}
+	if len(rb.Rollbacks) != 2 || rb.Rollbacks[0].Placement != "default/canary-placement" || rb.Rollbacks[0].Reason != "RollbackSucceeded" || rb.Rollbacks[0].Since != "01-fresh-install" {
+		t.Fatalf("04-rollback: rollbacks %+v, want canary-placement's and global-placement's", rb.Rollbacks)
+	}
+	if c := rb.Rollbacks[1]; c.Placement != "default/global-placement" || c.Since != "01-fresh-install" || c.Version != "v0.10.0" ||
+		c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Clusters != 4 || c.Limit != 2 || c.MaxInFlight < 1 || c.MaxInFlight > 2 ||
+		c.FirstMoved < 0 || c.CanaryDone < 0 || c.FirstMoved >= c.CanaryDone {
+		t.Errorf("04-rollback: %+v; want global-placement back to v0.10.0 of 01, RollbackSucceeded, never WaitingForCanary, moving "+
+			"before its canary was done, 1..2 of its 4 clusters at once", c)
+	}
+
+	// 05: a new version, paused after global-placement's first batch and resumed. The recorded MCA
+	// changes show that no cluster was told the version while it was paused.
+	ps := sum.Steps[4]
+	p := ps.Pause
+	if p == nil {
+		t.Fatal("05-pause-resume: no pause result")
+	}
+	if p.Problem != "" || p.Placement != "default/global-placement" || p.Clusters != 4 || len(p.ToldAtPause) < 1 || len(p.ToldAtPause) > 2 ||
+		p.Held != 4-len(p.ToldAtPause) || len(p.ToldDuring) != 0 || p.ReasonAtResume != "Paused" || p.DoneAtResume != len(p.ToldAtPause) ||
+		!(p.WrittenAt <= p.PausedAt && p.PausedAt < p.ResumedAt) || p.ResumedAt-p.PausedAt < minPauseHold {
+		t.Errorf("05-pause-resume: %+v; want global-placement paused after its first batch (1..2 of 4 told), none told during "+
+			"the pause, the first batch done and reason Paused at the resume, paused at least %s", p, minPauseHold)
+	}
+	if len(p.Told) != 4 {
+		t.Errorf("05-pause-resume: recorded first-told times %+v, want global-placement's 4 clusters", p.Told)
+	}
+	for _, tt := range p.Told {
+		switch first := slices.Contains(p.ToldAtPause, tt.Cluster); {
+		case first && tt.At > p.PausedAt:
+			t.Errorf("05-pause-resume: %s of the first batch told at %s, after the pause (%s)", tt.Cluster, tt.At, p.PausedAt)
+		case !first && tt.At < p.ResumedAt:
+			t.Errorf("05-pause-resume: %s told at %s, while paused (%s to %s)", tt.Cluster, tt.At, p.PausedAt, p.ResumedAt)
+		}
+	}
+	if got := reasons(ps); got["default/global-placement"] != "UpgradeSucceed" || got["default/canary-placement"] != "UpgradeSucceed" || len(ps.Rollbacks) != 0 {
+		t.Errorf("05-pause-resume: placements %v, rollbacks %+v; want both UpgradeSucceed (a new version), no rollback", got, ps.Rollbacks)
+	}
+
+	// The bad version (05's output with another agent version) stops at the canary: one canary
+	// cluster fails (canary-placement's maxConcurrency is 25% of 2), unhealthy past its
+	// progressDeadline, and global-placement never moves; the revert brings it back as a rollback.
+	bad, revert := sum.Steps[5], sum.Steps[6]
+	if bad.Result != Failed || !bad.Expected || len(bad.Failed) != 1 || !strings.HasPrefix(bad.Failed[0], "cluster-0") ||
+		bad.Failed[0] > "cluster-02" || bad.Done != 0 {
+		t.Errorf("bad version: %s %s (expected %v, %s), %d/%d done, failed %v; want Failed on one canary cluster (cluster-01 or -02), 0 done",
+			bad.Step, bad.Result, bad.Expected, bad.Why, bad.Done, bad.Clusters, bad.Failed)
+	}
+	// Two rules fail it at the same deadline and either may be first: the progress reconciler's
+	// (unhealthy for progressDeadline since Available turned False) and the rollout's (in progress
+	// for longer than progressDeadline, OCM's TimedOut); both name the health problem.
+	if len(bad.Reasons) == 0 || !(strings.Contains(bad.Reasons[0], "has not been healthy for 2s") ||
+		strings.Contains(bad.Reasons[0], "TimedOut: Upgrading for") && strings.Contains(bad.Reasons[0], "longer than progressDeadline 2s") &&
+			strings.Contains(bad.Reasons[0], "waiting for it to be healthy: Available=False")) {
+		t.Errorf("bad version: failure reasons %q, want the unhealthy add-on named (progressDeadline 20s at --speed 10)", bad.Reasons)
+	}
+	for _, p := range bad.Placements {
+		if want := map[string]string{"default/canary-placement": "UpgradeFailed", "default/global-placement": "WaitingForCanary"}[p.Key]; p.Reason != want || p.DesiredVersion != DefaultBadVersion {
+			t.Errorf("bad version: placement %s %s desiring %s, want %s desiring %s", p.Key, p.Reason, p.DesiredVersion, want, DefaultBadVersion)
+		}
+	}
+	// The revert applies 05's output again: v0.12.1 completed on both placements there, so both
+	// roll back.
+	if revert.Config != ps.Config {
+		t.Errorf("revert: config %s, want 05's %s", revert.Config, ps.Config)
+	}
+	if got := reasons(revert); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "RollbackSucceeded" {
+		t.Errorf("revert: placements %v, want both RollbackSucceeded", got)
+	}
+	if len(revert.Rollbacks) != 2 {
+		t.Errorf("revert: rollbacks %+v, want both placements", revert.Rollbacks)
+	}
+	for _, c := range revert.Rollbacks {
+		if c.Since != "05-pause-resume" || c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Limit > 0 && c.MaxInFlight > c.Limit {
+			t.Errorf("revert: %+v, want a rollback to 05's version, paced, never waiting for the canary", c)
+		}
+	}
+	// The version history the controller kept says the same: per placement, each step's version,
+	// how it was rolled out and how it ended.
+	type version struct{ config, kind, result string }
+	cfg := func(i int) string { return sum.Steps[i].Config }
+	for pl, want := range map[string][]version{
+		"default/global-placement": {{cfg(0), "Install", "Superseded"}, {cfg(1), "Upgrade", "Superseded"}, {cfg(2), "Upgrade", "RolledBack"},
+			{cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"}, {cfg(5), "Upgrade", "RolledBack"}, {cfg(6), "Rollback", "Succeeded"}},
+		"default/canary-placement": {{cfg(2), "", "RolledBack"}, {cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"},
+			{cfg(5), "Upgrade", "Failed"}, {cfg(6), "Rollback", "Succeeded"}},
+	} {
+		var got []version
+		if rec := sum.Histories["helloworld"]; rec != nil {
+			for _, v := range rec.Placement(pl).Versions {
+				g := version{kind: v.Kind, result: string(v.Result)}
+				for _, c := range v.Configs {
+					if c.Resource == "addondeploymentconfigs" {
+						g.config = c.Name
+					}
+				}
+				if len(got) == 0 && want[0].kind == "" {
+					g.kind = "" // canary-placement's first: whatever the controller saw first
+				}
+				got = append(got, g)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("version history of %s: %v, want %v", pl, got, want)
+		}
+	}
+	if first, rollback := sum.Steps[0].Config, sum.Steps[3].Config; rollback != first {
+		t.Errorf("the rollback rolled out %s, want step 01's config %s", rollback, first)
+	}
+	if a, b, c := sum.Steps[0].Config, sum.Steps[1].Config, sum.Steps[2].Config; a == b || b == c || a == c {
+		t.Errorf("steps 01-03 rolled out %s, %s, %s: want three config versions", a, b, c)
+	}
+	// From step 03 the canary placement owns the canary clusters and gates the others.
+	// (The bad version's progressions count every cluster of global-placement while it waits.)
+	for _, st := range sum.Steps[2:5] {
+		got := map[string]int{}
+		for _, p := range st.Placements {
+			got[p.Key] = p.Total
+			if p.Canary == "" {
+				t.Errorf("%s: placement %s shows no canary state", st.Step, p.Key)
+			}
+		}
+		if got["default/canary-placement"] != 2 || got["default/global-placement"] != 4 {
+			t.Errorf("%s: clusters per placement %v, want canary-placement 2 and global-placement 4", st.Step, got)
+		}
+	}
+	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
+		"default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install",
+		// rolloutview's rollback line, as `addonops status` prints it.
+		"rollback to version ", ": succeeded, every cluster runs it again",
+		"as expected, a rollback: default/global-placement RollbackSucceeded",
+		"04-rollback: rollback: default/global-placement RollbackSucceeded",
+		"$ addonops pause helloworld --placement default/global-placement\n   helloworld: paused placement default/global-placement\n     addonops.io/pause: default/global-placement\n",
+		"the controller paused default/global-placement (reason Paused)",
+		"$ addonops resume helloworld --placement default/global-placement\n   helloworld: resumed placement default/global-placement; no placement is paused any more\n     addonops.io/pause: (not set)\n",
+		"05-pause-resume: paused default/global-placement",
+		"Version history of helloworld, kept by the controller in ConfigMap default/addonops-history-helloworld",
+		"06-bad-version: Failed", "the bad version stopped at the canary", "07-revert: Succeeded", "the revert is a rollback"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+func TestDemoReportsInjectedFailures(t *testing.T) {
+	var out syncBuffer
+	o := quick(&out)
+	o.FailRate = 0.2 // one cluster of six: cluster-06
+	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
+	o.NoPause = true
+	sum, err := Run(context.Background(), o)
+	if err == nil && !strings.Contains(out.String(), "no bad-version step: the last step 02-rolling-update has no canary placement") {
+		t.Errorf("the output does not say why there is no bad-version step")
+	}
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if !slices.Equal(sum.Failing, []string{"cluster-06"}) {
+		t.Fatalf("failing clusters %v, want [cluster-06]", sum.Failing)
+	}
+	if len(sum.Steps) != 2 {
+		t.Fatalf("%d steps, want 2: a failed step must not stop the demo", len(sum.Steps))
+	}
+	for _, st := range sum.Steps {
+		if st.Result != Failed || !st.Expected || !slices.Equal(st.Failed, []string{"cluster-06"}) || st.Done >= st.Clusters {
+			t.Errorf("step %s: %s (expected %v), failed %v, %d/%d done; want Failed through cluster-06 alone",
+				st.Step, st.Result, st.Expected, st.Failed, st.Done, st.Clusters)
+		}
+		if len(st.Reasons) == 0 || !strings.Contains(st.Reasons[0], "cluster-06") || !strings.Contains(st.Reasons[0], "Applied=False") {
+			t.Errorf("step %s: failure reasons %q, want cluster-06's failed work", st.Step, st.Reasons)
+		}
+	}
+	if sum.ExitCode() != exitOK {
+		t.Errorf("exit code %d, want 0: the injected failures were reported as expected", sum.ExitCode())
+	}
+	text := out.String()
+	for _, want := range []string{"01-fresh-install: Failed", "cluster-06  InstallFailed: ", "Moving on to 02-rolling-update",
+		"01-fresh-install: failed clusters cluster-06"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+func TestDemoCleansUpWhenInterrupted(t *testing.T) {
+	var out syncBuffer
+	o := quick(&out)
+	o.Speed = 0.05 // the agent answers after 30s: the first step is surely still running
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil && !strings.Contains(out.String(), "== 01-fresh-install: server-side apply") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		cancel() // Ctrl-C
+	}()
+	sum, err := Run(ctx, o)
+	t.Logf("demo output:\n%s", out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNothingLeft(t, sum)
+	if !sum.Interrupted || sum.ExitCode() != exitInterrupted {
+		t.Errorf("interrupted %v, exit code %d; want true, %d", sum.Interrupted, sum.ExitCode(), exitInterrupted)
+	}
+	if len(sum.Steps) != 1 || sum.Steps[0].Result != Interrupted {
+		t.Errorf("steps %+v, want step 01 Interrupted alone", sum.Steps)
+	}
+}
