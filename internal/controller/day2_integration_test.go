@@ -19,6 +19,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -376,30 +377,12 @@ func TestAutoAbortOnMaxFailures(t *testing.T) {
 }
 
 // maxReasonAmong is the largest number of clusters whose Progressing reason was reason at once,
-// from recorded event from on.
+// right after one of their recorded events from event from on.
 func (r *recorder) maxReasonAmong(reason string, clusters []string, from int) int {
-	in := map[string]bool{}
-	for _, c := range clusters {
-		in[c] = true
-	}
-	cur := map[string]bool{}
-	most := 0
-	for i, ev := range r.events() {
-		if !in[ev.Cluster] {
-			continue
-		}
+	start, events := r.mcas.Since(from)
+	n, _ := harness.MaxInFlight(start, events, clusters, func(ev mcaEvent) bool {
 		c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing)
-		cur[ev.Cluster] = ev.Type != watch.Deleted && c != nil && c.Reason == reason
-		if i < from {
-			continue
-		}
-		n := 0
-		for _, b := range cur {
-			if b {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
+		return ev.Type != watch.Deleted && c != nil && c.Reason == reason
+	}, harness.ChangesOnly())
+	return n
 }
