@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -162,7 +163,8 @@ func revertAfterCompletedRollout(t *testing.T, kill bool) {
 	e.waitCluster(30*time.Second, "c1", "cfg-a/cfg-b/True/RollingBack")
 	if kill {
 		e.stopController()
-		time.Sleep(500 * time.Millisecond)
+		// The controller stays down a moment while c1 rolls back: nothing to poll while it is.
+		harness.Pass(500 * time.Millisecond)
 		e.startController(Options{})
 		e.outcome("c1", "cfg-a", simagent.Succeed)
 		e.agent.Recheck()
@@ -248,12 +250,14 @@ func TestPauseMidBatchAndResume(t *testing.T) {
 	e.agent.Recheck()
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
 	mark := e.rec.count()
-	time.Sleep(60 * time.Second)
-	for _, c := range []string{"c2", "c3", "c4"} {
-		if e.rec.desiredSince(e.cluster(c), "cfg-b", mark) {
-			t.Fatalf("%s started while the rollout was paused:%s", c, e.rec.eventsOf(e.cluster(c)))
+	e.holds(60*time.Second, "no cluster starts while paused", func() string {
+		for _, c := range []string{"c2", "c3", "c4"} {
+			if e.rec.desiredSince(e.cluster(c), "cfg-b", mark) {
+				return fmt.Sprintf("%s started while the rollout was paused:%s", c, e.rec.eventsOf(e.cluster(c)))
+			}
 		}
-	}
+		return ""
+	})
 	e.waitProgression(time.Second, "p", addonstatus.ReasonPaused, "1/4 clusters done, 0 in progress")
 
 	e.annotate(operations.PauseAnnotation, "")
@@ -295,7 +299,15 @@ func TestRetryAfterMaxFailures(t *testing.T) {
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonUpgradeFailed, "upgrade stopped")
 	// The rollout stays stopped; c1 stays failed while its agent is not ready.
-	time.Sleep(2 * time.Second)
+	e.holds(2*time.Second, "the rollout stays stopped, c1 on cfg-a", func() string {
+		if c := e.rec.progression(e.name, "p"); c == nil || c.Reason != addonstatus.ReasonUpgradeFailed || !strings.Contains(c.Message, "upgrade stopped") {
+			return fmt.Sprintf("progression p: %+v", c)
+		}
+		if _, i := e.rec.firstApplied(e.cluster("c1"), "cfg-b"); i >= 0 {
+			return "c1 applied cfg-b: " + state(e.rec.mca(e.cluster("c1")))
+		}
+		return ""
+	})
 	e.waitProgression(time.Second, "p", addonstatus.ReasonUpgradeFailed, "upgrade stopped")
 	e.waitCluster(time.Second, "c1", "cfg-b/cfg-a/True/UpgradeFailed")
 	e.waitVersions(10*time.Second, "p", "cfg-a:Superseded:c cfg-b:Failed")

@@ -353,6 +353,13 @@ func (e *env) waitFor(timeout time.Duration, what string, cond func() bool) {
 	harness.EventuallyTrue(e.t, timeout, what, cond, harness.Every(50*time.Millisecond), harness.Dump(e.dump))
 }
 
+// holds lets d pass, failing as soon as check reports something: what a test proving that a thing
+// does NOT happen waits with. The failure adds the recorder's view of the MCAs.
+func (e *env) holds(d time.Duration, what string, check func() string) {
+	e.t.Helper()
+	harness.Consistently(e.t, d, what, check, harness.Every(50*time.Millisecond), harness.Dump(e.dump))
+}
+
 // dump is the recorder's view of the MCAs and CMA, and the CMA as the API server has it.
 func (e *env) dump() string {
 	live := "(not found)"

@@ -117,7 +117,8 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	e.waitCluster(30*time.Second, "c1", "cfg-a/cfg-a/True/RollingBack")
 	if killMidRollback {
 		e.stopController()
-		time.Sleep(500 * time.Millisecond)
+		// The controller stays down a moment mid-rollback: nothing to poll while it is.
+		harness.Pass(500 * time.Millisecond)
 		e.startController(Options{})
 		e.outcome("c1", "cfg-a", simagent.Succeed)
 		e.agent.Recheck()
