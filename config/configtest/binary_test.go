@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addonops/addonops/config/configtest"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
@@ -110,16 +111,16 @@ func runAsDeployed(t *testing.T, bin, dir string) {
 	}
 	// A standby replica is ready too: leadership is the Lease, which may come a little later.
 	var lease *coordinationv1.Lease
-	for {
+	harness.Eventually(t, time.Until(deadline), "the controller to hold Lease "+dep.Namespace+"/addonops-controller-leader (within 90s)", func() string {
 		lease, err = hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-			break
+		switch {
+		case err != nil:
+			return err.Error()
+		case lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "":
+			return "no holder"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller holds no Lease %s/addonops-controller-leader within 90s: %v", dep.Namespace, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ""
+	}, harness.Every(200*time.Millisecond))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -565,20 +566,18 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 
 	waitReason := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
 		last := ""
-		for time.Now().Before(deadline) {
+		harness.Eventually(t, 90*time.Second, "the install progression to reach "+want, func() string {
 			cma, err := cmas.Get(ctx, addon, metav1.GetOptions{})
 			if err == nil && len(cma.Status.InstallProgressions) == 1 {
 				if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing); cond != nil {
 					if last = cond.Reason + ": " + cond.Message; cond.Reason == want {
-						return
+						return ""
 					}
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Fatalf("the install progression did not reach %s within 90s (last: %s)", want, last)
+			return "last: " + last
+		}, harness.Every(200*time.Millisecond))
 	}
 	setConfig := func(cfg string) {
 		t.Helper()
