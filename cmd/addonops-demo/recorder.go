@@ -116,13 +116,11 @@ func recorded(rec *harness.Recorder[mcaEvent]) (map[string]mcaState, []mcaEvent)
 
 // latestStates returns the latest recorded state of every MCA of addon, by cluster.
 func latestStates(rec *harness.Recorder[mcaEvent], addon string) map[string]mcaState {
-	out := map[string]mcaState{}
-	for _, e := range rec.Latest() {
-		if e.Addon == addon {
-			out[e.Cluster] = e.mcaState
-		}
+	latest := map[string]mcaState{}
+	for k, e := range rec.Latest() {
+		latest[k] = e.mcaState
 	}
-	return out
+	return latestOf(latest, nil, addon)
 }
 
 // latestOf returns the state of every recorded MCA of addon, by cluster.
