@@ -788,26 +788,26 @@ func startControllerAsDeployed(t *testing.T, hub *localhub.Hub) (string, *syncBu
 		// The next controller of this package's hub must win the Lease at once.
 		_ = hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Delete(context.Background(), "addonops-controller-leader", metav1.DeleteOptions{})
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		// /readyz waits for the caches only once this replica is the leader: wait for the Lease.
-		lease, err := hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-			if resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz"); err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-		}
+	harness.Eventually(t, 90*time.Second, "the controller to hold the Lease and report /readyz ok (within 90s)", func() string {
 		select {
 		case err := <-exited:
 			t.Fatalf("the controller exited before it was ready: %v\n%s", err, log.String())
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller did not hold the Lease and report /readyz ok within 90s\n%s", log.String())
+		// /readyz waits for the caches only once this replica is the leader: wait for the Lease.
+		lease, err := hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return fmt.Sprintf("no Lease holder (%v)", err)
 		}
-	}
+		resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz")
+		if err != nil {
+			return "/readyz: " + err.Error()
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return "/readyz: " + resp.Status
+		}
+		return ""
+	}, harness.Every(200*time.Millisecond), harness.Dump(log.String))
 	return "https://127.0.0.1:" + metrics + "/metrics", log
 }
