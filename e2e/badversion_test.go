@@ -19,6 +19,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
@@ -106,7 +107,15 @@ func testBadVersion(t *testing.T, s *suite) {
 		t.Errorf("the canary failed after %s, before its 20s progressDeadline", failedAfter.Round(100*time.Millisecond))
 	}
 	// The gated placement waits for the canary and keeps waiting; give it a moment to misbehave.
-	time.Sleep(3 * statusSync)
+	harness.Consistently(t, 3*statusSync, "global-placement's clusters not told the bad version", func() string {
+		_, events := mcas.Since(badMark)
+		for _, e := range events {
+			if e.DesiredADC == bad && slices.Contains(nonCanaries, e.Cluster) {
+				return fmt.Sprintf("%s (global-placement) was told to run the bad version: %s", e.Cluster, e)
+			}
+		}
+		return ""
+	})
 	waitRecorded(t, s, cma, "global-placement waits for the canary", func(m map[string]progSnap) string {
 		if got := m[globalPl]; got.Reason != waitingForCanary || got.GoodADC != good || got.AppliedADC != good {
 			return fmt.Sprintf("%s, want WaitingForCanary with lastKnownGood and lastApplied %s", got, good)

@@ -25,6 +25,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
@@ -634,6 +635,8 @@ type stepWatch struct {
 	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
 	doneAt    map[string]time.Duration
 	pause     *pauser
+	// rec records the MCAs' changes while the step runs.
+	rec *harness.Recorder[mcaEvent]
 }
 
 // observe notes the placements' reasons in the snapshots.
@@ -697,14 +700,15 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	res := StepResult{Step: st.Name, Notes: st.Notes, kind: st.Kind}
 	start := time.Now()
 	w := &stepWatch{start: start, reasons: map[string][]string{}, doneAt: map[string]time.Duration{}}
-	changed := r.view.rec.begin(r.view.mcas.List())
 	if r.engine == nil {
 		r.disp.printf("\n== %s: server-side apply of %d objects (field manager %s)\n", st.Name, len(st.Objects), FieldManager)
 	} else {
 		r.disp.printf("\n== %s: %d objects delivered by %s\n", st.Name, len(st.Objects), r.engine.Name())
 	}
 	fail := func(err error) StepResult {
-		r.view.rec.stop()
+		if w.rec != nil {
+			w.rec.Stop()
+		}
 		res.Duration = time.Since(start)
 		if ctx.Err() != nil {
 			res.Result = Interrupted
@@ -718,9 +722,12 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		return res
 	}
 
+	var err error
+	if w.rec, err = recordMCAs(ctx, r.clients.Addon); err != nil {
+		return fail(err)
+	}
 	var gens map[string]int64
 	var addons []string
-	var err error
 	if r.engine == nil {
 		gens, addons, err = r.applyStep(ctx, st)
 	} else {
@@ -743,7 +750,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		}
 	}
 	if st.Pause != nil {
-		w.pause = r.newPauser(*st.Pause, start)
+		w.pause = r.newPauser(*st.Pause, start, w.rec)
 	}
 
 	// --step-timeout bounds the whole step, the engine's delivery included.
@@ -755,6 +762,9 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	var snaps []snapshot
 	for {
 		now := time.Now()
+		if err := w.rec.Err(); err != nil {
+			return fail(err)
+		}
 		if r.engine != nil && now.Sub(engineRead) >= 500*time.Millisecond {
 			r.noteEngine(w, r.engine.State(ctx, w.sha))
 			engineRead = now
@@ -820,7 +830,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				return r.finishStep(res, TimedOut, w, snaps, judge(viewsOf(snaps)))
 			case <-tick.C:
 				waiting = false
-			case <-w.pause.waiting(changed):
+			case <-w.pause.waiting(w.rec.Changed()):
 				// An MCA changed while the pause waits for the first batch: pause at once.
 				waiting = !w.pause.trigger(ctx, time.Now())
 			}
@@ -852,7 +862,8 @@ func viewsOf(snaps []snapshot) []rolloutview.View {
 // finishStep fills in the step's result from the last snapshots and the recorded MCA changes, and
 // prints how it ended.
 func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps []snapshot, v verdict) StepResult {
-	recStart, events := r.view.rec.stop()
+	w.rec.Stop()
+	recStart, events := recorded(w.rec)
 	views := viewsOf(snaps)
 	res.Duration = time.Since(w.start)
 	res.Result = result

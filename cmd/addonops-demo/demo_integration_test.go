@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -321,10 +322,17 @@ func TestDemoCleansUpWhenInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for ctx.Err() == nil && !strings.Contains(out.String(), "== 01-fresh-install: server-side apply") {
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(500 * time.Millisecond)
+		// Until cannot fail the test from this goroutine; ending the wait early (ctx) ends the demo
+		// all the same, and the checks below say how it ended.
+		_, _ = harness.Until(ctx, 10*time.Minute, 50*time.Millisecond, func() string {
+			if !strings.Contains(out.String(), "== 01-fresh-install: server-side apply") {
+				return "step 01 has not started"
+			}
+			return ""
+		})
+		// The step's rollout gets under way before the interruption: nothing to poll for, as any
+		// moment of the 30s the agent takes to answer will do.
+		harness.Pass(500 * time.Millisecond)
 		cancel() // Ctrl-C
 	}()
 	sum, err := Run(ctx, o)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -295,32 +296,44 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 	// Placements as the commit has them, the Placements decided. The engine's own word that it
 	// applied the commit is noted whenever it comes (noteEngine): Argo CD, for one, says so only
 	// after its sync, by when the rollout (and the pause step's first batch) may be under way.
-	deadline := time.NewTimer(r.o.StepTimeout)
-	defer deadline.Stop()
+	// A fatal problem ends the wait at once: it cancels the wait's context.
+	waitCtx, stopWait := context.WithCancel(ctx)
+	defer stopWait()
 	var problemSince time.Time
 	stallNoted := false
-	for {
-		es := r.engine.State(ctx, sha)
+	var failed error
+	var gens map[string]int64
+	var addons []string
+	var pending string
+	var es engineState
+	_, err = harness.Until(waitCtx, r.o.StepTimeout, 100*time.Millisecond, func() string {
+		es = r.engine.State(ctx, sha)
 		r.noteEngine(w, es)
 		now := time.Now()
 		switch {
 		case es.Problem == "":
 			problemSince = time.Time{}
 		case es.Fatal:
-			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+			failed = fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
 		case problemSince.IsZero():
 			problemSince = now
 		case now.Sub(problemSince) >= engineProblemGrace:
-			return nil, nil, fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+			failed = fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
 		}
-		gens, addons, pending, err := r.onHub(ctx, st)
-		if err != nil {
-			return nil, nil, err
+		if failed == nil {
+			var err error
+			if gens, addons, pending, err = r.onHub(ctx, st); err != nil {
+				failed = err
+			}
+		}
+		if failed != nil {
+			stopWait()
+			return failed.Error()
 		}
 		if pending == "" {
 			r.disp.finish(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}})
 			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, r.placements))
-			return gens, addons, nil
+			return ""
 		}
 		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
 			stallNoted = true
@@ -328,15 +341,18 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 				seconds(now.Sub(w.handed)), pending, es.Line, r.engine.Logs())
 		}
 		r.disp.update(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}}, now)
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-deadline.C:
-			return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s (the hub lacks %s): %s",
-				r.engine.Name(), short(sha), r.o.StepTimeout, pending, es.Line)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return "the hub lacks " + pending
+	})
+	switch {
+	case failed != nil:
+		return nil, nil, failed
+	case ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case err != nil:
+		return nil, nil, fmt.Errorf("%s did not apply commit %s within --step-timeout %s (the hub lacks %s): %s",
+			r.engine.Name(), short(sha), r.o.StepTimeout, pending, es.Line)
 	}
+	return gens, addons, nil
 }
 
 // onHub reads the step's ClusterManagementAddOns and Placements from the hub: pending names the

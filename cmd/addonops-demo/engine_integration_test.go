@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -163,9 +164,17 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
 	o.NoPause, o.NoBadVersion = true, true
 	killed := make(chan string, 1)
+	// The killing waits for step 01 until the demo ends.
+	running, ended := context.WithCancel(context.Background())
 	go func() {
-		for !strings.Contains(out.String(), "== 01-fresh-install") {
-			time.Sleep(20 * time.Millisecond)
+		if _, err := harness.Until(running, 10*time.Minute, 20*time.Millisecond, func() string {
+			if !strings.Contains(out.String(), "== 01-fresh-install") {
+				return "step 01 has not started"
+			}
+			return ""
+		}); err != nil {
+			killed <- "nothing: " + err.Error()
+			return
 		}
 		// The kernel keeps the first 15 bytes of a command's name.
 		for _, c := range children(os.Getpid()) {
@@ -182,6 +191,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 		killed <- fmt.Sprintf("no source-controller among the children %v", children(os.Getpid()))
 	}()
 	sum, err := Run(context.Background(), o)
+	ended()
 	t.Logf("killed %s; demo output:\n%s", <-killed, out.String())
 	if err != nil {
 		t.Fatal(err)

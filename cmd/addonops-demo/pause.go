@@ -14,6 +14,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/operations"
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // The pause/resume step (--pause-version, on by default) follows the rollout examples: a new good
@@ -155,6 +156,7 @@ const (
 // pauser runs the pause of one step.
 type pauser struct {
 	r     *demoRun
+	rec   *harness.Recorder[mcaEvent] // the step's recording
 	plan  pausePlan
 	start time.Time // the step's start
 	hold  time.Duration
@@ -169,8 +171,8 @@ type pauser struct {
 	wrote              bool // the annotation is written and not removed yet
 }
 
-func (r *demoRun) newPauser(plan pausePlan, start time.Time) *pauser {
-	return &pauser{r: r, plan: plan, start: start,
+func (r *demoRun) newPauser(plan pausePlan, start time.Time, rec *harness.Recorder[mcaEvent]) *pauser {
+	return &pauser{r: r, rec: rec, plan: plan, start: start,
 		hold:   max(time.Duration(float64(pauseHold)/r.o.Speed), minPauseHold),
 		wait:   max(time.Duration(float64(maxPauseWait)/r.o.Speed), minPauseWait),
 		res:    PauseResult{Placement: plan.Placement.String(), Version: plan.Version},
@@ -203,7 +205,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	if p.phase != pauseWaiting || len(p.owned) == 0 {
 		return false
 	}
-	told := p.told(p.r.view.rec.latestStates(p.plan.Addon))
+	told := p.told(latestStates(p.rec, p.plan.Addon))
 	if len(told) == 0 {
 		return false
 	}
@@ -244,7 +246,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 			}
 		}
 	}
-	states := p.r.view.rec.latestStates(p.plan.Addon)
+	states := latestStates(p.rec, p.plan.Addon)
 	d := p.r.disp
 	switch p.phase {
 	case pauseWaiting:

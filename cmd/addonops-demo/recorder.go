@@ -1,19 +1,25 @@
 package main
 
-// The demo's recorder of ManagedClusterAddOn changes, in this one file so that a shared one
-// (internal/testing/harness's, with its max-in-flight) can replace it: hubView's informer feeds it
-// (add), a step starts and stops it (begin, stop), the pause step reads the latest states
-// (latestStates), and the rollback and pause checks read the recording (firstTold, maxInFlight).
+// The demo's recording of ManagedClusterAddOn changes: internal/testing/harness's Recorder (a
+// list, then a watch from the list's resourceVersion: the API server's order) of the demo's own
+// snapshot of an MCA (mcaState), and the demo's reading of it. A step records (recordMCAs) while
+// it runs; the pause step reads the latest states (latestStates), the rollback and pause checks
+// read the recording (firstTold, maxInFlight).
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
 
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // mcaState is what the demo follows of one ManagedClusterAddOn: the AddOnDeploymentConfig it was
@@ -23,6 +29,9 @@ type mcaState struct {
 	Desired, Applied string
 	Reason           string
 }
+
+// Key identifies the MCA in a recording: "<addon>/<cluster>".
+func (s mcaState) Key() string { return s.Addon + "/" + s.Cluster }
 
 func stateOf(m *addonv1alpha1.ManagedClusterAddOn) mcaState {
 	st := mcaState{Addon: m.Name, Cluster: m.Namespace}
@@ -53,92 +62,65 @@ func (s mcaState) runs(config string) bool { return s.Desired == config && s.App
 // RollbackFailed).
 func (s mcaState) failed() bool { return strings.HasSuffix(s.Reason, "Failed") }
 
-// mcaEvent is one recorded change: the state an MCA took, and when the demo saw it.
+// mcaEvent is one recorded change: the state an MCA took, and when the demo saw it. Its Key is its
+// state's.
 type mcaEvent struct {
 	At time.Time
 	mcaState
 }
 
-// mcaRecorder keeps the changes of every ManagedClusterAddOn the informer reports while recording
-// is on, in the order the informer delivered them (one watch: the API server's order), so a step
-// can tell what happened when, not only how it ended: during a pause, which clusters were told a
-// version; during a rollback, how many moved at once.
-type mcaRecorder struct {
-	mu        sync.Mutex
-	recording bool
-	start     map[string]mcaState // by "<addon>/<cluster>", when recording began
-	latest    map[string]mcaState
-	events    []mcaEvent
-	// changed gets a value (without blocking) after each recorded change: a step waiting for one
-	// wakes at once.
-	changed chan struct{}
-}
-
-func (r *mcaRecorder) add(obj any) {
-	m, ok := obj.(*addonv1alpha1.ManagedClusterAddOn)
-	if !ok {
-		return
-	}
-	st := stateOf(m)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.recording {
-		return
-	}
-	key := st.Addon + "/" + st.Cluster
-	if prev, ok := r.latest[key]; ok && prev == st {
-		return
-	}
-	r.latest[key] = st
-	r.events = append(r.events, mcaEvent{At: time.Now(), mcaState: st})
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
-}
-
-// begin starts a new recording from current, the MCAs the informer's cache holds now (its handler
-// calls add with every later change), and returns the channel that signals changes.
-func (r *mcaRecorder) begin(current []any) <-chan struct{} {
-	r.mu.Lock()
-	r.recording = true
-	r.start, r.latest, r.events = map[string]mcaState{}, map[string]mcaState{}, nil
-	r.changed = make(chan struct{}, 1)
-	ch := r.changed
-	r.mu.Unlock()
-	// An MCA the handler recorded meanwhile keeps what it recorded: its event is newer than the
-	// listing's copy.
-	for _, obj := range current {
-		st := stateOf(obj.(*addonv1alpha1.ManagedClusterAddOn))
-		key := st.Addon + "/" + st.Cluster
-		r.mu.Lock()
-		if _, seen := r.latest[key]; !seen {
-			r.start[key], r.latest[key] = st, st
+// recordMCAs records every change of every ManagedClusterAddOn as mcaEvents until ctx ends or the
+// recorder stops: an event for each change of an MCA's state (a status write that changes none of
+// it is not one). A deletion is not recorded: the MCA keeps its last recorded state.
+func recordMCAs(ctx context.Context, c addonclient.Interface) (*harness.Recorder[mcaEvent], error) {
+	api := c.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll)
+	// snap runs for the listed MCAs, then for each watch event in turn: never at once.
+	last := map[string]mcaState{}
+	snap := func(typ watch.EventType, m *addonv1alpha1.ManagedClusterAddOn) []mcaEvent {
+		st := stateOf(m)
+		if prev, ok := last[st.Key()]; typ == watch.Deleted || ok && prev == st {
+			return nil
 		}
-		r.mu.Unlock()
+		last[st.Key()] = st
+		return []mcaEvent{{At: time.Now(), mcaState: st}}
 	}
-	return ch
+	rec, err := harness.Record(ctx, "ManagedClusterAddOns", harness.ListWatch[*addonv1alpha1.ManagedClusterAddOn]{
+		List: func(ctx context.Context, o metav1.ListOptions) ([]*addonv1alpha1.ManagedClusterAddOn, string, error) {
+			l, err := api.List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			out := make([]*addonv1alpha1.ManagedClusterAddOn, 0, len(l.Items))
+			for i := range l.Items {
+				out = append(out, &l.Items[i])
+			}
+			return out, l.ResourceVersion, nil
+		},
+		Watch: api.Watch,
+	}, snap)
+	if err != nil {
+		return nil, fmt.Errorf("recording the MCAs' changes: %w", err)
+	}
+	return rec, nil
 }
 
-// stop ends the recording and returns the state at its start and the changes since.
-func (r *mcaRecorder) stop() (start map[string]mcaState, events []mcaEvent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.recording = false
-	return r.start, r.events
+// recorded returns the state of every MCA when rec began and the changes since.
+func recorded(rec *harness.Recorder[mcaEvent]) (map[string]mcaState, []mcaEvent) {
+	start, events := rec.Since(rec.Listed())
+	out := make(map[string]mcaState, len(start))
+	for k, e := range start {
+		out[k] = e.mcaState
+	}
+	return out, events
 }
 
 // latestStates returns the latest recorded state of every MCA of addon, by cluster.
-func (r *mcaRecorder) latestStates(addon string) map[string]mcaState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := map[string]mcaState{}
-	for _, st := range r.latest {
-		if st.Addon == addon {
-			out[st.Cluster] = st
-		}
+func latestStates(rec *harness.Recorder[mcaEvent], addon string) map[string]mcaState {
+	latest := map[string]mcaState{}
+	for k, e := range rec.Latest() {
+		latest[k] = e.mcaState
 	}
-	return out
+	return latestOf(latest, nil, addon)
 }
 
 // latestOf returns the state of every recorded MCA of addon, by cluster.
@@ -175,27 +157,30 @@ func firstTold(events []mcaEvent, addon, config string, clusters []string) map[s
 // maxInFlight is the most of clusters that were, at one moment of the recording, moving to config:
 // told it, not failed, and either not applied yet or still reported busy (Installing, Upgrading,
 // RollingBack: a cluster whose bad version never applied goes back to the version it last applied,
-// and is busy until that is healthy again). It also returns one such moment's clusters.
+// and is busy until that is healthy again). It also returns one such moment's clusters, sorted.
+// The moments are those of addon's changes only: harness.MaxInFlight over them.
 func maxInFlight(start map[string]mcaState, events []mcaEvent, addon, config string, clusters []string) (int, []string) {
-	state := latestOf(start, nil, addon)
-	busy := func() []string {
-		var out []string
-		for _, c := range clusters {
-			if st := state[c]; st.Desired == config && !st.failed() && (st.Applied != config || addonstatus.IsBusyReason(st.Reason)) {
-				out = append(out, c)
-			}
+	from := map[string]mcaState{}
+	for k, st := range start {
+		if st.Addon == addon {
+			from[k] = st
 		}
-		return out
 	}
-	most := busy()
+	var changes []mcaState
 	for _, e := range events {
-		if e.Addon != addon {
-			continue
-		}
-		state[e.Cluster] = e.mcaState
-		if b := busy(); len(b) > len(most) {
-			most = b
+		if e.Addon == addon {
+			changes = append(changes, e.mcaState)
 		}
 	}
-	return len(most), most
+	keys := make([]string, len(clusters))
+	for i, c := range clusters {
+		keys[i] = mcaState{Addon: addon, Cluster: c}.Key()
+	}
+	n, most := harness.MaxInFlight(from, changes, keys, func(st mcaState) bool {
+		return st.Desired == config && !st.failed() && (st.Applied != config || addonstatus.IsBusyReason(st.Reason))
+	})
+	for i, k := range most {
+		most[i] = strings.TrimPrefix(k, addon+"/")
+	}
+	return n, most
 }

@@ -35,8 +35,6 @@ type hubView struct {
 	decisions      cache.Indexer
 	// baseNames are the config-hash base names of the configs the demo applied.
 	baseNames map[configref.Ref]string
-	// rec records every change of the ManagedClusterAddOns while a step runs (see record).
-	rec *mcaRecorder
 	// notFound is when the controller last reported each install placement
 	// ("<addon> <namespace>/<name>") PlacementNotFound: with an engine, a commit that adds a
 	// Placement may meet that moment (see placementNotFoundSince).
@@ -68,7 +66,6 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 		addonFactory:   addoninformers.NewSharedInformerFactoryWithOptions(addon, 0, addoninformers.WithTransform(strip)),
 		clusterFactory: clusterinformers.NewSharedInformerFactoryWithOptions(cluster, 0, clusterinformers.WithTransform(strip)),
 		baseNames:      map[configref.Ref]string{},
-		rec:            &mcaRecorder{},
 		notFound:       map[string]time.Time{},
 	}
 	cmaInf := h.addonFactory.Addon().V1alpha1().ClusterManagementAddOns().Informer()
@@ -89,12 +86,6 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 	if _, err := cmaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { h.noteNotFound(obj) },
 		UpdateFunc: func(_, obj any) { h.noteNotFound(obj) },
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := mcaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { h.rec.add(obj) },
-		UpdateFunc: func(_, obj any) { h.rec.add(obj) },
 	}); err != nil {
 		return nil, err
 	}

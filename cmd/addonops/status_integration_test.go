@@ -26,6 +26,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -65,7 +66,9 @@ func TestWatchSucceeds(t *testing.T) {
 	go func() {
 		done <- status("watch-ok", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// The command starts watching before the add-on appears: its output comes only when it ends,
+	// so nothing shows it started; the stderr check below says whether it waited.
+	harness.Pass(500 * time.Millisecond)
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
 	r := <-done
 	if r.code != exitOK {
@@ -235,7 +238,9 @@ func TestRollback(t *testing.T) {
 	go func() {
 		done <- status("rollback", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// The watch shows the rollback under way before it ends: its output comes only when it ends,
+	// so nothing shows it started; the frames checked below say whether it did.
+	harness.Pass(500 * time.Millisecond)
 	s.Outcome("rb1", v1, simagent.Succeed)
 	s.Poke("rb1")
 	r = <-done

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -99,7 +101,12 @@ func TestWatchFollowsEvents(t *testing.T) {
 
 	// Quiet: the informers have listed and watch; nothing changes on the hub.
 	before := proxy.count()
-	time.Sleep(5 * time.Second)
+	harness.Consistently(t, 5*time.Second, "no request while nothing changes", func() string {
+		if reqs := proxy.since(before); len(reqs) > 0 {
+			return fmt.Sprintf("%d requests while nothing changed (want none: the watches are open):\n%s", len(reqs), strings.Join(reqs, "\n"))
+		}
+		return ""
+	})
 	if reqs := proxy.since(before); len(reqs) > 0 {
 		t.Errorf("%d requests in 5 s while nothing changed (want none: the watches are open):\n%s", len(reqs), strings.Join(reqs, "\n"))
 	}

@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/addonops/addonops/config/configtest"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
@@ -92,36 +93,35 @@ func runAsDeployed(t *testing.T, bin, dir string) {
 	}()
 
 	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	harness.Eventually(t, 90*time.Second, "/readyz ok (within 90s)", func() string {
 		select {
 		case err := <-exited:
 			stopped = true
 			t.Fatalf("the controller exited before it was ready: %v", err)
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not ok within 90s (last: %v)", err)
+		resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz")
+		if err != nil {
+			return "last: " + err.Error()
 		}
-	}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return "last: " + resp.Status
+		}
+		return ""
+	}, harness.Every(200*time.Millisecond))
 	// A standby replica is ready too: leadership is the Lease, which may come a little later.
 	var lease *coordinationv1.Lease
-	for {
+	harness.Eventually(t, time.Until(deadline), "the controller to hold Lease "+dep.Namespace+"/addonops-controller-leader (within 90s)", func() string {
 		lease, err = hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-			break
+		switch {
+		case err != nil:
+			return err.Error()
+		case lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "":
+			return "no holder"
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller holds no Lease %s/addonops-controller-leader within 90s: %v", dep.Namespace, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return ""
+	}, harness.Every(200*time.Millisecond))
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -567,20 +568,18 @@ func TestQueriedMetricsAreExported(t *testing.T) {
 
 	waitReason := func(want string) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
 		last := ""
-		for time.Now().Before(deadline) {
+		harness.Eventually(t, 90*time.Second, "the install progression to reach "+want, func() string {
 			cma, err := cmas.Get(ctx, addon, metav1.GetOptions{})
 			if err == nil && len(cma.Status.InstallProgressions) == 1 {
 				if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing); cond != nil {
 					if last = cond.Reason + ": " + cond.Message; cond.Reason == want {
-						return
+						return ""
 					}
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Fatalf("the install progression did not reach %s within 90s (last: %s)", want, last)
+			return "last: " + last
+		}, harness.Every(200*time.Millisecond))
 	}
 	setConfig := func(cfg string) {
 		t.Helper()
@@ -791,26 +790,26 @@ func startControllerAsDeployed(t *testing.T, hub *localhub.Hub) (string, *syncBu
 		// The next controller of this package's hub must win the Lease at once.
 		_ = hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Delete(context.Background(), "addonops-controller-leader", metav1.DeleteOptions{})
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		// /readyz waits for the caches only once this replica is the leader: wait for the Lease.
-		lease, err := hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" {
-			if resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz"); err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-		}
+	harness.Eventually(t, 90*time.Second, "the controller to hold the Lease and report /readyz ok (within 90s)", func() string {
 		select {
 		case err := <-exited:
 			t.Fatalf("the controller exited before it was ready: %v\n%s", err, log.String())
-		case <-time.After(200 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the controller did not hold the Lease and report /readyz ok within 90s\n%s", log.String())
+		// /readyz waits for the caches only once this replica is the leader: wait for the Lease.
+		lease, err := hub.Clients.Kube.CoordinationV1().Leases(dep.Namespace).Get(ctx, "addonops-controller-leader", metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+			return fmt.Sprintf("no Lease holder (%v)", err)
 		}
-	}
+		resp, err := http.Get("http://127.0.0.1:" + probes + "/readyz")
+		if err != nil {
+			return "/readyz: " + err.Error()
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return "/readyz: " + resp.Status
+		}
+		return ""
+	}, harness.Every(200*time.Millisecond), harness.Dump(log.String))
 	return "https://127.0.0.1:" + metrics + "/metrics", log
 }

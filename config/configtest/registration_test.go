@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ import (
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -172,20 +174,13 @@ func TestRegistrationWithComponentRBAC(t *testing.T) {
 	}()
 	waitFor := func(what string, check func() string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
+		harness.Eventually(t, time.Minute, what, func() string {
 			msg := check()
-			if msg == "" {
-				return
-			}
-			if strings.Contains(log.String(), "forbidden") {
+			if msg != "" && strings.Contains(log.String(), "forbidden") {
 				t.Fatalf("%s: the controller was refused by the RBAC of %s", what, deployTemplates)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within a minute: %s", what, msg)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return msg
+		})
 	}
 
 	waitFor("the agent's hub RoleBinding", func() string {
@@ -229,10 +224,12 @@ func TestRegistrationWithComponentRBAC(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(time.Second)
-	if strings.Contains(log.String(), "forbidden") {
-		t.Fatalf("the controller was refused by the RBAC of %s", deployTemplates)
-	}
+	harness.Consistently(t, time.Second, "no refusal by the RBAC", func() string {
+		if strings.Contains(log.String(), "forbidden") {
+			return fmt.Sprintf("the controller was refused by the RBAC of %s", deployTemplates)
+		}
+		return ""
+	})
 }
 
 func createCSR(t *testing.T, as kubernetes.Interface, name, cluster, addon, signer string, subject pkix.Name) {

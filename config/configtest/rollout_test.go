@@ -23,6 +23,7 @@ import (
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -110,20 +111,13 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 
 	waitFor := func(what string, check func() string) {
 		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for {
+		harness.Eventually(t, time.Minute, what, func() string {
 			msg := check()
-			if msg == "" {
-				return
-			}
-			if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
+			if msg != "" && bytes.Contains([]byte(log.String()), []byte("forbidden")) {
 				t.Fatalf("%s: the controller was refused by the RBAC of %s", what, base)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within a minute: %s", what, msg)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return msg
+		})
 	}
 	waitFor("MCAs installed with their desired config", func() string {
 		for _, cl := range clusters {
@@ -165,10 +159,12 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 		return ""
 	})
 	// Everything done settles; a refusal in the last writes would show now.
-	time.Sleep(time.Second)
-	if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
-		t.Fatalf("the controller was refused by the RBAC of %s", base)
-	}
+	harness.Consistently(t, time.Second, "no refusal by the RBAC", func() string {
+		if bytes.Contains([]byte(log.String()), []byte("forbidden")) {
+			return fmt.Sprintf("the controller was refused by the RBAC of %s", base)
+		}
+		return ""
+	})
 }
 
 // TestConfigGCWithBaseRBAC: the garbage collection of superseded config versions (on by default)
@@ -185,7 +181,7 @@ func TestConfigGCWithBaseRBAC(t *testing.T) {
 	adcs := c.Addon.AddonV1alpha1().AddOnDeploymentConfigs(ns)
 	for i, name := range []string{"gc-v1", "gc-v2"} {
 		if i > 0 {
-			time.Sleep(1100 * time.Millisecond) // creation timestamps have second resolution: v2 is newer
+			harness.Pass(1100 * time.Millisecond) // creation timestamps have second resolution: v2 is newer
 		}
 		if _, err := adcs.Create(ctx, &addonv1alpha1.AddOnDeploymentConfig{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{
@@ -237,27 +233,25 @@ func TestConfigGCWithBaseRBAC(t *testing.T) {
 			t.Logf("controller log:\n%s", log.String())
 		}
 	}()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	harness.Eventually(t, time.Minute, "the superseded version gc-v1 deleted", func() string {
 		_, err := adcs.Get(ctx, "gc-v1", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			break
+			return ""
 		}
 		if strings.Contains(log.String(), "forbidden") {
 			t.Fatalf("the garbage collection was refused by the RBAC of %s", base)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the superseded version gc-v1 was not deleted within a minute: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Sprintf("get: %v", err)
+	})
 	if _, err := adcs.Get(ctx, "gc-v2", metav1.GetOptions{}); err != nil {
 		t.Fatalf("the version in use: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if strings.Contains(log.String(), "forbidden") {
-		t.Fatalf("the controller was refused by the RBAC of %s", base)
-	}
+	harness.Consistently(t, 500*time.Millisecond, "no refusal by the RBAC", func() string {
+		if strings.Contains(log.String(), "forbidden") {
+			return fmt.Sprintf("the controller was refused by the RBAC of %s", base)
+		}
+		return ""
+	})
 }
 
 // placementAll registers the clusters and a Placement ns/all that selects them all in one

@@ -26,6 +26,7 @@ import (
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/agentrbac"
 	"github.com/addonops/addonops/internal/testing/apiaudit"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -116,7 +117,12 @@ func TestUnservedConfigKindsBoundedDiscoveryIntegration(t *testing.T) {
 	// Two and a half rediscovery periods: the unsupported kinds cost nothing.
 	window := 5 * hubcache.RediscoverAfter / 2
 	from := time.Now()
-	time.Sleep(window)
+	harness.Consistently(t, window, "at most one discovery for 500 unsupported kinds", func() string {
+		if n := discoveryRequests(t, auditLog, user, from, time.Now()); n > 2 {
+			return fmt.Sprintf("%d discovery requests", n)
+		}
+		return ""
+	}, harness.Every(time.Second))
 	n := discoveryRequests(t, auditLog, user, from, time.Now())
 	t.Logf("%d discovery requests in %s for 500 unsupported kinds in an MCA's spec", n, window)
 	if n > 2 {
@@ -131,12 +137,19 @@ func TestUnservedConfigKindsBoundedDiscoveryIntegration(t *testing.T) {
 				DefaultConfig: &addonv1alpha1.ConfigReferent{Namespace: c.Namespace, Name: c.Name}})
 		}
 	})
-	time.Sleep(time.Second) // the first decision on the new spec looks them up
+	// The first decision on the new spec looks them up: the window starts after it (no trace of
+	// that decision to poll for: its lookups may be served by the discovery of the last period).
+	harness.Pass(time.Second)
 	from = time.Now()
-	time.Sleep(window)
 	// One discovery (GET /api and /apis) per period, and one more for a period that started in
 	// the window.
 	limit := 2 * (int(window/hubcache.RediscoverAfter) + 1)
+	harness.Consistently(t, window, "one discovery per period for 500 unserved supported kinds", func() string {
+		if n := discoveryRequests(t, auditLog, user, from, time.Now()); n > limit {
+			return fmt.Sprintf("%d discovery requests, want at most %d", n, limit)
+		}
+		return ""
+	}, harness.Every(time.Second))
 	n = discoveryRequests(t, auditLog, user, from, time.Now())
 	t.Logf("%d discovery requests in %s for 500 unserved supported kinds", n, window)
 	if n > limit {

@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -99,12 +100,14 @@ func TestCanaryConfigChangeDuringRollout(t *testing.T) {
 	e.waitCluster(30*time.Second, "k1", "cfg-c/cfg-c/True/UpgradeSucceed")
 	e.waitCluster(30*time.Second, "k2", "cfg-c/cfg-c/True/UpgradeSucceed")
 	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonUpgrading, "rolling out the last known good configs first")
-	time.Sleep(time.Second)
-	for _, c := range e.clusters(awsShorts...) {
-		if _, i := e.rec.firstDesired(c, "cfg-c"); i >= 0 {
-			t.Fatalf("%s got cfg-c while aws's rollout of cfg-b was not finished", c)
+	e.holds(time.Second, "no aws cluster told cfg-c", func() string {
+		for _, c := range e.clusters(awsShorts...) {
+			if _, i := e.rec.firstDesired(c, "cfg-c"); i >= 0 {
+				return fmt.Sprintf("%s got cfg-c while aws's rollout of cfg-b was not finished", c)
+			}
 		}
-	}
+		return ""
+	})
 
 	e.outcome("c3", "cfg-b", simagent.Succeed)
 	e.agent.Recheck()

@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -163,7 +165,8 @@ func revertAfterCompletedRollout(t *testing.T, kill bool) {
 	e.waitCluster(30*time.Second, "c1", "cfg-a/cfg-b/True/RollingBack")
 	if kill {
 		e.stopController()
-		time.Sleep(500 * time.Millisecond)
+		// The controller stays down a moment while c1 rolls back: nothing to poll while it is.
+		harness.Pass(500 * time.Millisecond)
 		e.startController(Options{})
 		e.outcome("c1", "cfg-a", simagent.Succeed)
 		e.agent.Recheck()
@@ -249,12 +252,14 @@ func TestPauseMidBatchAndResume(t *testing.T) {
 	e.agent.Recheck()
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
 	mark := e.rec.count()
-	time.Sleep(60 * time.Second)
-	for _, c := range []string{"c2", "c3", "c4"} {
-		if e.rec.desiredSince(e.cluster(c), "cfg-b", mark) {
-			t.Fatalf("%s started while the rollout was paused:%s", c, e.rec.eventsOf(e.cluster(c)))
+	e.holds(60*time.Second, "no cluster starts while paused", func() string {
+		for _, c := range []string{"c2", "c3", "c4"} {
+			if e.rec.desiredSince(e.cluster(c), "cfg-b", mark) {
+				return fmt.Sprintf("%s started while the rollout was paused:%s", c, e.rec.eventsOf(e.cluster(c)))
+			}
 		}
-	}
+		return ""
+	})
 	e.waitProgression(time.Second, "p", addonstatus.ReasonPaused, "1/4 clusters done, 0 in progress")
 
 	e.annotate(operations.PauseAnnotation, "")
@@ -296,7 +301,15 @@ func TestRetryAfterMaxFailures(t *testing.T) {
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonUpgradeFailed, "upgrade stopped")
 	// The rollout stays stopped; c1 stays failed while its agent is not ready.
-	time.Sleep(2 * time.Second)
+	e.holds(2*time.Second, "the rollout stays stopped, c1 on cfg-a", func() string {
+		if c := e.rec.progression(e.name, "p"); c == nil || c.Reason != addonstatus.ReasonUpgradeFailed || !strings.Contains(c.Message, "upgrade stopped") {
+			return fmt.Sprintf("progression p: %+v", c)
+		}
+		if _, i := e.rec.firstApplied(e.cluster("c1"), "cfg-b"); i >= 0 {
+			return "c1 applied cfg-b: " + state(e.rec.mca(e.cluster("c1")))
+		}
+		return ""
+	})
 	e.waitProgression(time.Second, "p", addonstatus.ReasonUpgradeFailed, "upgrade stopped")
 	e.waitCluster(time.Second, "c1", "cfg-b/cfg-a/True/UpgradeFailed")
 	e.waitVersions(10*time.Second, "p", "cfg-a:Superseded:c cfg-b:Failed")
@@ -378,30 +391,12 @@ func TestAutoAbortOnMaxFailures(t *testing.T) {
 }
 
 // maxReasonAmong is the largest number of clusters whose Progressing reason was reason at once,
-// from recorded event from on.
+// right after one of their recorded events from event from on.
 func (r *recorder) maxReasonAmong(reason string, clusters []string, from int) int {
-	in := map[string]bool{}
-	for _, c := range clusters {
-		in[c] = true
-	}
-	cur := map[string]bool{}
-	most := 0
-	for i, ev := range r.events() {
-		if !in[ev.Cluster] {
-			continue
-		}
+	start, events := r.mcas.Since(from)
+	n, _ := harness.MaxInFlight(start, events, clusters, func(ev mcaEvent) bool {
 		c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing)
-		cur[ev.Cluster] = ev.Type != watch.Deleted && c != nil && c.Reason == reason
-		if i < from {
-			continue
-		}
-		n := 0
-		for _, b := range cur {
-			if b {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
+		return ev.Type != watch.Deleted && c != nil && c.Reason == reason
+	}, harness.ChangesOnly())
+	return n
 }

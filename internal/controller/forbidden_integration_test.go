@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // A config kind the controller's identity may not list: the add-on says so (progression message,
@@ -142,7 +144,14 @@ func TestConfigKindForbidden(t *testing.T) {
 	}
 
 	// Once per problem, not per retry: the informer retries with backoff (0.8 s, 1.6 s, 3.2 s, ...).
-	time.Sleep(8 * time.Second)
+	harness.Consistently(t, 8*time.Second, "each ConfigurationForbidden event once", func() string {
+		for _, ev := range forbiddenEvents(t, e) {
+			if ev.Count > 1 {
+				return fmt.Sprintf("event repeated %d times: %s", ev.Count, ev.Message)
+			}
+		}
+		return ""
+	}, harness.Every(500*time.Millisecond))
 	// Two events, each once: the config kind's (for every add-on referencing it) and the waiting
 	// placement's (its progression entered ConfigurationForbidden).
 	onceEach := func(when string) {

@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -36,7 +38,7 @@ func (e *env) versionedADC(name, base, value string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds: versions must not tie
+	harness.Pass(1100 * time.Millisecond) // creation timestamps have whole seconds: versions must not tie
 }
 
 func (e *env) adcExists(name string) bool {
@@ -98,12 +100,14 @@ func TestConfigGarbageCollection(t *testing.T) {
 	e.outcome("c1", "cfg-v3", simagent.Never)
 	e.setConfig("p", "cfg-v3")
 	e.waitCluster(30*time.Second, "c1", "cfg-v3/cfg-v2/True/Upgrading")
-	time.Sleep(2 * time.Second) // several collections
-	for _, n := range []string{"cfg-v2", "cfg-v3"} {
-		if !e.adcExists(n) {
-			t.Fatalf("%s deleted while the rollout needs it", n)
+	e.holds(2*time.Second, "cfg-v2 and cfg-v3 kept over several collections", func() string {
+		for _, n := range []string{"cfg-v2", "cfg-v3"} {
+			if !e.adcExists(n) {
+				return fmt.Sprintf("%s deleted while the rollout needs it", n)
+			}
 		}
-	}
+		return ""
+	})
 	e.outcome("c1", "cfg-v3", simagent.Succeed)
 	e.agent.Recheck()
 	e.waitUpgraded(60*time.Second, "cfg-v3", shorts...)
@@ -138,10 +142,12 @@ func TestConfigGCKeepsRollbackTargets(t *testing.T) {
 	e.setConfig("p", "cfg-v2")
 	e.waitUpgraded(60*time.Second, "cfg-v2", shorts...)
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
-	time.Sleep(2 * time.Second) // several collections
-	if !e.adcExists("cfg-v1") {
-		t.Fatal("cfg-v1, a completed version in the history, was deleted")
-	}
+	e.holds(2*time.Second, "cfg-v1 kept over several collections", func() string {
+		if !e.adcExists("cfg-v1") {
+			return "cfg-v1, a completed version in the history, was deleted"
+		}
+		return ""
+	})
 	e.setConfig("p", "cfg-v1")
 	e.waitProgression(30*time.Second, "p", addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed")
 }

@@ -706,3 +706,10 @@ func movingTo(cfg string) func(mcaEvent) bool {
 		return ev.Type != watch.Deleted && len(d) > 0 && d[0].Name == cfg && (len(a) == 0 || a[0].Name != cfg || a[0].SpecHash != d[0].SpecHash)
 	}
 }
+
+// holds lets d pass, failing as soon as check reports something: what a test proving that a thing
+// does NOT happen waits with. The failure adds the recorder's view of the MCAs.
+func (e *env) holds(d time.Duration, what string, check func() string) {
+	e.t.Helper()
+	harness.Consistently(e.t, d, what, check, harness.Every(50*time.Millisecond), harness.Dump(e.dump))
+}

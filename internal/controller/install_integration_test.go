@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -78,13 +79,15 @@ func TestMissingPlacement(t *testing.T) {
 	e.setConfig("p1", "cfg-b")
 	e.setConfig("p2", "cfg-b")
 	e.waitCluster(30*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
-	time.Sleep(time.Second)
-	if !e.mcaExists("c2") {
-		t.Fatal("the MCA of a cluster of the missing placement was deleted")
-	}
-	if got := state(e.rec.mca(e.cluster("c2"))); got != "cfg-a/cfg-a/True/InstallSucceed" {
-		t.Fatalf("c2 of the missing placement moved: %s", got)
-	}
+	e.holds(time.Second, "c2 of the missing placement stays", func() string {
+		if !e.mcaExists("c2") {
+			return "the MCA of a cluster of the missing placement was deleted"
+		}
+		if got := state(e.rec.mca(e.cluster("c2"))); got != "cfg-a/cfg-a/True/InstallSucceed" {
+			return fmt.Sprintf("c2 of the missing placement moved: %s", got)
+		}
+		return ""
+	})
 }
 
 // A config that does not exist is named in a condition and an event; that placement waits, nothing
@@ -136,10 +139,12 @@ func TestGitOpsMCAKept(t *testing.T) {
 
 	e.decide("p", [][]string{{}})
 	e.waitFor(30*time.Second, "our MCA of c2 deleted", func() bool { return !e.mcaExists("c2") })
-	time.Sleep(time.Second)
-	if !e.mcaExists("c1") || !e.mcaExists("x") {
-		t.Fatalf("a user MCA was deleted (c1 %v, x %v)", e.mcaExists("c1"), e.mcaExists("x"))
-	}
+	e.holds(time.Second, "the user MCAs stay", func() string {
+		if c1, x := e.mcaExists("c1"), e.mcaExists("x"); !c1 || !x {
+			return fmt.Sprintf("a user MCA was deleted (c1 %v, x %v)", c1, x)
+		}
+		return ""
+	})
 }
 
 // A ManagedCluster being deleted loses its MCAs, whoever created them, and gets no new one.
@@ -173,13 +178,15 @@ func TestClusterDeletion(t *testing.T) {
 	}
 	// The placement still selects c1 (no placement controller here): the deletion alone decides.
 	e.waitFor(30*time.Second, "c1's MCA deleted", func() bool { return !e.mcaExists("c1") })
-	time.Sleep(time.Second)
-	if e.mcaExists("c1") {
-		t.Fatal("an MCA was recreated for a cluster being deleted")
-	}
-	if !e.mcaExists("c2") {
-		t.Fatal("c2's MCA was deleted")
-	}
+	e.holds(time.Second, "no MCA for the cluster being deleted, c2's kept", func() string {
+		if e.mcaExists("c1") {
+			return "an MCA was recreated for a cluster being deleted"
+		}
+		if !e.mcaExists("c2") {
+			return "c2's MCA was deleted"
+		}
+		return ""
+	})
 }
 
 // Manual: no MCA is created or deleted; MCAs that exist get the default configs at once.
@@ -203,10 +210,12 @@ func TestManualStrategy(t *testing.T) {
 		return err == nil && len(cma.Status.DefaultConfigReferences) == 1 && cma.Status.DefaultConfigReferences[0].DesiredConfig.Name == "cfg-d" &&
 			cma.Status.DefaultConfigReferences[0].DesiredConfig.SpecHash != "" && len(cma.Status.InstallProgressions) == 0
 	})
-	time.Sleep(time.Second)
-	if e.mcaExists("c1") {
-		t.Fatal("Manual strategy created an MCA")
-	}
+	e.holds(time.Second, "no MCA under the Manual strategy", func() string {
+		if e.mcaExists("c1") {
+			return "Manual strategy created an MCA"
+		}
+		return ""
+	})
 }
 
 // Only CMAs annotated addon.open-cluster-management.io/lifecycle (except "addon-manager") are
@@ -219,18 +228,22 @@ func TestLifecycleAnnotationFilter(t *testing.T) {
 	e.placement("p", [][]string{{"c1"}})
 	e.cma(map[string]string{}, install{placement: "p", config: "cfg-a", strategy: allStrategy})
 	stop := e.startController(Options{})
-	time.Sleep(2 * time.Second)
-	if e.mcaExists("c1") || e.rec.cma() != nil && len(e.rec.cma().Status.InstallProgressions) > 0 {
-		t.Fatal("a CMA without the lifecycle annotation was managed")
-	}
+	e.holds(2*time.Second, "a CMA without the lifecycle annotation left alone", func() string {
+		if e.mcaExists("c1") || e.rec.cma() != nil && len(e.rec.cma().Status.InstallProgressions) > 0 {
+			return "a CMA without the lifecycle annotation was managed"
+		}
+		return ""
+	})
 	e.updateCMA(func(cma *addonv1alpha1.ClusterManagementAddOn) {
 		cma.Annotations = map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue,
 			rolloutplan.HealthSoakAnnotation: "0s"}
 	})
-	time.Sleep(2 * time.Second)
-	if e.mcaExists("c1") {
-		t.Fatal(`a CMA annotated lifecycle: addon-manager was managed`)
-	}
+	e.holds(2*time.Second, "a CMA annotated lifecycle: addon-manager left alone", func() string {
+		if e.mcaExists("c1") {
+			return `a CMA annotated lifecycle: addon-manager was managed`
+		}
+		return ""
+	})
 	stop()
 
 	e.startController(Options{Addons: AddonsAll})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // OCM's config specs and their spec hashes (assertion_test.go): OCM hard-codes the hashes of
@@ -98,14 +99,14 @@ const ocmTimeout = 20 * time.Second
 
 // eventually polls f until it returns nil or timeout passes, and returns f's last error.
 func eventually(timeout time.Duration, f func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
+	var last error
+	_, _ = harness.Until(context.Background(), timeout, 100*time.Millisecond, func() string {
+		if last = f(); last != nil {
+			return last.Error()
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
+	return last
 }
 
 // ocmSurvey (ADDONOPS_OCM_SURVEY=1) logs a failed assertion and goes on instead of stopping the

@@ -21,6 +21,7 @@ import (
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -28,32 +29,15 @@ import (
 // sequences of every MCA write, as the other integration tests.
 
 // maxBusyAmong is the largest number of clusters whose change was under way at once (Progressing
-// reason Installing, Upgrading or RollingBack) from recorded event from on.
+// reason Installing, Upgrading or RollingBack) right after one of their recorded events from event
+// from on (the clusters busy at from, before any of their changes, do not count).
 func (r *recorder) maxBusyAmong(clusters []string, from int) int {
-	in := map[string]bool{}
-	for _, c := range clusters {
-		in[c] = true
-	}
-	busy := map[string]bool{}
-	most := 0
-	for i, ev := range r.events() {
-		if !in[ev.Cluster] {
-			continue
-		}
+	start, events := r.mcas.Since(from)
+	n, _ := harness.MaxInFlight(start, events, clusters, func(ev mcaEvent) bool {
 		c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing)
-		busy[ev.Cluster] = ev.Type != watch.Deleted && c != nil && addonstatus.IsBusyReason(c.Reason)
-		if i < from {
-			continue
-		}
-		n := 0
-		for _, b := range busy {
-			if b {
-				n++
-			}
-		}
-		most = max(most, n)
-	}
-	return most
+		return ev.Type != watch.Deleted && c != nil && addonstatus.IsBusyReason(c.Reason)
+	}, harness.ChangesOnly())
+	return n
 }
 
 // reasons is the sequence of distinct Progressing reasons of cluster from event from on.
@@ -136,7 +120,8 @@ func revertAfterFailedBatch(t *testing.T, killMidRollback bool) {
 	e.waitCluster(30*time.Second, "c1", "cfg-a/cfg-a/True/RollingBack")
 	if killMidRollback {
 		e.stopController()
-		time.Sleep(500 * time.Millisecond)
+		// The controller stays down a moment mid-rollback: nothing to poll while it is.
+		harness.Pass(500 * time.Millisecond)
 		e.startController(Options{})
 		e.outcome("c1", "cfg-a", simagent.Succeed)
 		e.agent.Recheck()

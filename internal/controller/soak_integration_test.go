@@ -21,6 +21,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -153,12 +154,12 @@ func TestHealthTurningFalseAfterTheWorksHoldsTheGatedPlacement(t *testing.T) {
 	if m := e.rec.mca(e.cluster("k1")); meta.IsStatusConditionFalse(m.Status.Conditions, addonstatus.ConditionAvailable) {
 		t.Fatal("k1 is unhealthy before its works are ready: the test does not simulate the race")
 	}
-	time.Sleep(time.Until(ready.Add(time.Second)))
+	harness.Pass(time.Until(ready.Add(time.Second))) // a time after the works were ready: nothing to poll
 	e.setUnhealthy("k1")
 
 	e.waitProgression(30*time.Second, "canary", addonstatus.ReasonUpgradeFailed, e.cluster("k1"))
 	// A window longer than the soak after the works were ready, and the canary's failure.
-	time.Sleep(time.Until(ready.Add(3 * soakTestSoak)))
+	harness.Pass(time.Until(ready.Add(3 * soakTestSoak)))
 	e.waitProgression(10*time.Second, "main", addonstatus.ReasonWaitingForCanary, "")
 	// k1's own MCA fails once its add-on has been unhealthy for the progressDeadline (8s), counted
 	// from Available's lastTransitionTime, which the API server keeps to the second: up to 9s after

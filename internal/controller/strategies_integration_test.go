@@ -3,6 +3,7 @@
 package controller
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -127,12 +129,14 @@ func TestMaxFailuresCountsRealFailures(t *testing.T) {
 	if !strings.Contains(p.Message, "Applied=False") {
 		t.Fatalf("c1 Progressing %+v should say which work failed and how", p)
 	}
-	time.Sleep(2 * time.Second)
-	for _, c := range []string{"c4", "c5"} {
-		if h := e.rec.history(e.cluster(c)); !slices.Equal(h, []string{"cfg-a"}) {
-			t.Fatalf("%s moved after the rollout stopped: %v", c, h)
+	e.holds(2*time.Second, "c4 and c5 stay on cfg-a", func() string {
+		for _, c := range []string{"c4", "c5"} {
+			if h := e.rec.history(e.cluster(c)); !slices.Equal(h, []string{"cfg-a"}) {
+				return fmt.Sprintf("%s moved after the rollout stopped: %v", c, h)
+			}
 		}
-	}
+		return ""
+	})
 }
 
 // progressDeadline turns a cluster that never reports into a timeout; the rollout goes on within
@@ -188,7 +192,7 @@ func TestMinSuccessTimeAfterRecovery(t *testing.T) {
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeFailed, "the failed clusters keep their places in the batch")
 	failedAt := meta.FindStatusCondition(e.rec.mca(e.cluster("c1")).Status.Conditions, addonstatus.ConditionProgressing).LastTransitionTime
 	// Longer than minSuccessTime after the failure, c1's work and agent recover.
-	time.Sleep(minSuccess + 2*time.Second)
+	harness.Pass(minSuccess + 2*time.Second) // time itself: the recovery must come after minSuccessTime
 	e.outcome("c1", "cfg-b", simagent.Succeed)
 	e.setWorkReady("c1")
 	e.setAvailable("c1", metav1.ConditionTrue)
@@ -292,12 +296,12 @@ func TestRestartMidRollout(t *testing.T) {
 		}
 	}
 	e.waitFor(60*time.Second, "a batch in flight", inFlightAndDone(0))
-	stop() // with a batch in flight: its works get applied while nobody watches
-	time.Sleep(1500 * time.Millisecond)
+	stop()                                // with a batch in flight: its works get applied while nobody watches
+	harness.Pass(1500 * time.Millisecond) // the controller stays down: nothing of its to poll
 	stop = e.startController(Options{})
 	e.waitFor(60*time.Second, "4 applied and a batch in flight", inFlightAndDone(4))
 	stop()
-	time.Sleep(time.Second)
+	harness.Pass(time.Second) // down again a moment
 	e.startController(Options{})
 	e.waitUpgraded(60*time.Second, "cfg-b", names...)
 	e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "8/8 upgrade completed")

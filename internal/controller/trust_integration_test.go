@@ -15,6 +15,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/testing/agentrbac"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -55,7 +56,7 @@ func (e *env) lie(ctx context.Context, short string, change func(*addonv1alpha1.
 			}
 			// As fast as the API server takes it: the controller writes the truth back at once,
 			// and the claim must be there when the decision is taken.
-			time.Sleep(10 * time.Millisecond)
+			harness.Pass(10 * time.Millisecond)
 		}
 	})
 	return func() int { wg.Wait(); return lies }
@@ -83,7 +84,11 @@ func TestForgedLastAppliedDoesNotSkipTheCanary(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(2 * time.Second) // the claim is in place before the change
+	// The claim is in place before the change.
+	e.waitFor(10*time.Second, "c3's claim to have applied cfg-b", func() bool {
+		_, i := e.rec.firstApplied(e.cluster("c3"), "cfg-b")
+		return i >= 0
+	})
 	e.setBoth("cfg-b")
 	e.waitProgression(10*time.Second, "aws", addonstatus.ReasonWaitingForCanary, "waiting for canary placement")
 	<-ctx.Done()

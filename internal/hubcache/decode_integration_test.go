@@ -4,6 +4,7 @@ package hubcache
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -84,12 +86,7 @@ func TestDecodePerObject(t *testing.T) {
 	go func() { done <- c.Run(ctx) }()
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if cond() {
-				return
-			}
-		}
-		t.Fatalf("timed out waiting for %s", what)
+		harness.EventuallyTrue(t, 30*time.Second, what, cond, harness.Every(20*time.Millisecond))
 	}
 	waitFor("the cache to sync", c.Synced)
 
@@ -162,7 +159,17 @@ func TestDecodePerObject(t *testing.T) {
 	if _, err := resource(kindCMA, "").UpdateStatus(ctx, cma, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	keys := []string{"ClusterManagementAddOn " + ns + "-cma", "ManagedCluster " + ns + "-cluster", "Placement " + ns + "/p", "ManifestWork " + ns + "/w"}
+	harness.Consistently(t, 500*time.Millisecond, "each object told once", func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range keys {
+			if told[k] > 1 {
+				return fmt.Sprintf("%s told %d times, want once", k, told[k])
+			}
+		}
+		return ""
+	})
 	mu.Lock()
 	for _, k := range []string{"ClusterManagementAddOn " + ns + "-cma", "ManagedCluster " + ns + "-cluster", "Placement " + ns + "/p", "ManifestWork " + ns + "/w"} {
 		if told[k] != 1 {

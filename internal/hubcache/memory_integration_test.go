@@ -18,6 +18,7 @@ import (
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 
 	"github.com/addonops/addonops/internal/statuswrite"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -140,12 +141,10 @@ func TestListPagesAndWriteBack(t *testing.T) {
 	}
 	go func() { _ = cache.Run(ctx) }()
 	var cached *addonv1alpha1.ManagedClusterAddOn
-	for deadline := time.Now().Add(30 * time.Second); cached == nil || cached.ResourceVersion != withStatus.ResourceVersion; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the cache did not show the MCA within 30s")
-		}
+	harness.EventuallyTrue(t, 30*time.Second, "the cache to show the MCA", func() bool {
 		cached, _ = cache.MCAs.ManagedClusterAddOns(ns).Get("hello")
-	}
+		return cached != nil && cached.ResourceVersion == withStatus.ResourceVersion
+	}, harness.Every(20*time.Millisecond))
 	if len(cached.ManagedFields) != 0 {
 		t.Errorf("the cache holds managedFields")
 	}

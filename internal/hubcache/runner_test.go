@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -46,13 +47,7 @@ func TestRun(t *testing.T) {
 		go func() { done <- c.Run(ctx) }()
 		if watchErr == nil {
 			<-started
-			deadline := time.Now().Add(30 * time.Second)
-			for !c.Synced() && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if !c.Synced() {
-				t.Fatal("the cache did not sync within 30s")
-			}
+			harness.EventuallyTrue(t, 30*time.Second, "the cache to sync", c.Synced, harness.Every(20*time.Millisecond))
 			cancel()
 		}
 		select {

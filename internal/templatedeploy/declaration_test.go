@@ -15,6 +15,7 @@ import (
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/operations"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -53,7 +54,9 @@ func TestDeclarationWithoutRolloutTurn(t *testing.T) {
 	if _, err := cmas.Update(e.ctx, cma, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // the controller's cache shows the pause before the decision
+	// The controller's cache shows the pause before the decision: nothing of the controller's
+	// shows when its cache has the annotation, so a time well over a watch's delivery passes.
+	harness.Pass(time.Second)
 	if err := localhub.SetPlacementDecisions(e.ctx, e.c, ns, "all", []localhub.DecisionGroup{{Clusters: []string{cluster}}}); err != nil {
 		t.Fatal(err)
 	}

@@ -88,10 +88,12 @@ func TestHelloTemplateGolden(t *testing.T) {
 
 	// Nothing changes: no write (resync included, every minute here; informer events from our
 	// own status writes happen meanwhile).
-	time.Sleep(3 * time.Second)
-	if again := e.work("cluster1", name); again.ResourceVersion != w.ResourceVersion {
-		t.Errorf("work rewritten while nothing changed: resourceVersion %s -> %s", w.ResourceVersion, again.ResourceVersion)
-	}
+	e.holds(3*time.Second, "the work unchanged while nothing changes", func() string {
+		if again := e.work("cluster1", name); again.ResourceVersion != w.ResourceVersion {
+			return fmt.Sprintf("work rewritten while nothing changed: resourceVersion %s -> %s", w.ResourceVersion, again.ResourceVersion)
+		}
+		return ""
+	})
 
 	// A manifest changed behind the deployer's back is put back. The deployer's cache holds a
 	// stand-in of each manifest (its head and the digest of its content): the changed content has
@@ -118,10 +120,12 @@ func TestHelloTemplateGolden(t *testing.T) {
 		return cmp.Diff(string(want), string(got))
 	})
 	restored := e.work("cluster1", name)
-	time.Sleep(3 * time.Second)
-	if again := e.work("cluster1", name); again.ResourceVersion != restored.ResourceVersion {
-		t.Errorf("work rewritten after it was put back: resourceVersion %s -> %s", restored.ResourceVersion, again.ResourceVersion)
-	}
+	e.holds(3*time.Second, "the work unchanged once put back", func() string {
+		if again := e.work("cluster1", name); again.ResourceVersion != restored.ResourceVersion {
+			return fmt.Sprintf("work rewritten after it was put back: resourceVersion %s -> %s", restored.ResourceVersion, again.ResourceVersion)
+		}
+		return ""
+	})
 }
 
 // bigConfigMaps is a template with ConfigMaps of the given names, each holding size bytes of
@@ -269,10 +273,12 @@ func TestRenderErrorKeepsWorks(t *testing.T) {
 	// agent runs here, so the first version never finished installing: it is still an install).
 	e.waitCondition(time.Minute, cluster, "Progressing",
 		`False/InstallFailed: install failed: the add-on deployer reports ManifestApplied=False (ManifestWorkApplyFailed: failed to render AddOnTemplate broken-v1 for cluster broken1: undefined variable "LEVEL"`)
-	time.Sleep(2 * time.Second)
-	if after := e.work(cluster, name); after.ResourceVersion != before.ResourceVersion {
-		t.Errorf("work written after a render error (resourceVersion %s -> %s)", before.ResourceVersion, after.ResourceVersion)
-	}
+	e.holds(2*time.Second, "no work write after a render error", func() string {
+		if after := e.work(cluster, name); after.ResourceVersion != before.ResourceVersion {
+			return fmt.Sprintf("work written after a render error (resourceVersion %s -> %s)", before.ResourceVersion, after.ResourceVersion)
+		}
+		return ""
+	})
 
 	setADC("fixed")
 	e.waitFor(time.Minute, "the fixed work", func() string {

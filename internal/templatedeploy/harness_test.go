@@ -146,19 +146,21 @@ func (e *env) cleanup(clusters ...string) {
 			_ = mcas.Delete(ctx, e.addon, metav1.DeleteOptions{})
 			_ = e.c.Work.WorkV1().ManifestWorks(c).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
 		}
-		for ctx.Err() == nil {
+		// ctx bounds the wait; Until cannot fail the test, which is ending: Errorf says it.
+		if _, err := harness.Until(ctx, 2*time.Minute, 200*time.Millisecond, func() string {
 			left := 0
 			for _, c := range clusters {
 				if l, err := e.c.Work.WorkV1().ManifestWorks(c).List(ctx, sel); err == nil {
 					left += len(l.Items)
 				}
 			}
-			if left == 0 {
-				return
+			if left > 0 {
+				return fmt.Sprintf("%d works left", left)
 			}
-			time.Sleep(200 * time.Millisecond)
+			return ""
+		}); err != nil {
+			e.t.Errorf("cleanup: the works of %s in %v did not go: %v", e.addon, clusters, err)
 		}
-		e.t.Errorf("cleanup: the works of %s in %v did not go", e.addon, clusters)
 	})
 }
 
@@ -329,6 +331,13 @@ func (e *env) work(cluster, name string) *workv1.ManifestWork {
 func (e *env) waitFor(timeout time.Duration, what string, cond func() string) time.Duration {
 	e.t.Helper()
 	return harness.Eventually(e.t, timeout, what, cond, harness.Within(e.ctx))
+}
+
+// holds lets d pass, failing as soon as check reports something: the wait of a test proving that a
+// thing does NOT happen.
+func (e *env) holds(d time.Duration, what string, check func() string) {
+	e.t.Helper()
+	harness.Consistently(e.t, d, what, check, harness.Within(e.ctx))
 }
 
 // condition renders an MCA condition as "Status/Reason: message" ("-" when absent).

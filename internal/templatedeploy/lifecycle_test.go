@@ -78,13 +78,15 @@ func TestPreDeleteHook(t *testing.T) {
 	})
 	e.waitCondition(time.Minute, cluster, addonv1alpha1.ManagedClusterAddOnHookManifestCompleted, "False/HookManifestIsNotCompleted")
 	// While the hook runs the MCA and its deploy work stay.
-	time.Sleep(3 * time.Second)
-	if m := e.getMCA(cluster); m == nil || m.DeletionTimestamp == nil {
-		t.Fatalf("MCA %v, want it held by the finalizer", m)
-	}
-	if e.work(cluster, "addon-hook-deploy-0") == nil {
-		t.Fatal("deploy work deleted before the hook completed")
-	}
+	e.holds(3*time.Second, "the MCA and its deploy work stay while the hook runs", func() string {
+		if m := e.getMCA(cluster); m == nil || m.DeletionTimestamp == nil {
+			return fmt.Sprintf("MCA %v, want it held by the finalizer", m)
+		}
+		if e.work(cluster, "addon-hook-deploy-0") == nil {
+			return "deploy work deleted before the hook completed"
+		}
+		return ""
+	})
 
 	// No job controller runs here: the test completes the Job as it would.
 	now := metav1.Now()
@@ -224,10 +226,12 @@ func TestHealthFromFeedback(t *testing.T) {
 	e.setDefaultTemplate("health-v2")
 	e.waitCondition(time.Minute, cluster, "Available", "False/ProbeUnavailable: Probe addon unavailable with err Deployment health1/health-agent has not rolled out its current spec yet (observed generation 1 of 2)")
 	e.waitCondition(10*time.Second, cluster, "Progressing", "True/Upgrading: upgrading... the add-on's ManifestWorks are applied with the desired configs; waiting for it to be healthy: Available=False")
-	time.Sleep(soak + time.Second)
-	if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Upgrading") {
-		t.Fatalf("Progressing %s while the Deployment has not rolled out version 2", got)
-	}
+	e.holds(soak+time.Second, "still upgrading while the Deployment has not rolled out", func() string {
+		if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Upgrading") {
+			return fmt.Sprintf("Progressing %s while the Deployment has not rolled out version 2", got)
+		}
+		return ""
+	})
 	// The Deployment rolls out: the new pod is ready. Health is True, and the cluster is done only
 	// once it stayed so for the soak.
 	setDeployment(1, 1)

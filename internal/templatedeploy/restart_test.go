@@ -70,19 +70,24 @@ func TestRestartWhileHeld(t *testing.T) {
 	// 1. Install: applied, not ready.
 	e.waitFor(time.Minute, "the work applied by OCM's work agent", worksApplied(1))
 	e.waitCondition(10*time.Second, cluster, "Progressing", "True/Installing")
-	time.Sleep(3 * time.Second) // the work agent's report reached the controller long since
-	if got := condition(e.getMCA(cluster), "ManifestApplied"); got != "-" {
-		t.Fatalf("ManifestApplied %s was written while the cluster waits for health: the test no longer shows a change held in memory across a restart", got)
-	}
+	// Over 3s, the work agent's report reached the controller long since.
+	e.holds(3*time.Second, "ManifestApplied held in memory", func() string {
+		if got := condition(e.getMCA(cluster), "ManifestApplied"); got != "-" {
+			return fmt.Sprintf("ManifestApplied %s was written while the cluster waits for health: the test no longer shows a change held in memory across a restart", got)
+		}
+		return ""
+	})
 	e.restart()
-	time.Sleep(3 * time.Second) // the new controller synced and looked at the cluster
-	m := e.getMCA(cluster)
-	if got := condition(m, "Progressing"); !strings.HasPrefix(got, "True/Installing") {
-		t.Fatalf("after the restart, Progressing %s while the agent is not ready", got)
-	}
+	// Over 3s, the new controller synced and looked at the cluster.
+	e.holds(3*time.Second, "still installing after the restart", func() string {
+		if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Installing") {
+			return fmt.Sprintf("after the restart, Progressing %s while the agent is not ready", got)
+		}
+		return ""
+	})
 	setReady()
 	e.waitCondition(time.Minute, cluster, "Progressing", "False/InstallSucceed")
-	m = e.getMCA(cluster)
+	m := e.getMCA(cluster)
 	if got := condition(m, "ManifestApplied"); !strings.HasPrefix(got, "True/AddonManifestApplied") {
 		t.Errorf("installed after a restart, ManifestApplied %s: the change held by the controller before the restart was lost", got)
 	}
@@ -99,10 +104,12 @@ func TestRestartWhileHeld(t *testing.T) {
 	healthy := time.Now()
 	// The work agent reports the ready Deployment within its 1s status sync; the controller then
 	// soaks. Restart halfway through the soak.
-	time.Sleep(soak / 2)
-	if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Upgrading") {
-		t.Fatalf("Progressing %s %v after the new version became ready: the soak is %v", got, time.Since(healthy).Round(time.Millisecond), soak)
-	}
+	e.holds(soak/2, "upgrading through half the soak", func() string {
+		if got := condition(e.getMCA(cluster), "Progressing"); !strings.HasPrefix(got, "True/Upgrading") {
+			return fmt.Sprintf("Progressing %s %v after the new version became ready: the soak is %v", got, time.Since(healthy).Round(time.Millisecond), soak)
+		}
+		return ""
+	})
 	e.restart()
 	restarted := time.Now()
 	e.waitCondition(time.Minute, cluster, "Progressing", "False/UpgradeSucceed")

@@ -23,6 +23,7 @@ import (
 	"github.com/addonops/addonops/internal/spechash"
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/agentrbac"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -178,19 +179,21 @@ spec:
 				return
 			}
 			lies++
-			time.Sleep(200 * time.Millisecond)
+			harness.Pass(200 * time.Millisecond) // the lie's pace
 		}
 	})
 	// While it lies, it asks for a certificate of the other add-on's signer, the identity the
-	// other template names.
-	time.Sleep(time.Second)
+	// other template names (a second into the lie: the controller writes the truth back at once,
+	// so nothing shows that the lie landed).
+	harness.Pass(time.Second)
 	const csrName = "addon-trust1-trust-a-b-signer"
 	e.createCSR(agent.Kube, csrName, cluster, "example.com/trust-b-signer", pkix.Name{CommonName: "trust-b-user"})
 	// While it lies: no work version with the other add-on's manifests or values, no binding of
 	// its role, no certificate.
-	for liarCtx.Err() == nil {
+	liarEnd, _ := liarCtx.Deadline()
+	e.holds(time.Until(liarEnd), "nothing of the other add-on while the agent lies", func() string {
 		if c := e.csr(csrName); approved(c) || len(c.Status.Certificate) > 0 {
-			t.Fatalf("CSR %s for the other add-on's signer was approved or signed", csrName)
+			return fmt.Sprintf("CSR %s for the other add-on's signer was approved or signed", csrName)
 		}
 		for _, w := range e.works(cluster) {
 			raw := ""
@@ -198,20 +201,20 @@ spec:
 				raw += string(m.Raw)
 			}
 			if strings.Contains(raw, "b-agent") || strings.Contains(raw, "b-secret-value") {
-				t.Fatalf("work %s carries the other add-on's manifests or values: %s", w.Name, raw)
+				return fmt.Sprintf("work %s carries the other add-on's manifests or values: %s", w.Name, raw)
 			}
 		}
 		list, err := e.c.Kube.RbacV1().RoleBindings(cluster).List(e.ctx, metav1.ListOptions{})
 		if err != nil {
-			t.Fatal(err)
+			return fmt.Sprintf("listing the RoleBindings of %s: %v", cluster, err)
 		}
 		for _, b := range list.Items {
 			if b.RoleRef.Name == "trust-b-hub" {
-				t.Fatalf("RoleBinding %s binds the other add-on's role %s", b.Name, b.RoleRef.Name)
+				return fmt.Sprintf("RoleBinding %s binds the other add-on's role %s", b.Name, b.RoleRef.Name)
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
 	wg.Wait()
 	if lies < 10 {
 		t.Fatalf("the agent wrote its lie only %d times", lies)

@@ -1,6 +1,7 @@
 package childproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
 // gone tells whether pid no longer runs: it does not exist, or it is a zombie waiting for a reaper
@@ -46,10 +49,13 @@ func TestStartLogsAndStops(t *testing.T) {
 	}
 	// The shell has written both lines once the log holds them; poll briefly.
 	want := "# /bin/sh -c echo \"out $GREETING\"; echo err >&2; exec sleep 60\nout hello\nerr"
-	deadline := time.Now().Add(10 * time.Second)
-	for Tail(p.LogPath, 10) != want && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The check below says what the log held if the wait ran out.
+	_, _ = harness.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() string {
+		if got := Tail(p.LogPath, 10); got != want {
+			return got
+		}
+		return ""
+	})
 	if got := Tail(p.LogPath, 10); got != want {
 		t.Errorf("log = %q, want %q", got, want)
 	}
@@ -73,10 +79,13 @@ func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for Tail(p.LogPath, 1) != "ready" && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Stop's result below says whether the trap was set in time.
+	_, _ = harness.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() string {
+		if got := Tail(p.LogPath, 1); got != "ready" {
+			return got
+		}
+		return ""
+	})
 	err = p.Stop(300 * time.Millisecond)
 	var killed *KilledError
 	if !errors.As(err, &killed) {
@@ -145,13 +154,14 @@ func TestDiesWithItsParent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parent printed %q", out)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("child %d still running 10s after its parent exited", pid)
+	if _, err := harness.Until(context.Background(), 10*time.Second, 20*time.Millisecond, func() string {
+		if !gone(pid) {
+			return "still running"
 		}
-		time.Sleep(20 * time.Millisecond)
+		return ""
+	}); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("child %d still running 10s after its parent exited", pid)
 	}
 }
 

@@ -112,6 +112,17 @@ func TestMaxInFlight(t *testing.T) {
 	if n, at := MaxInFlight(start, events, []string{"c1", "c2"}, moving); n != 2 || !slices.Equal(at, []string{"c1", "c2"}) {
 		t.Errorf("MaxInFlight among c1 c2 = %d %v, want 2 [c1 c2] (c1 moving again with a new spec hash)", n, at)
 	}
+	// Among c2 and c3: the start (c3 moving) is not counted; after c2's moving c2 and c3 are.
+	if n, at := MaxInFlight(start, events, []string{"c2", "c3"}, moving, ChangesOnly()); n != 2 || !slices.Equal(at, []string{"c2", "c3"}) {
+		t.Errorf("MaxInFlight of changes among c2 c3 = %d %v, want 2 [c2 c3]", n, at)
+	}
+	// Among c3 alone: its one change (its deletion) ends its move; c1's changes are not moments of c3.
+	if n, _ := MaxInFlight(start, events, []string{"c3"}, moving, ChangesOnly()); n != 0 {
+		t.Errorf("MaxInFlight of changes among c3 = %d, want 0 (moving at the start only)", n)
+	}
+	if n, _ := MaxInFlight(start, events, []string{"c3"}, moving); n != 1 {
+		t.Errorf("MaxInFlight among c3 = %d, want 1 (moving at the start)", n)
+	}
 	if n, _ := MaxInFlight(start, events, nil, MovingTo("addontemplates", "new")); n != 0 {
 		t.Errorf("MaxInFlight of another resource = %d, want 0", n)
 	}

@@ -14,30 +14,51 @@ import (
 // MaxInFlight is how many of clusters (nil: every key) were, at most at one moment of the
 // recording (the start, then after each event), moving: told a new version and not done with it,
 // as moving says of a cluster's snapshot. It also returns one such moment's clusters, sorted.
-func MaxInFlight[T Keyed](start map[string]T, events []T, clusters []string, moving func(T) bool) (int, []string) {
+func MaxInFlight[T Keyed](start map[string]T, events []T, clusters []string, moving func(T) bool, opts ...InFlightOption) (int, []string) {
+	var o inFlightOptions
+	for _, f := range opts {
+		f(&o)
+	}
 	state := map[string]T{}
 	for k, v := range start {
 		state[k] = v
 	}
+	counted := func(k string) bool { return clusters == nil || slices.Contains(clusters, k) }
 	busy := func() []string {
 		var out []string
 		for k, s := range state {
-			if (clusters == nil || slices.Contains(clusters, k)) && moving(s) {
+			if counted(k) && moving(s) {
 				out = append(out, k)
 			}
 		}
 		slices.Sort(out)
 		return out
 	}
-	most := busy()
+	var most []string
+	if !o.changesOnly {
+		most = busy()
+	}
 	for _, e := range events {
 		state[e.Key()] = e
+		if o.changesOnly && !counted(e.Key()) {
+			continue
+		}
 		if b := busy(); len(b) > len(most) {
 			most = b
 		}
 	}
 	return len(most), most
 }
+
+// InFlightOption tunes MaxInFlight.
+type InFlightOption func(*inFlightOptions)
+
+type inFlightOptions struct{ changesOnly bool }
+
+// ChangesOnly counts only the moments right after a change of one of the clusters: not the start
+// (the clusters already moving when a step began, whose moves the step did not start), nor the
+// moments after another key's change.
+func ChangesOnly() InFlightOption { return func(o *inFlightOptions) { o.changesOnly = true } }
 
 // FirstWhen returns the index of the first event after which pred holds for the state of every
 // key (-1 for the state at the start, len(events) when never): the order of a rollout's steps.

@@ -33,8 +33,12 @@ type Recorder[T Keyed] struct {
 	mu     sync.Mutex
 	events []T
 	latest map[string]T
+	listed int   // the events from the listing: the state when the recording began
 	err    error // the watch ended unexpectedly
 	stop   func()
+	// changed gets a value (without blocking) after each recorded change, so that code waiting
+	// for one wakes at once instead of at its next poll.
+	changed chan struct{}
 }
 
 // ListWatch lists the objects to record (returning the list's resourceVersion) and watches them.
@@ -49,7 +53,7 @@ type ListWatch[O runtime.Object] struct {
 // leave Latest. It records until ctx is done or Stop.
 func Record[T Keyed, O runtime.Object](ctx context.Context, what string, lw ListWatch[O], snap func(watch.EventType, O) []T) (*Recorder[T], error) {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Recorder[T]{what: what, latest: map[string]T{}, stop: cancel}
+	r := &Recorder[T]{what: what, latest: map[string]T{}, stop: cancel, changed: make(chan struct{}, 1)}
 	items, rv, err := lw.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		cancel()
@@ -58,6 +62,7 @@ func Record[T Keyed, O runtime.Object](ctx context.Context, what string, lw List
 	for _, o := range items {
 		r.add(watch.Added, snap(watch.Added, o))
 	}
+	r.listed = len(r.events)
 	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, watcherFunc(lw.Watch))
 	if err != nil {
 		cancel()
@@ -115,6 +120,10 @@ func (r *Recorder[T]) add(typ watch.EventType, snaps []T) {
 			r.latest[s.Key()] = s
 		}
 		r.events = append(r.events, s)
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -142,6 +151,18 @@ func (r *Recorder[T]) Mark() int {
 	defer r.mu.Unlock()
 	return len(r.events)
 }
+
+// Listed is the mark after the listed objects' snapshots: Since(Listed()) is the state when the
+// recording began and every change the watch reported since.
+func (r *Recorder[T]) Listed() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.listed
+}
+
+// Changed gets a value after a change was recorded (one value for any number of changes since the
+// last receive): a loop that polls can also wake at once when something changed.
+func (r *Recorder[T]) Changed() <-chan struct{} { return r.changed }
 
 // Events returns every recorded snapshot.
 func (r *Recorder[T]) Events() []T {

@@ -4,6 +4,7 @@ package simagent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -67,12 +69,14 @@ func TestAgent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(time.Second)
-	for name := range clusters {
-		if _, err := c.Work.WorkV1().ManifestWorks(name).Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Fatalf("%s: work rendered while the MCA was Configured=False (err %v)", name, err)
+	harness.Consistently(t, time.Second, "no work while Configured=False", func() string {
+		for name := range clusters {
+			if _, err := c.Work.WorkV1().ManifestWorks(name).Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Sprintf("%s: work rendered while the MCA was Configured=False (err %v)", name, err)
+			}
 		}
-	}
+		return ""
+	})
 
 	for name := range clusters {
 		m, err := mcas.ManagedClusterAddOns(name).Get(ctx, addon, metav1.GetOptions{})
@@ -87,33 +91,35 @@ func TestAgent(t *testing.T) {
 	want := map[string]metav1.ConditionStatus{"ok": metav1.ConditionTrue, "bad": metav1.ConditionFalse}
 	deadline := time.Now().Add(30 * time.Second)
 	for name, status := range want {
-		for {
+		harness.Eventually(t, time.Until(deadline), fmt.Sprintf("%s: work reported %s", name, status), func() string {
 			w, err := c.Work.WorkV1().ManifestWorks(name).Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{})
-			if err == nil {
-				applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
-				available := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable)
-				if applied != nil && available != nil && applied.Status == status && available.Status == status &&
-					applied.ObservedGeneration == w.Generation && available.ObservedGeneration == w.Generation {
-					if got := w.Annotations[ConfigSpecHashAnnotation]; got != `{"addondeploymentconfigs.addon.open-cluster-management.io/ns/cfg":"h1"}` {
-						t.Fatalf("%s: annotation %s", name, got)
-					}
-					if w.Labels[addonv1alpha1.AddonLabelKey] != addon || len(w.OwnerReferences) != 1 || w.OwnerReferences[0].Kind != "ManagedClusterAddOn" {
-						t.Fatalf("%s: labels %v owners %v", name, w.Labels, w.OwnerReferences)
-					}
-					break
+			if err != nil {
+				return err.Error()
+			}
+			applied := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkApplied)
+			available := meta.FindStatusCondition(w.Status.Conditions, workv1.WorkAvailable)
+			if applied != nil && available != nil && applied.Status == status && available.Status == status &&
+				applied.ObservedGeneration == w.Generation && available.ObservedGeneration == w.Generation {
+				if got := w.Annotations[ConfigSpecHashAnnotation]; got != `{"addondeploymentconfigs.addon.open-cluster-management.io/ns/cfg":"h1"}` {
+					t.Fatalf("%s: annotation %s", name, got)
 				}
+				if w.Labels[addonv1alpha1.AddonLabelKey] != addon || len(w.OwnerReferences) != 1 || w.OwnerReferences[0].Kind != "ManagedClusterAddOn" {
+					t.Fatalf("%s: labels %v owners %v", name, w.Labels, w.OwnerReferences)
+				}
+				return ""
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: work not reported %s (err %v)", name, status, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return fmt.Sprintf("conditions %+v at generation %d", w.Status.Conditions, w.Generation)
+		}, harness.Every(50*time.Millisecond))
+	}
+	mute := func() string {
+		w, err := c.Work.WorkV1().ManifestWorks("mute").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{})
+		if err != nil || len(w.Status.Conditions) != 0 {
+			return fmt.Sprintf("mute: work %v, conditions %+v: want rendered and never reported", err, w.Status.Conditions)
 		}
+		return ""
 	}
-	time.Sleep(500 * time.Millisecond)
-	w, err := c.Work.WorkV1().ManifestWorks("mute").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{})
-	if err != nil || len(w.Status.Conditions) != 0 {
-		t.Fatalf("mute: work %v, conditions %+v: want rendered and never reported", err, w.Status.Conditions)
-	}
+	harness.Eventually(t, time.Until(deadline), "mute's work rendered", mute)
+	harness.Consistently(t, 500*time.Millisecond, "mute's work never reported", mute)
 
 	// A new config version re-renders the work (new generation) and is reported again.
 	m, err := mcas.ManagedClusterAddOns("ok").Get(ctx, addon, metav1.GetOptions{})
@@ -129,29 +135,31 @@ func TestAgent(t *testing.T) {
 	if _, err := mcas.ManagedClusterAddOns("ok").UpdateStatus(ctx, m, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if w, _ := c.Work.WorkV1().ManifestWorks("ok").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{}); w.Generation != gen {
-		t.Fatalf("work re-rendered without a config change: generation %d -> %d", gen, w.Generation)
-	}
+	harness.Consistently(t, 500*time.Millisecond, "no re-render without a config change", func() string {
+		if w, _ := c.Work.WorkV1().ManifestWorks("ok").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{}); w.Generation != gen {
+			return fmt.Sprintf("work re-rendered without a config change: generation %d -> %d", gen, w.Generation)
+		}
+		return ""
+	})
 
 	// Deleting the MCA deletes its work (no garbage collector on a test hub).
 	if err := mcas.ManagedClusterAddOns("ok").Delete(ctx, addon, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		_, err := c.Work.WorkV1().ManifestWorks("ok").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			break
+	harness.Eventually(t, time.Until(deadline), "the work of a deleted MCA deleted", func() string {
+		if _, err := c.Work.WorkV1().ManifestWorks("ok").Get(ctx, "addon-sim-deploy-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Sprintf("get: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("work of a deleted MCA not deleted")
+		return ""
+	}, harness.Every(50*time.Millisecond))
+	// The deletion is counted once the Delete call returned, which can be just after the work is
+	// gone; the check below says if it never is.
+	_, _ = harness.Until(ctx, time.Until(deadline), 10*time.Millisecond, func() string {
+		if agent.Stats().WorksDeleted == 0 {
+			return "not counted"
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// The deletion is counted once the Delete call returned, which can be just after the work is gone.
-	for agent.Stats().WorksDeleted == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 	if s := agent.Stats(); s.WorksCreated != 3 || s.WorkStatusUpdates != 2 || s.WorksDeleted != 1 {
 		t.Fatalf("stats %+v, want 3 created, 2 reported, 1 deleted", s)
 	}
