@@ -52,7 +52,7 @@ func TestStartLogsAndStops(t *testing.T) {
 	// The check below says what the log held if the wait ran out.
 	_, _ = harness.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() string {
 		if got := Tail(p.LogPath, 10); got != want {
-			return got
+			return fmt.Sprintf("the log holds %q", got) // never "" (done), even for an empty log
 		}
 		return ""
 	})
@@ -82,7 +82,7 @@ func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 	// Stop's result below says whether the trap was set in time.
 	_, _ = harness.Until(context.Background(), 10*time.Second, 10*time.Millisecond, func() string {
 		if got := Tail(p.LogPath, 1); got != "ready" {
-			return got
+			return fmt.Sprintf("the log ends with %q", got) // never "" (done), even for an empty log
 		}
 		return ""
 	})
