@@ -11,15 +11,8 @@ import (
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
-// TB is the part of testing.TB that ForTest uses.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Failed() bool
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// TB is what ForTest needs of a test (childproc.TB).
+type TB = childproc.TB
 
 // ForTest starts Argo CD on hub for one test and stops it when the test ends. When the test
 // failed, or a part exited on its own, the logs are kept and their last lines printed. Anything
@@ -36,10 +29,7 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *ArgoCD {
 		}
 		failed := t.Failed()
 		if failed {
-			for _, log := range a.LogFiles() {
-				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 40))
-			}
-			t.Logf("Argo CD's logs kept in %s", a.LogDir)
+			childproc.LogTails(t, "Argo CD's", a.LogDir, a.LogFiles(), 40)
 		}
 		if err := a.stop(failed || a.opts.KeepLogs); err != nil {
 			t.Errorf("stopping Argo CD: %v (logs in %s)", err, a.LogDir)

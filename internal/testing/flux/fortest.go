@@ -9,15 +9,8 @@ import (
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
-// TB is the part of testing.TB that ForTest uses.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Failed() bool
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// TB is what ForTest needs of a test (childproc.TB).
+type TB = childproc.TB
 
 // ForTest starts Flux on hub for one test and stops it when the test ends. When the test failed,
 // the logs are kept and their path and last lines are printed. Anything that prevents the start,
@@ -42,10 +35,7 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *Flux {
 			}
 		}
 		if t.Failed() {
-			for _, log := range f.LogFiles() {
-				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 40))
-			}
-			t.Logf("Flux's logs kept in %s", f.Dir)
+			childproc.LogTails(t, "Flux's", f.Dir, f.LogFiles(), 40)
 			f.opts.KeepLogs = true
 		}
 		if err := f.Stop(); err != nil {

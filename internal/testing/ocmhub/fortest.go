@@ -7,16 +7,8 @@ import (
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
-// TB is the part of testing.TB that ForTest uses; *testing.T and *testing.B satisfy it. (An
-// interface keeps the testing package out of binaries that only call Start.)
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Failed() bool
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// TB is what ForTest needs of a test (childproc.TB).
+type TB = childproc.TB
 
 // ForTest starts OCM's placement controller on hub (usually localhub.ForTest(t)) for one test and
 // stops it, with every work agent added, when the test ends. When the test failed, the logs are
@@ -31,10 +23,7 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *OCM {
 	t.Cleanup(func() {
 		failed := t.Failed()
 		if failed {
-			for _, log := range o.LogFiles() {
-				t.Logf("last lines of %s:\n%s", log, childproc.Tail(log, 15))
-			}
-			t.Logf("OCM logs kept in %s", o.LogDir)
+			childproc.LogTails(t, "OCM", o.LogDir, o.LogFiles(), 15)
 		}
 		if err := o.stop(failed || o.opts.KeepLogs); err != nil {
 			t.Errorf("stopping OCM's processes: %v (logs in %s)", err, o.LogDir)

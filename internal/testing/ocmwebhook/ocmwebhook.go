@@ -236,15 +236,8 @@ func (w *Webhook) removeLogs(keep bool) error {
 	return nil
 }
 
-// TB is the part of testing.TB that ForTest uses.
-type TB interface {
-	Helper()
-	Cleanup(func())
-	Failed() bool
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// TB is what ForTest needs of a test (childproc.TB).
+type TB = childproc.TB
 
 // ForTest is Start for one test, stopped when the test ends; when the test failed the log is kept
 // and its last lines printed. A webhook that cannot start fails the test.
@@ -262,8 +255,7 @@ func ForTest(t TB, hub *localhub.Hub, opts Options) *Webhook {
 		}
 		failed := t.Failed()
 		if failed {
-			t.Logf("last lines of %s:\n%s", w.LogPath, childproc.Tail(w.LogPath, 25))
-			t.Logf("webhook log kept in %s", w.LogDir)
+			childproc.LogTails(t, "the webhook's", w.LogDir, []string{w.LogPath}, 25)
 		}
 		if err := w.removeLogs(failed || err != nil || w.opts.KeepLogs); err != nil {
 			t.Errorf("%v", err)
