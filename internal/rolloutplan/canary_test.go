@@ -9,6 +9,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 )
@@ -214,6 +215,46 @@ func TestCanaryNewClusters(t *testing.T) {
 	w.step()
 	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "5/5 clusters run the last known good configs", "b", "a", "a")
 	w.expectProgression(canary, addonstatus.ReasonUpgrading, "0/3 clusters done, 3 in progress", "b", "a", "a")
+}
+
+// TestCanaryPlacementMissingWithinGrace: a commit adds a canary install placement and its Placement,
+// and the GitOps engine applies the add-on first. While the canary's Placement is missing within
+// the placement grace, the gated placement waits Progressing (no person must act, no warning);
+// after the grace both are Degraded.
+func TestCanaryPlacementMissingWithinGrace(t *testing.T) {
+	w, aws, canary := canaryWorld(t)
+	delete(w.placements, canary)
+	delete(w.decisions, canary)
+	w.step()
+	for _, tc := range []struct {
+		key    PlacementKey
+		reason string
+		msg    string
+	}{
+		{canary, addonstatus.ReasonPlacementNotFound, "not found yet"},
+		{aws, addonstatus.ReasonWaitingForCanary, "waiting for canary placement default/canary, whose Placement is not found yet"},
+	} {
+		c := ProgressingOf(w.progression(tc.key))
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != tc.reason || !strings.Contains(c.Message, tc.msg) {
+			t.Errorf("%s within the grace: %+v, want Progressing=True %s %q", tc.key, c, tc.reason, tc.msg)
+		}
+	}
+	for _, e := range w.lastPlan.Events {
+		if e.Warning {
+			t.Errorf("warning within the grace: %+v", e)
+		}
+	}
+	// Nothing moves: aws's clusters wait for the canary; the canary's keep what they run.
+	w.expectStates("c1=//F c2=//F c3=//F c4=//F k1=//- k2=//-")
+
+	w.advance(DefaultPlacementGrace)
+	w.step()
+	for _, k := range []PlacementKey{canary, aws} {
+		if c := ProgressingOf(w.progression(k)); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("%s after the grace: %+v, want Progressing=False (Degraded)", k, c)
+		}
+	}
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "canary placement default/canary (annotation addonops.io/canary-placements) not found: create it or fix the annotation", "a", "", "")
 }
 
 func TestCanaryNotAnInstallPlacement(t *testing.T) {

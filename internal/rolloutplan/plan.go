@@ -80,7 +80,8 @@
 // Placement selects has an MCA that runs v, done as above, whichever install placement or MCA spec
 // gave them the configs: the canary need not be an install placement. A missing or empty canary, a
 // canary cluster without MCA, or one that gets its configs only from the gated placement itself is
-// reported as WaitingForCanary naming the problem, with a Warning event. A rollout stopped on
+// reported as WaitingForCanary naming the problem, with a Warning event (a canary install
+// placement whose Placement is missing only once its placement grace is over, see placementMissing). A rollout stopped on
 // maxFailures restarts when the desired configs change (fix forward or revert).
 //
 // # Manual, unplaced MCAs and config types

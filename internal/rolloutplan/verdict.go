@@ -27,6 +27,12 @@ import (
 func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []Config) (passed bool, waitMsg string, problem bool) {
 	clusters, err := d.canaryClusters(canaryKey)
 	if err != "" {
+		// A canary install placement whose Placement is missing within its grace (placementMissing:
+		// a GitOps sync may apply the Placement after the add-on) is no problem yet: time alone may
+		// bring it, so the gated placement waits, Progressing, as the canary's own progression does.
+		if s := d.byKey[canaryKey]; s != nil && s != p && s.cond.Reason == addonstatus.ReasonPlacementNotFound && s.cond.Status == metav1.ConditionTrue {
+			return false, fmt.Sprintf("waiting for canary placement %s, whose Placement is not found yet (see its progression)", canaryKey), false
+		}
 		return false, err, true
 	}
 	var missing, own, pending []string
