@@ -35,8 +35,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/addonops/addonops/internal/addonstatus"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,6 +46,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonrollout"
 	installer "github.com/addonops/addonops/internal/addonrollout"
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutmetrics"

@@ -2,7 +2,7 @@
 // ManagedClusterAddOns, ManagedClusters, Placements, PlacementDecisions, add-on ManifestWorks, the
 // configs add-ons reference, and under --deploy-templates add-on RoleBindings and CSRs) shared by
 // every reconciler in the process — the rollout controller's install, rollout and progress, and the
-// template reconcilers agentdeploy, registration and addonhealth — with the lookups they need and
+// template reconcilers (templatedeploy's Deployer, registration) — with the lookups they need and
 // the rule of which add-ons they may act on. Every reconciler runs on it as a controller-runtime
 // controller (Add, Run).
 package hubcache
@@ -18,8 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corelisters "k8s.io/client-go/listers/core/v1"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"

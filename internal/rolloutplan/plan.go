@@ -115,10 +115,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/history"
-	"github.com/addonops/addonops/internal/operations"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -127,7 +123,10 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/operations"
 )
 
 // ConfigLookup returns the spec hash of the config a reference points at, as the API server holds

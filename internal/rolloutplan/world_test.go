@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/addonops/addonops/internal/addonstatus"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +23,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 )

@@ -23,17 +23,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/canary"
-	"github.com/addonops/addonops/internal/rolloutrules"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/rolloutrules"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
