@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 )
@@ -87,6 +88,40 @@ func TestWaitingStatesAreClassified(t *testing.T) {
 			name: "the canary placement selects no cluster",
 			setup: func(t *testing.T) (*world, PlacementKey) {
 				w, aws, canary := canaryWorld(t)
+				w.decide(canary)
+				w.step()
+				return w, aws
+			},
+			status: metav1.ConditionFalse, reason: addonstatus.ReasonWaitingForCanary, msg: "canary placement default/canary selects no cluster, so no version can pass it",
+		},
+		{
+			name: "the canary placement was just created and OCM's placement controller has not scheduled it yet",
+			setup: func(t *testing.T) (*world, PlacementKey) {
+				w, aws, canary := canaryWorld(t)
+				w.placements[canary].CreationTimestamp = metav1.NewTime(w.now.Add(-DefaultPlacementGrace / 2))
+				w.decide(canary)
+				w.step()
+				return w, aws
+			},
+			status: metav1.ConditionTrue, reason: addonstatus.ReasonWaitingForCanary, msg: "waiting for OCM's placement controller to schedule canary placement default/canary",
+		},
+		{
+			name: "the canary placement is still unscheduled after the placement grace",
+			setup: func(t *testing.T) (*world, PlacementKey) {
+				w, aws, canary := canaryWorld(t)
+				w.placements[canary].CreationTimestamp = metav1.NewTime(w.now.Add(-DefaultPlacementGrace))
+				w.decide(canary)
+				w.step()
+				return w, aws
+			},
+			status: metav1.ConditionFalse, reason: addonstatus.ReasonWaitingForCanary, msg: "canary placement default/canary selects no cluster, so no version can pass it",
+		},
+		{
+			name: "the canary placement was just created and scheduled: it selects no cluster",
+			setup: func(t *testing.T) (*world, PlacementKey) {
+				w, aws, canary := canaryWorld(t)
+				w.placements[canary].CreationTimestamp = metav1.NewTime(w.now)
+				w.placements[canary].Status.Conditions = []metav1.Condition{{Type: clusterv1beta1.PlacementConditionSatisfied, Status: metav1.ConditionFalse, Reason: "NoManagedClusterMatched"}}
 				w.decide(canary)
 				w.step()
 				return w, aws

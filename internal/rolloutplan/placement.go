@@ -81,10 +81,7 @@ func (d *decider) placementMissing(p *placementState) {
 	if missing {
 		since = old.LastTransitionTime.Time
 	}
-	grace := d.in.PlacementGrace
-	if grace <= 0 {
-		grace = DefaultPlacementGrace
-	}
+	grace := d.placementGrace()
 	left := since.Add(grace).Sub(d.in.Now.Time)
 	if left <= 0 {
 		p.wait(addonstatus.ReasonPlacementNotFound, degraded)
@@ -96,6 +93,13 @@ func (d *decider) placementMissing(p *placementState) {
 		Message: fmt.Sprintf("Placement %s not found yet (a GitOps sync may apply it after the add-on); %s; Degraded if it is still missing %s after it was first missed",
 			p.key, keep, grace)}
 	d.noteRecheck(&left)
+}
+
+func (d *decider) placementGrace() time.Duration {
+	if d.in.PlacementGrace <= 0 {
+		return DefaultPlacementGrace
+	}
+	return d.in.PlacementGrace
 }
 
 func (p *placementState) wait(reason, msg string) {

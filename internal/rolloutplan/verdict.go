@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clustersdk "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -25,7 +27,10 @@ import (
 // an install placement whose own rollout is Degraded (failed, stopped, its clusters cannot be
 // configured: addonstatus.ClassOf).
 func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []Config) (passed bool, waitMsg string, problem bool) {
-	clusters, err := d.canaryClusters(canaryKey)
+	clusters, err, scheduling := d.canaryClusters(canaryKey)
+	if scheduling {
+		return false, err, false
+	}
 	if err != "" {
 		// A canary install placement whose Placement is missing within its grace (placementMissing:
 		// a GitOps sync may apply the Placement after the add-on) is no problem yet: time alone may
@@ -86,28 +91,36 @@ func waitingForCanary(msg string, blocked bool) metav1.Condition {
 	return metav1.Condition{Type: addonstatus.ConditionProgressing, Status: status, Reason: addonstatus.ReasonWaitingForCanary, Message: msg}
 }
 
-// canaryClusters lists the clusters a canary placement selects, or says why it cannot.
-func (d *decider) canaryClusters(key PlacementKey) ([]string, string) {
-	if s := d.byKey[key]; s != nil && s.tracker != nil && s.trackErr == nil {
-		return clustersOf(s.tracker), emptyCanary(key, len(clustersOf(s.tracker)))
-	}
+// canaryClusters lists the clusters a canary placement selects, or says why it cannot. scheduling
+// is true when it selects none because OCM's placement controller has not scheduled its Placement
+// yet (no PlacementSatisfied condition, written after its PlacementDecisions) within the placement
+// grace of its creation: a GitOps sync that applies the add-on and the canary's Placement together
+// meets that moment, on which no person must act. A Placement still unscheduled after the grace
+// (no placement controller runs) is the problem it would be without one.
+func (d *decider) canaryClusters(key PlacementKey) (clusters []string, msg string, scheduling bool) {
 	placement := d.in.Placements[key]
-	if placement == nil {
-		return nil, fmt.Sprintf("canary placement %s (annotation %s) not found: create it or fix the annotation", key, CanaryAnnotation)
+	if s := d.byKey[key]; s != nil && s.tracker != nil && s.trackErr == nil {
+		clusters = clustersOf(s.tracker)
+	} else {
+		if placement == nil {
+			return nil, fmt.Sprintf("canary placement %s (annotation %s) not found: create it or fix the annotation", key, CanaryAnnotation), false
+		}
+		tracker := clustersdk.NewPlacementDecisionClustersTracker(placement, d.in.Decisions, nil)
+		if err := tracker.Refresh(); err != nil {
+			return nil, fmt.Sprintf("cannot read the PlacementDecisions of canary placement %s: %v", key, err), false
+		}
+		clusters = clustersOf(tracker)
 	}
-	tracker := clustersdk.NewPlacementDecisionClustersTracker(placement, d.in.Decisions, nil)
-	if err := tracker.Refresh(); err != nil {
-		return nil, fmt.Sprintf("cannot read the PlacementDecisions of canary placement %s: %v", key, err)
+	if len(clusters) > 0 {
+		return clusters, "", false
 	}
-	clusters := clustersOf(tracker)
-	return clusters, emptyCanary(key, len(clusters))
-}
-
-func emptyCanary(key PlacementKey, n int) string {
-	if n > 0 {
-		return ""
+	if placement != nil && meta.FindStatusCondition(placement.Status.Conditions, clusterv1beta1.PlacementConditionSatisfied) == nil {
+		if left := placement.CreationTimestamp.Add(d.placementGrace()).Sub(d.in.Now.Time); left > 0 {
+			d.noteRecheck(&left)
+			return nil, fmt.Sprintf("waiting for OCM's placement controller to schedule canary placement %s", key), true
+		}
 	}
-	return fmt.Sprintf("canary placement %s selects no cluster, so no version can pass it: check its predicates and cluster sets", key)
+	return nil, fmt.Sprintf("canary placement %s selects no cluster, so no version can pass it: check its predicates and cluster sets", key), false
 }
 
 func clustersOf(t *clustersdk.PlacementDecisionClustersTracker) []string {
