@@ -240,6 +240,7 @@ const (
 // common is what the ServiceAccount may and may not do with or without --deploy-templates.
 var common = []access{
 	{"list", addonGroup, "clustermanagementaddons", "", "", "", true},
+	{"get", addonGroup, "clustermanagementaddons", "", "", "x", true},
 	{"watch", addonGroup, "managedclusteraddons", "", "", "", true},
 	{"create", addonGroup, "managedclusteraddons", "", "cluster1", "", true},
 	{"update", addonGroup, "managedclusteraddons", "status", "cluster1", "x", true},

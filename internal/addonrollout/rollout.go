@@ -134,6 +134,24 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 	})
 	c.pace.Took(name, time.Since(started))
 
+	writeCMA := !equality.Semantic.DeepEqual(cma.Status, plan.Status)
+	if len(plan.Updates) > 0 && !writeCMA {
+		// The MCAs' new status rests on the CMA as the cache holds it, and the cache may lag: a
+		// person who set addonops.io/pause or handed the add-on back to OCM's addon-manager a
+		// moment ago must not see a batch pushed, or OCM's status overwritten, on the old CMA.
+		// A CMA status write is fenced by its resourceVersion; without one, the CMA is read live
+		// and the decision taken again once the cache holds what the server does.
+		live, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return 0, nil
+		case err != nil:
+			return 0, fmt.Errorf("reading ClusterManagementAddOn %s before writing the status of its ManagedClusterAddOns: %w", name, err)
+		case live.ResourceVersion != cma.ResourceVersion:
+			logger.V(2).Info("ClusterManagementAddOn changed since the decision read it; deciding again", "cached", cma.ResourceVersion, "live", live.ResourceVersion)
+			return rolloutStaleRecheck, nil
+		}
+	}
 	// The history first: it records what the status and MCAs are about to say (a version
 	// started, completed, rolled back). A failed write does not hold the rollout up; it is
 	// reported and retried.
@@ -144,7 +162,7 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		}
 	}
 
-	if !equality.Semantic.DeepEqual(cma.Status, plan.Status) {
+	if writeCMA {
 		updated := cma.DeepCopy()
 		updated.Status = plan.Status
 		res, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
