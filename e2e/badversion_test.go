@@ -23,7 +23,8 @@ import (
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
-// upgradeFailed is the Progressing reason of a failed upgrade (seed 000).
+// upgradeFailed is the Progressing reason of a failed upgrade
+// (docs/design/lifecycle.md#progressing-reasons).
 const upgradeFailed = "UpgradeFailed"
 
 // badImage is the agent image of the bad version (testdata/bad-version/bad): the test's kubelet
@@ -154,7 +155,8 @@ func testBadVersion(t *testing.T, s *suite) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The cause, in full on the MCA: the agent Deployment of the bad version has no ready replica.
+		// The cause, in full on the MCA: the agent Deployment of the bad version has no ready
+		// replica.
 		if p := meta.FindStatusCondition(got.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing); p == nil ||
 			!strings.Contains(p.Message, "has not been healthy for 20s") || !strings.Contains(p.Message, "no ready replica") {
 			t.Errorf("%s: Progressing %+v, want the cause: not healthy for 20s, no ready replica", c, p)

@@ -222,7 +222,8 @@ func previewContent(o *unstructured.Unstructured) map[string]any {
 }
 
 // checkRegistration: the template's KubeClient registration bound the example's ClusterRole in
-// every cluster namespace for the agent's user (OCM's names, reference §6.7).
+// every cluster namespace for the agent's user (OCM's names:
+// docs/design/addon-template.md#registration).
 func (s *suite) checkRegistration(t *testing.T) {
 	t.Helper()
 	for _, c := range clusters {

@@ -232,7 +232,8 @@ func testRolloutExamples(t *testing.T, s *suite) {
 	s.checkHistoryCommand(t)
 }
 
-// checkMCASequences: each cluster's Progressing reasons over step i, as seed 000 describes them:
+// checkMCASequences: each cluster's Progressing reasons over step i, as the lifecycle design has them
+// (docs/design/lifecycle.md#progressing-reasons):
 // from the previous step's success through the busy reason of its change (Installing, Upgrading or
 // RollingBack) to that change's success, nothing else. A cluster waiting for its turn is held
 // (Configured=False), which leaves its Progressing reason as it was.
@@ -346,8 +347,10 @@ func checkProgressions(t *testing.T, step rolloutStep, i int, start map[string]p
 			t.Errorf("%s: the rollback waited for the canary (WaitingForCanary)", globalPl)
 		}
 	} else {
-		// Seed 000: the gated placement waits for the canary, then upgrades to the config the
-		// canary proved (its lastKnownGoodConfig); the canary placement upgrades first.
+		// The lifecycle design's canary
+		// (docs/design/lifecycle.md#the-canary-placement-is-a-reference): the gated placement waits
+		// for the canary, then upgrades to the config the canary proved (its lastKnownGoodConfig);
+		// the canary placement upgrades first.
 		if got, want := reasons(globalPl), expect(globalPl, waitingForCanary); !slices.Equal(got, want) {
 			t.Errorf("%s: Progressing reasons %v, want %v", globalPl, got, want)
 		}
@@ -367,9 +370,10 @@ func checkProgressions(t *testing.T, step rolloutStep, i int, start map[string]p
 		// cluster selected yet", README). Its clusters' MCAs, checked above, only upgrade.
 		got = got[1:]
 	}
-	// Its clusters already run the add-on: an upgrade in step 03, as in seed 000's example. In step
-	// 04 a rollback: the canary placement exists since step 03, but v0.10.0 completed on
-	// global-placement in step 01, which has left it since (README, "Rollback wins").
+	// Its clusters already run the add-on: an upgrade in step 03, as in the design's canary example
+	// (docs/design/lifecycle.md#a-new-placement-over-running-clusters-upgrades-them). In step 04 a
+	// rollback: the canary placement exists since step 03, but v0.10.0 completed on
+	// global-placement in step 01, which has left it since (docs/design/lifecycle.md#rollbacks).
 	if want := expect(canaryPl); !slices.Equal(got, want) {
 		t.Errorf("%s: Progressing reasons %v, want %v", canaryPl, got, want)
 	}

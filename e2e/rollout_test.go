@@ -1,7 +1,8 @@
 package e2e
 
-// Progressing reasons of the seed (000): the addonops controller writes these on MCAs and on the
-// ClusterManagementAddOn's install progressions.
+// Progressing reasons of the add-on lifecycle design
+// (docs/design/lifecycle.md#progressing-reasons): the addonops controller writes these on MCAs and
+// on the ClusterManagementAddOn's install progressions.
 const (
 	installing        = "Installing"
 	installSucceed    = "InstallSucceed"

@@ -42,7 +42,8 @@ var steps = []struct{ name, version string }{
 
 func hubOutput(step string) string { return dir + "/" + step + "/expected/hub.yaml" }
 
-// seedVocabulary is step 3 written in the seed's rollout vocabulary, translated by rollout-strategy.
+// seedVocabulary is step 3 written in the design's rollout vocabulary, translated by
+// rollout-strategy.
 const seedVocabulary = "seed-vocabulary"
 
 func TestREADMECommandsPrintTheCommittedOutput(t *testing.T) {
@@ -174,7 +175,7 @@ func TestStepsApplyOnTopOfEachOther(t *testing.T) {
 	}
 }
 
-// TestRolloutStrategies checks each step's strategy against the seed's mapping in the README.
+// TestRolloutStrategies checks each step's strategy against the design's mapping in the README.
 func TestRolloutStrategies(t *testing.T) {
 	type placement struct {
 		key            string
@@ -357,7 +358,7 @@ func TestStepsApplyInOrderToAHub(t *testing.T) {
 }
 
 // TestSeedVocabularyIsStep3 checks what the README says of seed-vocabulary: step 3 written with
-// the seed's RollingUpdateWithCanary and RollingUpdate builds, through rollout-strategy, to exactly
+// the design's RollingUpdateWithCanary and RollingUpdate builds, through rollout-strategy, to exactly
 // step 3's output, and the README shows the annotation the function wrote.
 func TestSeedVocabularyIsStep3(t *testing.T) {
 	got := exampletest.Output(t, readme, hubOutput(seedVocabulary))
@@ -370,7 +371,7 @@ func TestSeedVocabularyIsStep3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The source is in the seed's vocabulary only: seed types on both placements, no annotation.
+	// The source is in the design's vocabulary only: design types on both placements, no annotation.
 	cma, err := kyaml.Parse(string(src))
 	if err != nil {
 		t.Fatal(err)

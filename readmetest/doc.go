@@ -2,8 +2,10 @@
 // repository (README.md, the functions' and examples' READMEs, health/README.md) is run or
 // validated by `go test -tags integration ./readmetest` (it runs the product's binaries), so
 // documentation that drifts from the product fails `make test`; without the tag only the checks
-// that every block is classified and that docs/layout.md matches the imports run. The package
-// holds only tests; internal/testing/mdblock reads the markdown.
+// that every block is classified, that docs/layout.md matches the imports, and that Go comments
+// cite only the repository (comments_test.go: no design document by seed number, no reference
+// file outside the repository, and every docs/ page and #anchor a comment names exists) run. The
+// package holds only tests; internal/testing/mdblock reads the markdown.
 //
 // Each block is classified by a marker, an HTML comment the reader does not see, on the last
 // non-blank line before its opening fence:

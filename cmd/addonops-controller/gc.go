@@ -10,11 +10,10 @@ import (
 // defaultGCPercent is the controller's garbage collection target unless --gc-percent or GOGC
 // says otherwise. The peak resident set is the binary's pages plus about 2.2 times the live heap
 // at Go's default, 100 (the heap may grow to twice what is live before a collection). 30 keeps
-// the 5,000-cluster benchmark under --deploy-templates below its 130 MB aim with a margin (three
-// runs: 119-120 MB; at 40 one run of three reached 131 MB), for more controller CPU but no wall
-// time beyond the runs' spread: a rollout waits on the API server's CPU, not the controller's
-// (README, "Performance", which has every run). Prometheus (since 2.53) sets its own default below
-// Go's, 75, for the same reason.
+// the 5,000-cluster benchmark under --deploy-templates below its 130 MB aim with a margin, where
+// 40 does not reliably; it costs controller CPU but no wall time, because a rollout waits on the
+// API server's CPU, not the controller's (the runs are logged under docs/benchmarks). Prometheus
+// (since 2.53) sets its own default below Go's, 75, for the same reason.
 const defaultGCPercent = 30
 
 // gcPercent decides the garbage collection target: --gc-percent when given on the command line,

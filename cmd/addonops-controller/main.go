@@ -3,7 +3,7 @@
 // placements. See package github.com/addonops/addonops/controller.
 //
 // It runs under controller-runtime's manager: leader election on a Lease, a Prometheus metrics
-// endpoint and health probes (README.md, "How the controller runs").
+// endpoint and health probes.
 package main
 
 import (

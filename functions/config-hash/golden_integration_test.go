@@ -64,8 +64,8 @@ func measurePeakRSS(stdin string, cmdline []string) int {
 }
 
 // TestPeakMemory runs the binary on a generated hub of 5,000 configs (about 5 MB) and checks its
-// peak memory: at most five times the input plus what the Go runtime takes on a tiny input (before
-// config-hash streamed its input it took about 150 times the input). The measuring is done by a
+// peak memory: at most five times the input plus what the Go runtime takes on a tiny input (a YAML
+// tree of the whole input would take more than a hundred times the input). The measuring is done by a
 // fresh copy of the test binary: Go starts commands with vfork, and Linux counts the starting
 // process's own peak as the child's. Each figure is the least of three runs.
 func TestPeakMemory(t *testing.T) {

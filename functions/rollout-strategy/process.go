@@ -265,9 +265,10 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 //   - a canary gates only a placement of its own add-on (an install placement of the same
 //     ClusterManagementAddOn): the controller reads the annotation per add-on, so an entry for
 //     another add-on's placement would gate nothing;
-//   - the canary placement may be any Placement (seed 000: "more like a reference"): the
-//     controller judges it by what its clusters' ManagedClusterAddOns run, whichever placement or
-//     MCA gave them the configs;
+//   - the canary placement may be any Placement
+//     (docs/design/lifecycle.md#the-canary-placement-is-a-reference): the controller judges it by
+//     what its clusters' ManagedClusterAddOns run, whichever placement or MCA gave them the
+//     configs;
 //   - the canary Placement object is in the input, or listed in spec.externalPlacements;
 //   - no canary cycle (a placement gated, directly or not, by itself).
 //

@@ -13,7 +13,8 @@ import (
 
 // The two vocabularies of spec.installStrategy.placements[].rolloutStrategy.type.
 const (
-	// The add-on lifecycle design's (seed) types.
+	// The add-on lifecycle design's types
+	// (docs/design/lifecycle.md#the-vocabulary-of-rollout-strategies).
 	seedUpdateAll               = "UpdateAll"
 	seedRollingUpdate           = "RollingUpdate"
 	seedRollingUpdateWithCanary = "RollingUpdateWithCanary"
@@ -23,7 +24,7 @@ const (
 	ocmProgressivePerGroup = "ProgressivePerGroup"
 )
 
-// defaultMaxConcurrency is the seed's default of rollingUpdate.maxConcurrentlyUpdating.
+// defaultMaxConcurrency is the design's default of rollingUpdate.maxConcurrentlyUpdating.
 const defaultMaxConcurrency = "25%"
 
 // problem is one finding about a field.
@@ -37,16 +38,16 @@ func problemf(field, format string, args ...any) problem {
 
 // translation is what translateStrategy did to one rollout strategy.
 type translation struct {
-	// from is the seed type translated, "" when the strategy was already OCM's (or had problems).
+	// from is the design type translated, "" when the strategy was already OCM's (or had problems).
 	from string
 	// canary is the canary placement of a RollingUpdateWithCanary, at canaryField.
 	canary      *canary.PlacementKey
 	canaryField string
 }
 
-// translateStrategy rewrites one rollout strategy (the node at path) from the seed's vocabulary
+// translateStrategy rewrites one rollout strategy (the node at path) from the design's vocabulary
 // into OCM's in place, keeping its comments and key order: UpdateAll becomes All; RollingUpdate
-// and RollingUpdateWithCanary become Progressive with maxConcurrency (the seed's
+// and RollingUpdateWithCanary become Progressive with maxConcurrency (the design's
 // maxConcurrentlyUpdating, default 25%), and the canary placement is returned for the annotation.
 // A strategy in OCM's vocabulary is left as it is. On problems the node may be half rewritten:
 // the caller writes nothing then.
@@ -75,7 +76,7 @@ func translateStrategy(rs *yaml.RNode, path string) (translation, []problem) {
 			typ, ocmAll, ocmProgressive, ocmProgressivePerGroup, seedUpdateAll, seedRollingUpdate, seedRollingUpdateWithCanary)}
 	}
 
-	// A seed type: only its own settings may be there.
+	// A design type: only its own settings may be there.
 	allowed := map[string][]string{
 		seedUpdateAll:               {"type"},
 		seedRollingUpdate:           {"type", "rollingUpdate"},
@@ -143,8 +144,8 @@ func translateStrategy(rs *yaml.RNode, path string) (translation, []problem) {
 
 func typeName(typ string) string { return rolloutrules.TypeName(typ) }
 
-// rollingUpdate checks the seed's rollingUpdate settings (maxConcurrentlyUpdating, plus extra
-// fields) and renames maxConcurrentlyUpdating to OCM's maxConcurrency, adding the seed's default
+// rollingUpdate checks the design's rollingUpdate settings (maxConcurrentlyUpdating, plus extra
+// fields) and renames maxConcurrentlyUpdating to OCM's maxConcurrency, adding the design's default
 // when it is unset.
 func rollingUpdate(ru *yaml.RNode, path string, extra []string) []problem {
 	if ru.YNode().Kind != yaml.MappingNode {
@@ -167,14 +168,14 @@ func rollingUpdate(ru *yaml.RNode, path string, extra []string) []problem {
 	return nil
 }
 
-// maxConcurrencyNode is {maxConcurrency: 25%}, the seed's default.
+// maxConcurrencyNode is {maxConcurrency: 25%}, the design's default.
 func maxConcurrencyNode() *yaml.RNode {
 	n := yaml.NewMapRNode(nil)
 	appendField(n, "maxConcurrency", yaml.NewStringRNode(defaultMaxConcurrency))
 	return n
 }
 
-// placementRef reads the seed's PlacementRef {name, namespace}, both required.
+// placementRef reads the design's PlacementRef {name, namespace}, both required.
 func placementRef(f *yaml.MapNode, path string) (canary.PlacementKey, []problem) {
 	if f == nil || f.Value.IsNilOrEmpty() {
 		return canary.PlacementKey{}, []problem{problemf(path, "is required: the canary Placement's name and namespace")}
@@ -187,7 +188,7 @@ func placementRef(f *yaml.MapNode, path string) (canary.PlacementKey, []problem)
 	return key, append(probs, keyProbs...)
 }
 
-// placementKey reads the name and namespace of a placement reference (the seed's PlacementRef, or
+// placementKey reads the name and namespace of a placement reference (the design's PlacementRef, or
 // an install placement), both required.
 func placementKey(m *yaml.RNode, path string) (canary.PlacementKey, []problem) {
 	var probs []problem

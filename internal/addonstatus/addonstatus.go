@@ -15,9 +15,9 @@ import (
 )
 
 // Progressing reasons of an MCA and of a CMA install progression, in the words of the add-on
-// lifecycle design (seed 000, and seed 001 story 3 for rollbacks). OCM's current code writes
-// Progressing/Completed instead; the seed's reasons tell install from upgrade from rollback and
-// success from failure, which is what users asked for.
+// lifecycle design (docs/design/lifecycle.md#progressing-reasons, rollbacks included). OCM's current
+// code writes Progressing/Completed instead; the design's reasons tell install from upgrade from
+// rollback and success from failure, which is what users asked for.
 const (
 	ReasonInstalling        = "Installing"
 	ReasonUpgrading         = "Upgrading"
@@ -32,9 +32,10 @@ const (
 )
 
 // Configured condition strings, exactly as OCM's addon-configuration controller writes them
-// (reference §4.5): add-on deployers that honour Configured keep a waiting cluster frozen. The two
-// Configured=False reasons of an MCA that cannot be configured at all are this controller's
-// (OCM reports ConfigurationUnsupported on Progressing; a deployer only looks at Configured).
+// (docs/design/configuration.md#the-configured-condition): add-on deployers that honour Configured
+// keep a waiting cluster frozen. The two Configured=False reasons of an MCA that cannot be
+// configured at all are this controller's (OCM reports ConfigurationUnsupported on Progressing; a
+// deployer only looks at Configured).
 const (
 	ConditionConfigured            = addonv1alpha1.ManagedClusterAddOnConditionConfigured
 	ConditionProgressing           = addonv1alpha1.ManagedClusterAddOnConditionProgressing
@@ -158,7 +159,7 @@ func reasonIs(reason string, of func(Kind) string) bool {
 	return false
 }
 
-// Reasons of an install progression's Progressing condition besides the seed's (above): they
+// Reasons of an install progression's Progressing condition besides the design's (above): they
 // say why a placement waits and name what is missing.
 const (
 	ReasonPlacementNotFound        = "PlacementNotFound"
@@ -232,7 +233,7 @@ const (
 	ClassDegraded    = "Degraded"
 )
 
-// SuccessReasons end a rollout well: the seed's reasons the controller writes, and OCM's Completed
+// SuccessReasons end a rollout well: the design's reasons the controller writes, and OCM's Completed
 // (a hub whose own addon-manager wrote the status).
 var SuccessReasons = sets.New(ReasonInstallSucceed, ReasonUpgradeSucceed, ReasonRollbackSucceeded, addonv1alpha1.ProgressingReasonCompleted)
 

@@ -1,6 +1,6 @@
 // Package addonwork builds the ManifestWorks that carry an add-on's rendered agent manifests to a
 // managed cluster, the way OCM's add-on framework does for a template add-on (addon-framework
-// agentdeploy and the work builder; reference ocm-addon-behaviour.md §5.2 and §6.8): names, labels,
+// agentdeploy and the work builder, and OCM's templateagent): names, labels,
 // owner, the config-spec-hash annotation, status feedback rules, deletion orphaning, the pre-delete
 // hook work and the size-based split into several works. The controller applies what Build
 // returns; the addon-template function's preview shows it. Build is a pure function.

@@ -1,5 +1,5 @@
 // Package canary is the model of addonops's canary placements: the ClusterManagementAddOn
-// annotation that expresses the seed's RollingUpdateWithCanary, which OCM's RolloutStrategy API
+// annotation that expresses the design's RollingUpdateWithCanary, which OCM's RolloutStrategy API
 // cannot. The rollout-strategy function writes and checks it at build time and the controller
 // (internal/rolloutplan) reads it at run time, both with this one parser, so a package that
 // passes the build is read the same way on the hub.

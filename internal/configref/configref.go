@@ -51,7 +51,8 @@ const ReservedNoDefault = "__reserved_no_default__"
 // group/resource. The first time a higher layer mentions a group/resource, everything lower layers
 // said about it is dropped (whole-list replacement); within a layer duplicates are dropped and order
 // is kept. The result is sorted by group, then resource, keeping input order within a group/resource
-// (OCM addonconfiguration/graph.go and cmainstallprogression, reference §2.1). Refs with an empty
+// (docs/design/configuration.md#resolution-order; OCM addonconfiguration/graph.go and
+// cmainstallprogression). Refs with an empty
 // or reserved name are ignored, as OCM ignores them.
 func Merge(layers ...[]Ref) []Ref {
 	byGR := map[GroupResource][]Ref{}

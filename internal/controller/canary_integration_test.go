@@ -85,8 +85,9 @@ func TestCanaryUpgrade(t *testing.T) {
 	}
 }
 
-// Corner case 3: a config change after the canary passed and before the rollout finished lets the
-// rollout finish at the last known good version, then moves on.
+// docs/design/lifecycle.md#a-newer-version-waits-for-the-rollout-under-way: a config change after
+// the canary passed and before the rollout finished lets the rollout finish at the last known good
+// version, then moves on.
 func TestCanaryConfigChangeDuringRollout(t *testing.T) {
 	t.Parallel()
 	e := canaryEnv(t)
@@ -126,7 +127,8 @@ func TestCanaryConfigChangeDuringRollout(t *testing.T) {
 	}
 }
 
-// Corner case 2: cluster churn in the canary does not restart an ongoing rollout.
+// docs/design/lifecycle.md#canary-cluster-churn-never-restarts-a-rollout: cluster churn in the
+// canary does not restart an ongoing rollout.
 func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	t.Parallel()
 	e := canaryEnv(t)
@@ -155,8 +157,9 @@ func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	}
 }
 
-// Corner case 1: new clusters. One in both placements follows the canary first; one only in the
-// gated placement is installed with its last known good configs while the canary tests new ones.
+// New clusters (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first).
+// One in both placements follows the canary first; one only in the gated placement is installed
+// with its last known good configs while the canary tests new ones.
 func TestCanaryNewClusters(t *testing.T) {
 	t.Parallel()
 	e := canaryEnv(t)

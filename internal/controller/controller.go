@@ -10,9 +10,10 @@
 //   - rollout (key: CMA name): desired configs of every MCA, batches, CMA status and the add-on's
 //     version history (decision: package rolloutplan);
 //   - progress (key: MCA namespace/name): lastAppliedConfig, Progressing and HealthSoak from works
-//     (rolloutplan's MCA status rules), and Available as the health prober of template add-ons under
-//     --deploy-templates (rolloutplan.Available); interim states are held in memory (addonrollout.Held) and written with the next
-//     settled one, so a cluster's change costs two status writes;
+//     (rolloutplan's MCA status rules), and Available as the health prober of template add-ons
+//     under --deploy-templates (rolloutplan.Available); interim states are held in memory
+//     (addonrollout.Held) and written with the next settled one, so a cluster's change costs two
+//     status writes;
 //   - configgc: the garbage collection of superseded config versions, a loop.
 //
 // Writes to an MCA's status carry the resourceVersion they were computed from, and every writer
@@ -26,8 +27,8 @@
 // The safety rules — when a cluster is done (works applied with the desired configs, ManifestApplied,
 // healthy), what fails it and counts toward maxFailures, when a change is a rollback (which never
 // waits for a canary and is paced by maxConcurrency), how a canary placement is judged, and what
-// Manual leaves alone — are written down, with the design's corner cases, in package rolloutplan's
-// documentation and implemented there.
+// Manual leaves alone — are written down in package rolloutplan's documentation and implemented
+// there; docs/design/lifecycle.md summarises the design they follow.
 package controller
 
 import (
@@ -57,10 +58,10 @@ import (
 
 // Add-on selection modes (--addons).
 const (
-	// AddonsSelf manages the CMAs annotated addon.open-cluster-management.io/lifecycle with any value
-	// but "addon-manager": exactly the CMAs OCM's addon-manager leaves alone (it manages those without
-	// the annotation or with "addon-manager"). addon-framework v1.3.0 rewrites "self" to "", which
-	// OCM v1.3.0 still treats as self-managed, so "" is ours too.
+	// AddonsSelf manages the CMAs annotated addon.open-cluster-management.io/lifecycle with any
+	// value but "addon-manager": exactly the CMAs OCM's addon-manager leaves alone (it manages
+	// those without the annotation or with "addon-manager"). addon-framework v1.3.0 rewrites "self"
+	// to "", which OCM v1.3.0 still treats as self-managed, so "" is ours too.
 	AddonsSelf = hubcache.AddonsSelf
 	// AddonsAll manages every CMA: a hub without OCM's addon-manager.
 	AddonsAll = hubcache.AddonsAll
@@ -73,14 +74,16 @@ type Options struct {
 	// Workers is the number of progress workers (per-MCA reconciles); install and rollout get
 	// fewer, as they work per add-on. Default 4.
 	Workers int
-	// Resync is the informers' resync period: every object is reconciled again this often. Default 10m.
+	// Resync is the informers' resync period: every object is reconciled again this often. Default
+	// 10m.
 	Resync time.Duration
 	// Coalesce delays rollout decisions triggered by MCA, work and config events so a burst of
 	// events makes one decision. Default 250ms.
 	Coalesce time.Duration
 	// WriteParallelism bounds concurrent MCA writes of one decision. Default 16.
 	WriteParallelism int
-	// ConfigGC configures the garbage collection of superseded config versions (addonrollout.Collector).
+	// ConfigGC configures the garbage collection of superseded config versions
+	// (addonrollout.Collector).
 	ConfigGC ConfigGCOptions
 	// DeployTemplates, when set, runs the template reconcilers (package templatedeploy) on the
 	// controller's cache: --deploy-templates.
@@ -92,7 +95,8 @@ type Options struct {
 	// ConfigMap per add-on. Empty turns the history off (a revert is then a rollback only while
 	// the install progressions or the clusters still remember the version).
 	HistoryNamespace string
-	// HistoryLimit is how many versions per placement the history keeps. Default history.DefaultLimit.
+	// HistoryLimit is how many versions per placement the history keeps. Default
+	// history.DefaultLimit.
 	HistoryLimit int
 	// DeployerWait is how long a cluster told to run its configs may go without any
 	// ManifestApplied (no add-on manager deploys the add-on) before its MCA's Progressing
@@ -106,8 +110,8 @@ type Options struct {
 	PlacementGrace time.Duration
 	// InterimHold is how long an MCA's interim status (a health soak under way, health not known
 	// yet for a new generation) stays unwritten unless a settled change comes first
-	// (addonrollout.Options.InterimHold). Default rolloutplan.DefaultInterimHold, 15s; negative writes
-	// every change at once.
+	// (addonrollout.Options.InterimHold). Default rolloutplan.DefaultInterimHold, 15s; negative
+	// writes every change at once.
 	InterimHold time.Duration
 }
 

@@ -275,8 +275,9 @@ func TestCanaryOutsideTheInstallPlacements(t *testing.T) {
 	e.waitCMAEvent(10*time.Second, "Warning WaitingForCanary", "selects no cluster")
 }
 
-// Seed 002: switching to Manual mid-rollout leaves every MCA on the configs it runs; the progress
-// history stays; unsupported and missing MCA configs are named.
+// docs/design/install-strategy.md#switching-to-manual-re-targets-nothing: switching to Manual
+// mid-rollout leaves every MCA on the configs it runs; the progress history stays; unsupported and
+// missing MCA configs are named.
 func TestSwitchToManualAndMCAConfigs(t *testing.T) {
 	t.Parallel()
 	e, _ := upgradeEnv(t, 0, progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), [][]string{{"c1", "c2", "c3"}})

@@ -1,4 +1,5 @@
-// Package registration registers template add-on agents with the hub (reference §6.7): it writes
+// Package registration registers template add-on agents with the hub
+// (docs/design/addon-template.md#registration): it writes
 // a ManagedClusterAddOn's status.registrations, status.namespace and RegistrationApplied condition,
 // keeps the RoleBindings of the template's hubPermissions, approves the agents' certificate signing
 // requests for exactly the expected identity and signs CustomSigner requests with the template's CA.
@@ -409,7 +410,8 @@ func (s Status) Apply(st *addonv1alpha1.ManagedClusterAddOnStatus, set func(*[]m
 
 // Problems are what keeps a registration from being applied, by condition reason.
 type Problems struct {
-	// Bind is a hubPermissions error or refusal (RoleBindings) or a failed write: SetPermissionFailed.
+	// Bind is a hubPermissions error or refusal (RoleBindings) or a failed write:
+	// SetPermissionFailed.
 	Bind error
 	// Signers are CustomSigners refused for their name (ReservedSigners): SignerNameReserved.
 	Signers []string

@@ -11,7 +11,8 @@ import (
 // BenchClusters is the fleet size of the preview benchmark.
 const BenchClusters = 1000
 
-// BenchmarkRenderHelloTemplate1000Clusters renders the seed 004 hello-template (with its ADC) for
+// BenchmarkRenderHelloTemplate1000Clusters renders the hello-template of the AddOnTemplate design
+// (docs/design/addon-template.md#the-hello-template-example, with its ADC) for
 // 1,000 clusters per operation: what a preview of one template across a fleet costs. It reports
 // ns/cluster, allocs/cluster and B/cluster besides the per-operation figures. Target: < 1 ms per
 // cluster.

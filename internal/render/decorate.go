@@ -9,8 +9,9 @@ import (
 )
 
 // Pod template decorators, applied to every Deployment and DaemonSet after substitution in OCM's
-// order (reference §6.5): env, registration volumes, node placement, image mirrors, proxy,
-// resource requirements. Only regular containers are touched, never init containers, as in OCM.
+// order (OCM templateagent's decorators): env, registration volumes, node placement, image mirrors,
+// proxy, resource requirements. Only regular containers are touched, never init containers, as in
+// OCM.
 
 // Paths and names OCM uses for what it injects.
 const (

@@ -4,7 +4,8 @@
 // the controller deploys with it at run time, so a preview in a pull request is exactly what lands
 // on a cluster. Everything here is a pure function of its inputs; nothing does I/O.
 //
-// Semantics follow OCM (reference ocm-addon-behaviour.md §6.4-6.5):
+// Semantics follow OCM's template agent (pkg/addon/templateagent: values.go, template_agent.go and
+// its decorators; docs/design/addon-template.md#variables-and-built-ins):
 //
 //   - Variables: HUB_KUBECONFIG (default /managed/hub-kubeconfig/kubeconfig, only when the template
 //     has spec.registration), overridden by the first AddOnDeploymentConfig's customizedVariables,

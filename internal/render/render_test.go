@@ -11,7 +11,8 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 )
 
-// TestHelloTemplateSeed renders the seed 004 hello-template with an ADC setting LOG_LEVEL=4 for
+// TestHelloTemplateSeed renders the design's hello-template
+// (docs/design/addon-template.md#the-hello-template-example) with an ADC setting LOG_LEVEL=4 for
 // cluster1 and compares the agent Deployment with the hand-written expectation.
 func TestHelloTemplateSeed(t *testing.T) {
 	tpl := parseTemplate(t, readFile(t, "testdata/hello/addon-template.yaml"))

@@ -75,7 +75,7 @@ type values struct {
 	hasResourceRules bool
 }
 
-// computeValues reproduces OCM's value layers (reference §6.4): default values, then each
+// computeValues reproduces OCM's value layers (templateagent values.go): default values, then each
 // getValuesFunc (cluster image-registries annotation, then the first AddOnDeploymentConfig),
 // then built-ins, later layers winning.
 func computeValues(t *addonv1alpha1.AddOnTemplate, c Cluster) (*values, []string, error) {

@@ -1,9 +1,10 @@
-// Template add-on health: Available reports a template add-on's health: the ManagedClusterAddOn condition
-// Available from its ManifestWorks' status feedback, as addon-framework's WorkloadAvailability
-// health prober does (reference §7), and status.healthCheck.mode Customized, which tells the spoke's
-// lease controller to leave Available alone. Available is the pure decision and Set applies it to a
-// status; the progress reconciler (the Progress reconciler) computes it with the rest of the cluster's
-// progress under --deploy-templates and writes them together.
+// Template add-on health: Available reports a template add-on's health: the ManagedClusterAddOn
+// condition Available from its ManifestWorks' status feedback, as addon-framework's
+// WorkloadAvailability health prober does (docs/design/addon-template.md#health), and
+// status.healthCheck.mode Customized, which tells the spoke's lease controller to leave Available
+// alone. Available is the pure decision and Set applies it to a status; the progress reconciler
+// (the Progress reconciler) computes it with the rest of the cluster's progress under
+// --deploy-templates and writes them together.
 //
 // Deliberate differences from OCM, tested:
 //

@@ -3,7 +3,7 @@ package rolloutplan
 import "github.com/addonops/addonops/internal/canary"
 
 // CanaryAnnotation on a ClusterManagementAddOn maps a placement to its canary placement:
-// '{"<ns>/<placement>": "<ns>/<canary-placement>"}'. It expresses the seed's
+// '{"<ns>/<placement>": "<ns>/<canary-placement>"}'. It expresses the design's
 // RollingUpdateWithCanary, which OCM's RolloutStrategy API cannot: the placement moves its clusters
 // only to the configs every cluster of the canary placement applied successfully. The model lives
 // in internal/canary, shared with the rollout-strategy function that writes and checks it at build

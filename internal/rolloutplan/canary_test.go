@@ -110,7 +110,8 @@ func TestCanaryUpgrade(t *testing.T) {
 	w.setConfig(aws, "b")
 	w.setConfig(canary, "b")
 	w.step()
-	// aws runs its last known good a and waits; its clusters stay configured (they run their turn's configs).
+	// aws runs its last known good a and waits; its clusters stay configured (they run their turn's
+	// configs).
 	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/a/T k2=b/a/T")
 	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "4/4 clusters run the last known good configs; waiting for canary placement default/canary", "b", "a", "a")
 	w.expectProgression(canary, addonstatus.ReasonUpgrading, "", "b", "a", "a")
@@ -127,8 +128,9 @@ func TestCanaryUpgrade(t *testing.T) {
 	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
 }
 
-// Corner case 3: the configs change after the canary passed and before the rollout finished. The
-// rollout finishes at the last known good version, then moves on.
+// docs/design/lifecycle.md#a-newer-version-waits-for-the-rollout-under-way: the configs change
+// after the canary passed and before the rollout finished. The rollout finishes at the last known
+// good version, then moves on.
 func TestCanaryConfigChangeDuringRolloutFinishesFirst(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.installAll()
@@ -169,7 +171,8 @@ func TestCanaryConfigChangeDuringRolloutFinishesFirst(t *testing.T) {
 	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "c", "c", "c")
 }
 
-// Corner case 2: cluster churn in the canary does not restart an ongoing rollout.
+// docs/design/lifecycle.md#canary-cluster-churn-never-restarts-a-rollout: cluster churn in the
+// canary does not restart an ongoing rollout.
 func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.installAll()
@@ -190,7 +193,7 @@ func TestCanaryChurnDoesNotRestartRollout(t *testing.T) {
 	w.expectProgression(aws, addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed", "b", "b", "b")
 }
 
-// Corner case 1: new clusters.
+// New clusters (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first).
 func TestCanaryNewClusters(t *testing.T) {
 	w, aws, canary := canaryWorld(t)
 	w.installAll()

@@ -1,5 +1,6 @@
-// DecideInstall decides which ManagedClusterAddOns the install controller creates and deletes
-// for one ClusterManagementAddOn (seed 002, reference §3), as a pure function of what the hub holds.
+// DecideInstall decides which ManagedClusterAddOns the install controller creates and deletes for
+// one ClusterManagementAddOn (docs/design/install-strategy.md; OCM's counterpart is the
+// addon-manager's addon_install_reconciler.go), as a pure function of what the hub holds.
 //
 // It differs from OCM's install controller on purpose:
 //   - only MCAs this controller created (labelled CreatedByLabel) are ever deleted for leaving the
@@ -73,8 +74,8 @@ type InstallPlan struct {
 	NotCreated map[string]string
 }
 
-// DecideInstall computes the plan. Manual (or no) strategy never creates or deletes anything: the user or
-// GitOps owns the MCAs.
+// DecideInstall computes the plan. Manual (or no) strategy never creates or deletes anything: the
+// user or GitOps owns the MCAs.
 func DecideInstall(in InstallInput) InstallPlan {
 	plan := InstallPlan{NotCreated: map[string]string{}}
 	if in.Strategy != StrategyPlacements {

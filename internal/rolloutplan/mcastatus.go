@@ -128,10 +128,10 @@ func LastApplied(mca *addonv1alpha1.ManagedClusterAddOn) []Config {
 
 // WithDesired returns new status configReferences that tell the MCA to run target. The i-th
 // reference of each group/resource keeps the lastAppliedConfig of the previous i-th reference of
-// that group/resource even when the config's name changed: with kustomize-style name suffixes every
-// new version is a new name, and the seed's MCA shows desired hub-config-yyy next to lastApplied
-// hub-config-xxx. (OCM matches by name and so loses lastApplied on a rename.) lastObservedGeneration
-// is kept only for the same object.
+// that group/resource even when the config's name changed: with content-derived names every new
+// version is a new name (docs/design/lifecycle.md#versions-are-config-names), and the MCA then
+// shows the new name desired next to the old one last applied. (OCM matches by name and so loses
+// lastApplied on a rename.) lastObservedGeneration is kept only for the same object.
 func WithDesired(old []addonv1alpha1.ConfigReference, target []Config) []addonv1alpha1.ConfigReference {
 	oldByGR := map[configref.GroupResource][]addonv1alpha1.ConfigReference{}
 	for _, r := range old {
@@ -267,8 +267,9 @@ func SetCondition(conds *[]metav1.Condition, cond metav1.Condition, now metav1.T
 // setProgressing sets an MCA's Progressing condition like SetCondition, and moves its
 // lastTransitionTime also when the change's outcome flips between failed and succeeded: both have
 // status False (UpgradeFailed → UpgradeSucceed when a failed cluster recovers), and a time kept
-// from the failure would say the cluster succeeded when it failed. Seed 001: the transition time
-// "record[s] the finish time"; minSuccessTime counts from it (RolloutStatus). Any other reason
+// from the failure would say the cluster succeeded when it failed. The transition time records when
+// the change finished (docs/design/lifecycle.md#lasttransitiontime-is-when-the-change-finished);
+// minSuccessTime counts from it (RolloutStatus). Any other reason
 // change with the same status (OCM's Completed taken over as a success reason) keeps the time, as
 // meta.SetStatusCondition does.
 func setProgressing(conds *[]metav1.Condition, cond metav1.Condition, now metav1.Time) bool {
@@ -352,7 +353,7 @@ func IsBlocked(mca *addonv1alpha1.ManagedClusterAddOn, reason, message string) b
 func Now(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }
 
 // RolloutStatus is the rollout status of an MCA that should run target, in sdk-go's terms
-// (OCM addonconfiguration graph.go setRolloutStatus, reference §4.2, with this controller's
+// (OCM addonconfiguration graph.go setRolloutStatus, with this controller's
 // reasons):
 //   - ToApply: it was not told to run target yet (other desired configs, or not Configured=True
 //     and not running them);

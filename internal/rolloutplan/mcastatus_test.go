@@ -70,7 +70,8 @@ var (
 	tp = cfg(tmpl, "", "tmpl", "tttt")
 )
 
-// The annotation must be byte-compatible with what addon-framework writes (reference §5.2).
+// The annotation must be byte-compatible with what addon-framework's agentdeploy writes on the works
+// it builds (ManifestConfigSpecHashAnnotationKey).
 func TestConfigSpecHashes(t *testing.T) {
 	refs := []addonv1alpha1.ConfigReference{
 		ref(&Config{Ref: configref.Ref{GroupResource: adc, Namespace: "default", Name: "hello-config"}, SpecHash: "h1"}, nil),
@@ -264,7 +265,8 @@ func TestProgress(t *testing.T) {
 		wantSoak    string // reason of the HealthSoak condition; "" = not checked
 	}{
 		{name: "not started: no configs, not configured", m: mca(nil)},
-		// No deployer reported anything yet: looked at again when DefaultDeployerWait (2m after t0) is over.
+		// No deployer reported anything yet: looked at again when DefaultDeployerWait (2m after t0)
+		// is over.
 		{name: "install, no work yet", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
 			wantReason: addonstatus.ReasonInstalling, wantStatus: "True", wantMsg: addonstatus.MessageInstalling, wantRecheck: time.Minute},
 		{name: "install, no deployer for the whole wait: the message asks for one", m: mca([]addonv1alpha1.ConfigReference{ref(&a1, nil)}, configured, installing),
@@ -636,8 +638,9 @@ func TestPushHoldKeep(t *testing.T) {
 	})
 }
 
-// Progressing's lastTransitionTime is when the change reached its outcome (seed 001: it "record[s]
-// the finish time"): a failed change whose cluster recovers gets a new one when it succeeds,
+// Progressing's lastTransitionTime is when the change reached its outcome
+// (docs/design/lifecycle.md#lasttransitiontime-is-when-the-change-finished): a failed change whose
+// cluster recovers gets a new one when it succeeds,
 // although the status stays False (UpgradeFailed → UpgradeSucceed), so minSuccessTime and anything
 // else that reads it count from the success, not from the failure.
 func TestProgressTransitionOnRecovery(t *testing.T) {

@@ -56,18 +56,19 @@ type placementState struct {
 }
 
 // DefaultPlacementGrace is Input.PlacementGrace's default: how long a Placement that
-// spec.installStrategy names may be missing while the placement still counts as Progressing;
-// after it, the placement is Degraded (PlacementNotFound, Progressing=False). A GitOps engine
-// applies an add-on and the Placement added with it in one sync, in an order of its own (Flux's kustomize-controller orders kinds it does not know by API
-// group: addon.open-cluster-management.io before cluster.open-cluster-management.io), so a new
-// Placement is missing for a moment that no person must act on; a health check that failed on that
-// moment would report the sync failed (docs/gitops-engines.md).
+// spec.installStrategy names may be missing while the placement still counts as Progressing; after
+// it, the placement is Degraded (PlacementNotFound, Progressing=False). A GitOps engine applies an
+// add-on and the Placement added with it in one sync, in an order of its own (Flux's
+// kustomize-controller orders kinds it does not know by API group: addon.open-cluster-management.io
+// before cluster.open-cluster-management.io), so a new Placement is missing for a moment that no
+// person must act on; a health check that failed on that moment would report the sync failed
+// (docs/gitops-engines.md).
 const DefaultPlacementGrace = 30 * time.Second
 
-// placementMissing decides a placement whose Placement does not exist: its clusters keep what
-// they run. Within the grace (Input.PlacementGrace) of the moment it was first found missing (the transition time
-// of the Progressing condition the grace began with) it is Progressing; then Degraded, with a
-// warning event. The grace is not started again by a Placement that stays missing.
+// placementMissing decides a placement whose Placement does not exist: its clusters keep what they
+// run. Within the grace (Input.PlacementGrace) of the moment it was first found missing (the
+// transition time of the Progressing condition the grace began with) it is Progressing; then
+// Degraded, with a warning event. The grace is not started again by a Placement that stays missing.
 func (d *decider) placementMissing(p *placementState) {
 	const keep = "its clusters keep their configs and no MCA of theirs is deleted until it exists or is removed from spec.installStrategy.placements"
 	degraded := fmt.Sprintf("Placement %s not found; %s", p.key, keep)
@@ -133,7 +134,8 @@ func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
 // assignOwners gives every selected cluster to one placement: the last one in the list that
 // selects it (OCM: "the latter strategy overrides the previous one"), except that a canary-gated
 // placement never takes a cluster from its canary placement: a cluster in both follows the canary
-// first (seed 000, corner case 1), and the gated placement then finds it at the canary's version.
+// first (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first), and the
+// gated placement then finds it at the canary's version.
 func (d *decider) assignOwners(states []*placementState) {
 	owner := map[string]*placementState{}
 	for _, p := range states {
@@ -232,14 +234,17 @@ func (d *decider) evaluate(p *placementState) {
 		return
 	}
 
-	// Canary-gated placement (seed 000's RollingUpdateWithCanary). Its clusters move only to its
-	// last known good configs: a version every cluster of its canary placement runs, healthy,
-	// whichever placement or MCA gave them the configs. It adopts its desired configs as the new
-	// last known good once the canary runs them, and only when its own rollout of the previous one
-	// is complete (or it never had one): a config change after the canary passed lets the ongoing
-	// rollout finish first, and cluster churn in the canary never restarts it (seed 000, corner
-	// cases 2 and 3). A rollout of the last known good that stopped on failures is abandoned for a
-	// newer version the canary passed (fix forward).
+	// Canary-gated placement (the design's RollingUpdateWithCanary, docs/design/lifecycle.md). Its
+	// clusters move only to its last known good configs: a version every cluster of its canary
+	// placement runs, healthy, whichever placement or MCA gave them the configs. It adopts its
+	// desired configs as the new last known good once the canary runs them, and only when its own
+	// rollout of the previous one is complete (or it never had one): a config change after the
+	// canary passed lets the ongoing rollout finish first
+	// (docs/design/lifecycle.md#a-newer-version-waits-for-the-rollout-under-way), and cluster churn
+	// in the canary never restarts it
+	// (docs/design/lifecycle.md#canary-cluster-churn-never-restarts-a-rollout). A rollout of the
+	// last known good that stopped on failures is abandoned for a newer version the canary passed
+	// (fix forward).
 	canaryKey := *p.canary
 	target := p.lkg
 	var r rollResult
@@ -369,8 +374,9 @@ func (d *decider) knownGood(p *placementState, v []Config) bool {
 // (none of its clusters ever applied anything, or target is what was applied and the placement
 // reported an install so far: an installed placement keeps saying InstallSucceed until its configs
 // change), or an upgrade. A placement without applied history of its own (a canary placement added
-// next to a running add-on) upgrades clusters that already run the add-on, as seed 000's canary
-// example shows; so without its own history it asks its clusters.
+// next to a running add-on) upgrades clusters that already run the add-on, as the design's canary
+// example shows (docs/design/lifecycle.md#a-new-placement-over-running-clusters-upgrades-them); so
+// without its own history it asks its clusters.
 func (d *decider) placementKind(p *placementState, target []Config) addonstatus.Kind {
 	if p.rollback {
 		return addonstatus.Rollback

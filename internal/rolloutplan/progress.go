@@ -22,7 +22,8 @@ import (
 const ConfigSpecHashAnnotation = workv1.ManifestConfigSpecHashAnnotationKey
 
 // ConfigSpecHashes returns the map an add-on deployer writes, JSON-encoded, into a work's
-// config-spec-hash annotation for the MCA's desired configs (reference §5.2); nil when the MCA has
+// config-spec-hash annotation for the MCA's desired configs (addon-framework's agentdeploy writes
+// it on every work it builds); nil when the MCA has
 // no desired config, and the work then carries no annotation at all.
 func ConfigSpecHashes(refs []addonv1alpha1.ConfigReference) map[string]string {
 	return addonwork.ConfigSpecHashes(addonwork.ConfigReferencesFromV1alpha1(refs))
@@ -116,9 +117,10 @@ func AddonWorks(addon string, works []*workv1.ManifestWork) []*workv1.ManifestWo
 //
 // lastAppliedConfig := desiredConfig, with the success reason of the change's kind, once
 //   - every work carries the desired config-spec-hash and is Applied and Available at its current
-//     generation (reference §5.4),
-//   - the deployer reports ManifestApplied=True (as OCM waits for it; seed 000 requires it for a
-//     fresh install, where several works may be written one by one), and
+//     generation (as OCM's addonprogressing controller checks them),
+//   - the deployer reports ManifestApplied=True (as OCM waits for it; the lifecycle design requires
+//     it for a fresh install, where several works may be written one by one:
+//     docs/design/lifecycle.md#when-a-clusters-change-is-done), and
 //   - the add-on is healthy (Healthy): works that exist are not agents that run; and it has been
 //     seen healthy, with the works ready, continuously for the gate's soak (Gate.Soak). Health
 //     seen before the works reported the desired configs never counts: OCM's prober may still

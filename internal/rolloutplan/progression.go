@@ -31,8 +31,9 @@ func (d *decider) progression(p *placementState) addonv1alpha1.InstallProgressio
 }
 
 // configSlots lays desired, last known good and last applied configs out as install progression
-// config references: per group/resource, the i-th entry holds the i-th config of each list (the
-// seed shows desired hub-config-yyy next to lastApplied hub-config-xxx). Nothing is lost when the
+// config references: per group/resource, the i-th entry holds the i-th config of each list (a new
+// version's name desired next to the old one last applied:
+// docs/design/lifecycle.md#status-per-placement-install-progressions). Nothing is lost when the
 // lists differ in names or group/resources, so the last known good configs, which a canary-gated
 // placement moves its clusters to, survive a controller restart.
 func configSlots(desired, lkg, applied []Config) []addonv1alpha1.InstallConfigReference {

@@ -355,8 +355,9 @@ func TestCanaryClusterOwnedByTheGatedPlacement(t *testing.T) {
 	}
 }
 
-// Seed 002: switching to Manual leaves each MCA on the configs it runs, mid-rollout too; the
-// progressions stay as history; an MCA whose own spec changes then takes defaults and its configs.
+// docs/design/install-strategy.md#switching-to-manual-re-targets-nothing: switching to Manual
+// leaves each MCA on the configs it runs, mid-rollout too; the progressions stay as history; an MCA
+// whose own spec changes then takes defaults and its configs.
 func TestSwitchToManualMidRollout(t *testing.T) {
 	w := newWorld(t)
 	for _, c := range []string{"a", "b", "d"} {

@@ -47,7 +47,8 @@ func progressDeadline(s clusterv1alpha1.RolloutStrategy) string {
 }
 
 // effectiveStrategy fills what OCM fills before calling sdk-go: type All when unset, and for
-// Progressive without maxConcurrency the placement's clustersPerDecisionGroup (reference §4.3).
+// Progressive without maxConcurrency the placement's clustersPerDecisionGroup (OCM's
+// addonconfiguration graph.go, before it hands the strategy to sdk-go's RolloutHandler).
 func effectiveStrategy(s clusterv1alpha1.RolloutStrategy, placement *clusterv1beta1.Placement) clusterv1alpha1.RolloutStrategy {
 	out := *s.DeepCopy()
 	if out.Type == "" {

@@ -10,11 +10,12 @@ import (
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 )
 
-// rolloutUnplaced handles the MCAs no placement owns (d.owner; every MCA under Manual), all at once: OCM's
-// "defaults" node, with one rule OCM lacks (seed 002: switching to Manual must not re-target
-// anything): an MCA that runs configs a placement gave it keeps them as long as its own spec is
-// unchanged (keepsPlacementConfigs); the others take the defaults and their own configs. MCAs this controller created for a cluster that left the
-// placements are skipped: the install controller deletes them.
+// rolloutUnplaced handles the MCAs no placement owns (d.owner; every MCA under Manual), all at
+// once: OCM's "defaults" node, with one rule OCM lacks
+// (docs/design/install-strategy.md#switching-to-manual-re-targets-nothing): an MCA that runs
+// configs a placement gave it keeps them as long as its own spec is unchanged
+// (keepsPlacementConfigs); the others take the defaults and their own configs. MCAs this controller
+// created for a cluster that left the placements are skipped: the install controller deletes them.
 func (d *decider) rolloutUnplaced(defaults []Config) {
 	placements := d.in.CMA.Spec.InstallStrategy.Type == StrategyPlacements
 	for ns, mca := range d.mcas {

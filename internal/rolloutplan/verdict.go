@@ -19,7 +19,7 @@ import (
 // canaryVerdict judges canary placement canaryKey for gated placement p: it passed configs v when
 // every cluster it selects has an MCA that runs v (for each group/resource of v, exactly v's configs
 // as desired and applied, healthy: Applied), whichever placement or MCA spec gave them the
-// configs (seed 000: the canary placement is only a reference and need not be an install
+// configs (docs/design/lifecycle.md#the-canary-placement-is-a-reference: it need not be an install
 // placement). Otherwise waitMsg says what it waits for, and problem is true when the canary cannot
 // pass without a person's help: the placement is missing or selects no cluster, a cluster has no
 // MCA and no install placement will create one (none of this add-on's install placements selects

@@ -38,7 +38,7 @@ type Verdict struct {
 // healthCheckExprs in health/flux apply; health/*_test.go checks that the three agree on every
 // testdata object, including objects captured from the controller. Change them together.
 
-// successReasons end a rollout well: the seed's reasons the controller writes, and OCM's Completed
+// successReasons end a rollout well: the design's reasons the controller writes, and OCM's Completed
 // (a hub whose own addon-manager wrote the status).
 var successReasons = addonstatus.SuccessReasons
 

@@ -18,7 +18,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
-// TestHelloTemplateGolden: the seed's hello-template (internal/render/testdata/hello) deployed by
+// TestHelloTemplateGolden: the design's hello-template (internal/render/testdata/hello) deployed by
 // the controller on a real API server gives exactly the ManifestWork of
 // testdata/hello-work.yaml, with the annotation carrying the MCA's desired spec
 // hashes, and the work is not written again while nothing changes.

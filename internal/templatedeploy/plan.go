@@ -22,7 +22,8 @@ import (
 	"github.com/addonops/addonops/internal/render"
 )
 
-// Condition reasons and messages, OCM's where OCM has them (reference §5.3, §5.5).
+// Condition reasons and messages, OCM's where OCM has them (addon-framework agentdeploy:
+// ManifestApplied, pre-delete hooks).
 const (
 	ConditionManifestApplied      = addonv1alpha1.ManagedClusterAddOnManifestApplied
 	ConditionHookManifestComplete = addonv1alpha1.ManagedClusterAddOnHookManifestCompleted
@@ -78,7 +79,7 @@ type Plan struct {
 }
 
 // Decide plans the deployment of one ManagedClusterAddOn (addon-framework agentdeploy for a
-// template add-on with ConfigCheckEnabled, reference §5):
+// template add-on with ConfigCheckEnabled):
 //
 //   - a cluster deploys only when its MCA is Configured=True (its rollout turn came) and every
 //     desired config exists with the desired spec hash; otherwise its works stay as they are
@@ -534,11 +535,11 @@ func ApplyFailed(err error) metav1.Condition {
 }
 
 // SetManifestApplied sets the ManifestApplied condition from the add-on's deploy works after they
-// were written (reference §5.3): True when every work reports Applied=True at its generation,
-// False when one reports Applied=False at its generation; while some have not reported on their
-// generation yet, an existing False is removed and an existing True kept. No deploy work (a
-// template of hooks only) is True, "no manifest need to apply". OCM lets the last work applied
-// decide, so a failed work can hide behind an applied one; here any failure shows.
+// were written (as addon-framework's agentdeploy does): True when every work reports Applied=True
+// at its generation, False when one reports Applied=False at its generation; while some have not
+// reported on their generation yet, an existing False is removed and an existing True kept. No
+// deploy work (a template of hooks only) is True, "no manifest need to apply". OCM lets the last
+// work applied decide, so a failed work can hide behind an applied one; here any failure shows.
 func SetManifestApplied(conds *[]metav1.Condition, deploy []*workv1.ManifestWork) {
 	if len(deploy) == 0 {
 		meta.SetStatusCondition(conds, metav1.Condition{Type: ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: ReasonApplied, Message: MessageNothingToDo})

@@ -129,7 +129,7 @@ func hello(t testing.TB) *world {
 	return newWorld(t, readObject(t, helloDir+"addon-template.yaml"), readObject(t, helloDir+"addon-deployment-config.yaml"))
 }
 
-// TestHelloGolden renders the seed's hello-template for cluster1 into its ManifestWork and compares
+// TestHelloGolden renders the design's hello-template for cluster1 into its ManifestWork and compares
 // it with testdata/hello-work.yaml (go test -run TestHelloGolden -update rewrites it). The
 // integration test compares the work our reconciler writes on a real API server with the same file.
 func TestHelloGolden(t *testing.T) {

@@ -160,8 +160,9 @@ const stopGrace = 10 * time.Second
 const portAttempts = 3
 
 // Start starts etcd and kube-apiserver on free loopback ports with a fresh data directory, installs
-// OCM's CRDs (unless Options.WithoutCRDs) and waits until they are Established and discoverable. ctx bounds the start only; the
-// processes run until Stop (or until the calling process dies: they get SIGKILL then).
+// OCM's CRDs (unless Options.WithoutCRDs) and waits until they are Established and discoverable.
+// ctx bounds the start only; the processes run until Stop (or until the calling process dies: they
+// get SIGKILL then).
 func Start(ctx context.Context, opts Options) (*Hub, error) {
 	begin := time.Now()
 	if opts.StartTimeout == 0 {
@@ -298,8 +299,8 @@ func removeOrphanedDirs(tmp string) {
 	}
 }
 
-// apiServerArgs are the flags verified against etcd 3.4 on these machines (see
-// shared/reference/test-environment.md), plus envtest's choices for a controller-less server.
+// apiServerArgs are the flags verified against the etcd 3.4 that Debian packages (what the
+// localhub.mk etcd target installs), plus envtest's choices for a controller-less server.
 func apiServerArgs(dir string, creds *credentials, port, etcdPort int) []string {
 	return []string{
 		"--etcd-servers=http://" + loopback + ":" + strconv.Itoa(etcdPort),

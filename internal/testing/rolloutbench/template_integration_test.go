@@ -51,8 +51,9 @@ import (
 //
 // Why not both managers on one hub at once: OCM's addon-manager renders every template add-on,
 // whatever its lifecycle annotation (its per-add-on template managers run in addonops' default
-// mode too); next to --deploy-templates both would write the same works (README, "Deploying
-// template add-ons: two modes"). So each run has one manager deploying the add-on, as on a real hub.
+// mode too); next to --deploy-templates both would write the same works
+// (docs/design/addon-template.md#who-deploys-a-template-add-on). So each run has one manager
+// deploying the add-on, as on a real hub.
 
 const (
 	// The managers' users (localhub.Options.Users): the audit log counts their requests.
@@ -68,7 +69,7 @@ const (
 
 // doneReasons is what an MCA's and the install progression's Progressing condition says, with
 // status False, once the phase's rollout completed: OCM says Completed for install and upgrade
-// alike; addonops tells them apart (README, "Where addonops differs from OCM's addon-manager").
+// alike; addonops tells them apart (docs/design/lifecycle.md#progressing-reasons).
 func (m managerKind) doneReasons(upgrade bool) []string {
 	switch {
 	case m == byOCM:

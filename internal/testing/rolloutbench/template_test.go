@@ -18,8 +18,9 @@ import (
 //
 // Why not both managers on one hub at once: OCM's addon-manager renders every template add-on,
 // whatever its lifecycle annotation (its per-add-on template managers run in addonops' default
-// mode too); next to --deploy-templates both would write the same works (README, "Deploying
-// template add-ons: two modes"). So each run has one manager deploying the add-on, as on a real hub.
+// mode too); next to --deploy-templates both would write the same works
+// (docs/design/addon-template.md#who-deploys-a-template-add-on). So each run has one manager
+// deploying the add-on, as on a real hub.
 
 // managerKind is who deploys the add-on, and for addonops the add-on's health soak.
 type managerKind struct {
