@@ -52,8 +52,8 @@ const (
 	cmdWaitOCM      = `kubectl wait clustermanagementaddon/hello-template --timeout=5m --for=jsonpath='` + jpReason + `'=Completed`
 	cmdWaitStopped  = `kubectl wait clustermanagementaddon/hello-template --timeout=5m --for=jsonpath='` + jpStatus + `'=False`
 	cmdGetReason    = `kubectl get clustermanagementaddon/hello-template -o jsonpath='` + jpReason + `'`
-	// cmdWaitDesired is the README's wait for a new config among the desired ones, with the
-	// placeholder the README writes for the template's name.
+	// cmdWaitDesired is the guide's wait for a new config among the desired ones, with the
+	// placeholder the guide writes for the template's name.
 	cmdWaitDesired = `--for=jsonpath='` + jpDesired + `'=<new template name>`
 )
 
