@@ -81,7 +81,7 @@ test-gitops: hub-binaries ocm-binaries $(GITOPS_ENGINES) build ## Only the GitOp
 	$(GO_BUILD_ENV) $(GO) test $(INTEGRATION_TAGS) -count=1 -timeout 30m -v -run 'TestArgoCD|TestFlux' ./e2e
 
 .PHONY: demo
-demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see README (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
+demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see docs/getting-started.md (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh
 
 include $(wildcard internal/*/*.mk internal/testing/*/*.mk functions/*/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

@@ -35,10 +35,11 @@ import (
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
-// TestInstallRecipes syncs the top README's recipes for installing the controller ("With Argo CD
-// (server-side apply ..." and "With Flux:") with real Argo CD and real Flux, each on a hub of its
-// own (no OCM processes: the controller never runs, only its manifests are synced). The recipes are
-// read from README.md and changed only where a local run must: the Git URL (this tree's config/
+// TestInstallRecipes syncs the recipes of docs/guides/deploy-on-a-hub.md for installing the
+// controller ("With Argo CD (server-side apply ..." and "With Flux:") with real Argo CD and real
+// Flux, each on a hub of its own (no OCM processes: the controller never runs, only its manifests
+// are synced). The recipes are read from that page and changed only where a local run must: the
+// Git URL (this tree's config/
 // committed to the branch main of a repository served over Git's smart HTTP), the image (a local
 // name) and, for Flux, the intervals; they follow main, as written, and must sync its commit. It checks that the engine applied exactly what `kustomize build
 // config/default` with the deploy-templates component and the image yields, with its own field
@@ -153,12 +154,12 @@ func recipeHub(t *testing.T) (*localhub.Hub, context.Context) {
 	return hub, ctx
 }
 
-// readmeObjects decodes the README.md yaml block holding what.
+// readmeObjects decodes the docs/guides/deploy-on-a-hub.md yaml block holding what.
 func readmeObjects(t *testing.T, what string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := ssapply.Decode(bytes.NewReader(readmeYAML(t, "README.md", what)))
+	objs, err := ssapply.Decode(bytes.NewReader(readmeYAML(t, "docs/guides/deploy-on-a-hub.md", what)))
 	if err != nil {
-		t.Fatalf("README.md's block with %q: %v", what, err)
+		t.Fatalf("docs/guides/deploy-on-a-hub.md's block with %q: %v", what, err)
 	}
 	return objs
 }
@@ -191,23 +192,23 @@ func installWithArgoCD(t *testing.T, url, sha string, want []*unstructured.Unstr
 
 	objs := readmeObjects(t, "repoURL: https://github.com/addonops/addonops")
 	if len(objs) != 1 || objs[0].GetKind() != "Application" {
-		t.Fatalf("README.md's Argo CD recipe: want one Application, got %d objects", len(objs))
+		t.Fatalf("docs/guides/deploy-on-a-hub.md's Argo CD recipe: want one Application, got %d objects", len(objs))
 	}
 	app := objs[0]
 	images, _, _ := unstructured.NestedStringSlice(app.Object, "spec", "source", "kustomize", "images")
 	if len(images) != 1 || !strings.HasPrefix(images[0], controllerImage+"=") {
-		t.Fatalf("README.md's Application: kustomize.images %v, want one entry for %s", images, controllerImage)
+		t.Fatalf("docs/guides/deploy-on-a-hub.md's Application: kustomize.images %v, want one entry for %s", images, controllerImage)
 	}
 	// Only what a local run must change: where Git is, which commit, which image.
 	must(t, unstructured.SetNestedField(app.Object, url, "spec", "source", "repoURL"))
 	// targetRevision stays the recipe's: main, whose head is the commit.
 	if rev, _, _ := unstructured.NestedString(app.Object, "spec", "source", "targetRevision"); rev != "main" {
-		t.Fatalf("README.md's Application: targetRevision %q, want main (the test's repository has that branch only)", rev)
+		t.Fatalf("docs/guides/deploy-on-a-hub.md's Application: targetRevision %q, want main (the test's repository has that branch only)", rev)
 	}
 	must(t, unstructured.SetNestedStringSlice(app.Object, []string{controllerImage + "=" + recipeImageName + ":" + recipeImageTag},
 		"spec", "source", "kustomize", "images"))
 	applyAsUser(ctx, t, hub, []*unstructured.Unstructured{app})
-	t.Logf("applied README.md's Application %s/%s with repoURL %s and image %s:%s (targetRevision main, at %.12s)",
+	t.Logf("applied docs/guides/deploy-on-a-hub.md's Application %s/%s with repoURL %s and image %s:%s (targetRevision main, at %.12s)",
 		app.GetNamespace(), app.GetName(), url, recipeImageName, recipeImageTag, sha)
 
 	appState := func() (*argocd.Application, string) {
@@ -498,14 +499,14 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 			must(t, unstructured.SetNestedField(o.Object, url, "spec", "url"))
 			// ref stays the recipe's: branch main, whose head is the commit.
 			if ref, _, _ := unstructured.NestedStringMap(o.Object, "spec", "ref"); len(ref) != 1 || ref["branch"] != "main" {
-				t.Fatalf("README.md's GitRepository: ref %v, want {branch: main} (the test's repository has that branch only)", ref)
+				t.Fatalf("docs/guides/deploy-on-a-hub.md's GitRepository: ref %v, want {branch: main} (the test's repository has that branch only)", ref)
 			}
 			must(t, unstructured.SetNestedField(o.Object, recipeSourceInterval, "spec", "interval"))
 			changed = append(changed, fmt.Sprintf("GitRepository url %s, interval %s (ref {branch: main}, at %.12s)", url, recipeSourceInterval, sha))
 		case "Kustomization":
 			images, _, _ := unstructured.NestedSlice(o.Object, "spec", "images")
 			if len(images) != 1 || images[0].(map[string]any)["name"] != controllerImage {
-				t.Fatalf("README.md's Kustomization: images %v, want one entry for %s", images, controllerImage)
+				t.Fatalf("docs/guides/deploy-on-a-hub.md's Kustomization: images %v, want one entry for %s", images, controllerImage)
 			}
 			must(t, unstructured.SetNestedSlice(o.Object, []any{map[string]any{"name": controllerImage, "newName": recipeImageName, "newTag": recipeImageTag}},
 				"spec", "images"))
@@ -514,10 +515,10 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 		}
 	}
 	if len(changed) != 2 || len(objs) != 2 {
-		t.Fatalf("README.md's Flux recipe: want a GitRepository and a Kustomization, got %d objects", len(objs))
+		t.Fatalf("docs/guides/deploy-on-a-hub.md's Flux recipe: want a GitRepository and a Kustomization, got %d objects", len(objs))
 	}
 	applyAsUser(ctx, t, hub, objs)
-	t.Logf("applied README.md's Flux recipe with %s", strings.Join(changed, "; "))
+	t.Logf("applied docs/guides/deploy-on-a-hub.md's Flux recipe with %s", strings.Join(changed, "; "))
 
 	get := func(gvr schema.GroupVersionResource) (*unstructured.Unstructured, string) {
 		o, err := hub.Clients.Dynamic.Resource(gvr).Namespace(flux.Namespace).Get(ctx, recipeName, metav1.GetOptions{})

@@ -34,11 +34,12 @@ import (
 	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
-// The migration recipe of the top README ("Moving an add-on to addonops, and back"), run against
-// OCM v1.2.1's addon-manager: the hub of TestAddonManagerDefaultMode (OCM's placement controller,
-// addon-manager and a work agent per cluster, the addonops controller in its default mode).
+// The migration recipe of docs/guides/migrating-from-addon-manager.md ("Moving an add-on to
+// addonops, and back"), run against OCM v1.2.1's addon-manager: the hub of
+// TestAddonManagerDefaultMode (OCM's placement controller, addon-manager and a work agent per
+// cluster, the addonops controller in its default mode).
 
-// The README's commands, run verbatim (migrationCommands checks that the README shows each one on a
+// The guide's commands, run verbatim (migrationCommands checks that the guide shows each one on a
 // line of its own). jpReason and jpStatus select the Progressing condition of the add-on's install
 // progression.
 const (
@@ -51,8 +52,8 @@ const (
 	cmdWaitOCM      = `kubectl wait clustermanagementaddon/hello-template --timeout=5m --for=jsonpath='` + jpReason + `'=Completed`
 	cmdWaitStopped  = `kubectl wait clustermanagementaddon/hello-template --timeout=5m --for=jsonpath='` + jpStatus + `'=False`
 	cmdGetReason    = `kubectl get clustermanagementaddon/hello-template -o jsonpath='` + jpReason + `'`
-	// cmdWaitDesired is the README's wait for a new config among the desired ones, with the
-	// placeholder the README writes for the template's name.
+	// cmdWaitDesired is the guide's wait for a new config among the desired ones, with the
+	// placeholder the guide writes for the template's name.
 	cmdWaitDesired = `--for=jsonpath='` + jpDesired + `'=<new template name>`
 )
 
@@ -154,25 +155,29 @@ func TestMigration(t *testing.T) {
 	t.Logf("wall time: %s (suite start, OCM install, two round trips)", time.Since(started).Round(100*time.Millisecond))
 }
 
-// readmeCommands are the README's migration commands, checked to be there.
+// migrationGuide is the page whose migration commands this test runs (its blocks are marked
+// covered by this file).
+const migrationGuide = "docs/guides/migrating-from-addon-manager.md"
+
+// readmeCommands are the guide's migration commands, checked to be there.
 type readmeCommands struct{ kubectl string }
 
-// migrationCommands fails the test unless the top README shows every command this test runs on a
-// line of its own (so the recipe cannot drift from what is tested), and finds kubectl.
+// migrationCommands fails the test unless the guide (migrationGuide) shows every command this
+// test runs on a line of its own (so the recipe cannot drift from what is tested), and finds kubectl.
 func migrationCommands(t *testing.T) readmeCommands {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(tools.Root, "README.md"))
+	b, err := os.ReadFile(filepath.Join(tools.Root, migrationGuide))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(b), "\n")
 	for _, c := range []string{cmdToAddonops, cmdWaitAddonops, cmdToOCM, cmdWaitOCM, cmdWaitStopped, cmdGetReason} {
 		if !slices.Contains(lines, c) {
-			t.Errorf("README.md has no line %q", c)
+			t.Errorf("%s has no line %q", migrationGuide, c)
 		}
 	}
 	if !strings.Contains(string(b), cmdWaitDesired) {
-		t.Errorf("README.md does not show %q", cmdWaitDesired)
+		t.Errorf("%s does not show %q", migrationGuide, cmdWaitDesired)
 	}
 	if t.Failed() {
 		t.FailNow()

@@ -1,4 +1,4 @@
-# Installing the user binaries, and building a release. See README.md, "Install".
+# Installing the user binaries, and building a release. See docs/install.md.
 #
 #   make install         the user binaries into GOBIN, version-stamped like `make build`
 #   make release         dist/VERSION/: per-platform archives, controller image archives, the

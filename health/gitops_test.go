@@ -234,39 +234,42 @@ func nested(obj map[string]any, path ...string) any {
 	return v
 }
 
-// TestDeploySnippets: the Argo CD Application and Flux GitRepository/Kustomization of the top
-// README's "Deploy on a hub", and flux/addonops-hub.yaml, are valid objects of those tools' CRDs
+// deployGuide is the page with the recipes for deploying the controller.
+const deployGuide = "docs/guides/deploy-on-a-hub.md"
+
+// TestDeploySnippets: the Argo CD Application and Flux GitRepository/Kustomization of
+// docs/guides/deploy-on-a-hub.md, and flux/addonops-hub.yaml, are valid objects of those tools' CRDs
 // (unknown fields are errors), and they follow a ref that exists: the main branch (the repository
 // has no tags yet).
 func TestDeploySnippets(t *testing.T) {
 	root := gitopsRoot(t)
 	s := gitopsSchemas(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, deployGuide))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var docs [][]byte
 	for _, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllSubmatch(readme, -1) {
 		if bytes.Contains(block[1], []byte("argoproj.io/")) || bytes.Contains(block[1], []byte("toolkit.fluxcd.io/")) {
-			docs = append(docs, splitYAML(t, "README.md", block[1])...)
+			docs = append(docs, splitYAML(t, deployGuide, block[1])...)
 		}
 	}
-	byKind := validate(t, s, "README.md", docs)
+	byKind := validate(t, s, deployGuide, docs)
 	apps, repos, kss := byKind["Application"], byKind["GitRepository"], byKind["Kustomization"]
 	if len(apps) != 1 || len(repos) != 1 || len(kss) != 1 {
-		t.Fatalf("README.md: want one Argo CD Application, one Flux GitRepository and Kustomization, got %d, %d, %d", len(apps), len(repos), len(kss))
+		t.Fatalf(deployGuide+": want one Argo CD Application, one Flux GitRepository and Kustomization, got %d, %d, %d", len(apps), len(repos), len(kss))
 	}
 	if rev := nested(apps[0], "spec", "source", "targetRevision"); rev != "main" {
-		t.Errorf("README.md: the Application's targetRevision is %v, want main (no tag exists)", rev)
+		t.Errorf(deployGuide+": the Application's targetRevision is %v, want main (no tag exists)", rev)
 	}
 	if ref := nested(repos[0], "spec", "ref"); !equalJSON(ref, map[string]any{"branch": "main"}) {
-		t.Errorf("README.md: the GitRepository's ref is %v, want {branch: main} (no tag exists)", ref)
+		t.Errorf(deployGuide+": the GitRepository's ref is %v, want {branch: main} (no tag exists)", ref)
 	}
 	if p := nested(apps[0], "spec", "source", "path"); p != "config/default" {
-		t.Errorf("README.md: the Application deploys %v, want config/default", p)
+		t.Errorf(deployGuide+": the Application deploys %v, want config/default", p)
 	}
 	if p := nested(kss[0], "spec", "path"); p != "./config/default" {
-		t.Errorf("README.md: the Kustomization deploys %v, want ./config/default", p)
+		t.Errorf(deployGuide+": the Kustomization deploys %v, want ./config/default", p)
 	}
 
 	hub := validate(t, s, "health/flux/addonops-hub.yaml", yamlDocs(t, filepath.Join(root, "health/flux/addonops-hub.yaml")))

@@ -1,5 +1,5 @@
 // Package readmetest tests the documentation: every fenced block of every markdown file of the
-// repository (README.md, the functions' and examples' READMEs, health/README.md) is run or
+// repository (README.md, docs/, the functions' and examples' READMEs, health/README.md) is run or
 // validated by `go test -tags integration ./readmetest` (it runs the product's binaries), so
 // documentation that drifts from the product fails `make test`; without the tag only the checks
 // that every block is classified, that docs/layout.md matches the imports, and that Go comments
@@ -46,6 +46,8 @@
 //   - lines-in PATH: every non-blank line of the block (an error message, an output) occurs in a
 //     file under the repository path PATH (the golden files the tests keep current).
 //   - tree DIR: a directory listing; every file and folder it names exists under DIR.
+//   - diagram: a Mermaid diagram (a ```mermaid block, which GitHub draws): of a known type, its
+//     brackets and quotes balanced line by line, every repository path it names existing.
 //   - skip "REASON": nothing is checked. Rare: sample output of a hub in a state the text
 //     describes.
 //

@@ -194,6 +194,8 @@ func TestREADMEBlocks(t *testing.T) {
 					linesIn(t, b)
 				case "tree":
 					tree(t, b)
+				case "diagram":
+					// TestDiagrams checks it (unit tier).
 				case "skip":
 					t.Logf("%s: not checked: %s", b.Where(), m.Args[0])
 				}

@@ -29,6 +29,7 @@ var verbs = map[string][]string{
 	"lines-in":   {"", "text", "console", "diff"},
 	"tree":       {""},
 	"skip":       {"", "text", "console", "diff", "yaml", "sh"},
+	"diagram":    {"mermaid"},
 }
 
 var root = func() string {
@@ -100,6 +101,10 @@ func classify(b mdblock.Block) string {
 		return fmt.Sprintf("marker on line %d: %q does not apply to a ```%s block (only to %q)", m.Line, m.Verb, b.Lang, langs)
 	}
 	switch m.Verb {
+	case "diagram":
+		if len(m.Args) != 0 {
+			return fmt.Sprintf("marker on line %d: diagram takes no argument", m.Line)
+		}
 	case "skip", "check-only":
 		if len(m.Args) != 1 || len(strings.TrimSpace(m.Args[0])) < 10 {
 			return fmt.Sprintf("marker on line %d: %s needs one quoted reason saying why the block cannot be run or validated", m.Line, m.Verb)
@@ -138,6 +143,8 @@ func suggest(lang string) string {
 		return `<!-- readme-test: run hub --> (its output is compared)`
 	case "yaml":
 		return `<!-- readme-test: object --> or <!-- readme-test: fragment KIND PATH -->`
+	case "mermaid":
+		return `<!-- readme-test: diagram -->`
 	}
 	return `<!-- readme-test: lines-in PATH --> (output kept in golden files) or <!-- readme-test: skip "why" -->`
 }
@@ -209,4 +216,46 @@ func parseRun(args []string) (runArgs, error) {
 		}
 	}
 	return r, nil
+}
+
+// diagramKinds are the Mermaid diagram types the docs use.
+var diagramKinds = []string{"flowchart", "graph", "sequenceDiagram", "stateDiagram-v2"}
+
+// repoPath matches a repository path a diagram names (internal/hubcache, cmd/addonops, ...).
+var repoPath = regexp.MustCompile(`\b(?:internal|cmd|functions|config|health|docs)/[a-z0-9_./-]*[a-z0-9]`)
+
+// TestDiagrams checks every block marked diagram: a Mermaid diagram of a known type whose
+// brackets and quotes balance on every line (Mermaid refuses the whole diagram otherwise, and
+// GitHub then shows an error instead of the picture), and whose repository paths exist, so a
+// diagram cannot name a package that moved.
+func TestDiagrams(t *testing.T) {
+	n := 0
+	for _, f := range markdownFiles(t) {
+		for _, b := range f.blocks {
+			if b.Marker == nil || b.Marker.Verb != "diagram" || classify(b) != "" {
+				continue
+			}
+			n++
+			lines := strings.Split(strings.TrimSpace(b.Content), "\n")
+			if kind := strings.Fields(lines[0]); len(kind) == 0 || !slices.Contains(diagramKinds, kind[0]) {
+				t.Errorf("%s: the diagram starts with %q, not one of %q", b.Where(), lines[0], diagramKinds)
+			}
+			for i, l := range lines {
+				if strings.Count(l, `"`)%2 != 0 {
+					t.Errorf("%s:%d: unbalanced quotes in %q", b.File, b.Line+1+i, l)
+				}
+				for _, pair := range []string{"[]", "()", "{}"} {
+					if strings.Count(l, pair[:1]) != strings.Count(l, pair[1:]) {
+						t.Errorf("%s:%d: unbalanced %s in %q", b.File, b.Line+1+i, pair, l)
+					}
+				}
+				for _, p := range repoPath.FindAllString(l, -1) {
+					if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+						t.Errorf("%s:%d: the diagram names %s, which does not exist", b.File, b.Line+1+i, p)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d diagrams", n)
 }

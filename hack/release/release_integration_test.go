@@ -423,7 +423,7 @@ func runImageBinary(t *testing.T, archive string, img v1.Image, version string) 
 	}
 }
 
-// TestConfigImageIsDocumented: the image config/ deploys is the one the README names, and the
+// TestConfigImageIsDocumented: the image config/ deploys is the one docs/guides/deploy-on-a-hub.md names, and the
 // release recipe retags exactly that image (hack/release.sh's images: entry).
 func TestConfigImageIsDocumented(t *testing.T) {
 	root := repoRoot(t)
@@ -441,12 +441,12 @@ func TestConfigImageIsDocumented(t *testing.T) {
 	if len(images) != 1 {
 		t.Fatalf("config/default runs images %q, want one", images)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err := os.ReadFile(filepath.Join(root, "docs/guides/deploy-on-a-hub.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(readme, []byte("`"+images[0]+"`")) {
-		t.Errorf("README.md does not name the image config/default deploys, `%s`", images[0])
+		t.Errorf("docs/guides/deploy-on-a-hub.md does not name the image config/default deploys, `%s`", images[0])
 	}
 	repo, _, _ := strings.Cut(images[0], ":")
 	script, err := os.ReadFile(filepath.Join(root, "hack/release.sh"))

@@ -1,112 +1,12 @@
 // Package rolloutplan decides, for one ClusterManagementAddOn, which configs every
 // ManagedClusterAddOn should run now and what the CMA's status says about it: configuration
-// resolution (seed 003, reference §2), the rollout of each placement with sdk-go's RolloutHandler
-// (reference §4), canary placements (seed 000's RollingUpdateWithCanary, through CanaryAnnotation)
-// and the install progressions (seed 000's status). It is a pure function of the hub state; the
+// resolution, the rollout of each placement with sdk-go's RolloutHandler, canary placements
+// (CanaryAnnotation) and the install progressions. It is a pure function of the hub state; the
 // rollout reconciler reads that state from informers and writes the plan.
 //
-// # When a cluster is done
-//
-// A cluster is done with a change (Progress) only when every one of its add-on's works
-// carries exactly its desired config hashes and is Applied and Available at its current
-// generation, the deployer reports ManifestApplied=True, and the add-on is healthy: the MCA's
-// Available condition is True (written by OCM's health prober, or by addonhealth under
-// --deploy-templates). Health is not checked for an add-on whose prober type is None (MCA
-// status.healthCheck.mode Customized and no Available condition at all) or whose CMA is annotated
-// addonops.io/health-check: none. Health counts only once seen after the works reported the
-// desired configs, and only once it held for the add-on's health soak (GateOf: 10s, or
-// the CMA annotation addonops.io/health-soak). A lastAppliedConfig carried over to a new desired
-// config never counts until the works were checked again.
-//
-// # What fails
-//
-// A cluster's change fails (InstallFailed, UpgradeFailed or RollbackFailed, with the cause in the
-// message) when a work with its desired configs reports Applied=False or Available=False at its
-// generation, when the deployer reports ManifestApplied=False (a render error, a rejected work)
-// for DeployerGrace (15s: a deployer that lost a write race says True again at once), or when its
-// works are applied but the add-on stays unhealthy for the placement's progressDeadline
-// (DefaultUnhealthyDeadline, 5m, when the strategy has none). Failures and timeouts count toward
-// maxFailures and are named, with their causes, in the install progression's message.
-//
-// # maxFailures
-//
-// sdk-go's RolloutHandler picks every batch, so maxFailures means what it means in OCM: the rollout
-// stops (MaxFailureBreach) only when failed and timed-out clusters exceed it; a percentage is of the
-// placement's clusters (of each decision group under ProgressivePerGroup) rounded up, a number
-// larger than the clusters counts as 0, mandatory decision groups tolerate none, and All never
-// breaches. A failed cluster keeps its place in the batch until it recovers or its progressDeadline
-// passes, and then counts as timed out. Two things differ from OCM on purpose: a failure counts at
-// once (OCM never reports one, so there only timeouts count), and within maxFailures the
-// progression reports the failed reason once nothing will move by itself — every other cluster
-// finished, or the clusters left wait behind failed clusters that keep their places for ever
-// (progressDeadline None) — where OCM reports progressing for ever (rollResult.stopped). Such a
-// rollout is not complete: the placement's last applied configs stay, as in OCM.
-//
-// # maxConcurrency
-//
-// sdk-go's Progressive batch is the first maxConcurrency clusters in name order that are not done;
-// it never looks at clusters in flight later in that order, which exist whenever clusters earlier in
-// the order join a rollout under way (MCAs that appear after the first batch started, clusters a
-// placement selects since). Here every cluster in flight takes a slot and every failure and timeout
-// counts toward maxFailures (pastTheCut), so no more than maxConcurrency clusters are ever in flight.
-//
-// # Rollback wins
-//
-// A change of a placement's desired configs to a version the add-on already ran successfully is a
-// rollback: a version the add-on's version history (Input.History) lists as completed on that
-// placement, or on another placement that has left it since; or the last applied or last known
-// good configs of its own install progression, or of another's that has left them. Only what the
-// controller writes counts: what a cluster reports in its MCA status (its lastAppliedConfig, its
-// desiredConfig) is evidence about that cluster alone and never makes a version known good (a
-// cluster could otherwise let the next version skip the canary for everyone). (A version another
-// placement completed and still runs, the one a canary just proved, is the gated placement's
-// upgrade.) So is every later decision
-// while the placement reports RollingBack, RollbackFailed or RollbackSucceeded for the same
-// desired configs. A rollback never waits for the canary or for the abandoned version's rollout:
-// its target is the desired configs at once (they become the last known good). Clusters that run
-// the abandoned version go back paced by the placement's strategy (maxConcurrency still holds;
-// failures of the abandoned version no longer count, as they are measured against the target);
-// clusters still on the old version are done at once and untouched. MCAs and the progression
-// report RollingBack, then RollbackSucceeded or RollbackFailed.
-//
-// # Forward changes and the canary
-//
-// A forward change of a placement gated by a canary placement keeps seed 000's rule: its clusters
-// move only to its last known good configs, and it adopts its desired configs as the new last known
-// good once the canary passed them and its rollout of the previous last known good is complete
-// (corner case 3) — or stopped on failures: a fix forward replaces a failed version. Cluster churn
-// in the canary never restarts an adopted rollout (corner case 2); a cluster in both placements
-// follows the canary first (corner case 1). The canary passed configs v when every cluster its
-// Placement selects has an MCA that runs v, done as above, whichever install placement or MCA spec
-// gave them the configs: the canary need not be an install placement. A missing or empty canary, a
-// canary cluster without MCA, or one that gets its configs only from the gated placement itself is
-// reported as WaitingForCanary naming the problem, with a Warning event (a canary install
-// placement whose Placement is missing only once its placement grace is over, see placementMissing). A rollout stopped on
-// maxFailures restarts when the desired configs change (fix forward or revert).
-//
-// # Manual, unplaced MCAs and config types
-//
-// MCAs no placement owns (all of them under Manual) keep the configs a placement gave them (recorded
-// in an install progression) as long as their own spec is unchanged (ConfiguredGeneration):
-// switching to Manual or removing a placement re-targets nothing. The others (new MCAs, MCAs whose
-// spec changed, MCAs that followed the defaults) take the CMA's defaults and their own configs at
-// once, as OCM's defaults node does. Under Manual the install progressions are kept,
-// with reason Manual. An MCA config of a group/resource not in the CMA's spec.supportedConfigs gets
-// Configured=False, reason ConfigurationUnsupported, and OCM's Progressing=False with the same
-// reason, while the MCA is told to run the rest as OCM does (the unsupported reference listed with
-// an empty spec hash, see unsupportedTarget); one that cannot be read gets Configured=False,
-// reason ConfigurationNotFound, naming it (ConfigurationForbidden when the controller may not read
-// its kind: RBAC); the placement names such clusters and never completes while they remain. A
-// placement whose own configs cannot be read waits with the same reasons; among several problems a
-// refused permission decides the reason (a person must grant it whatever else is missing), and
-// the message lists them all.
-//
-// # Status details
-//
-// Every MCA's status.configReferences[].lastObservedGeneration follows its configs' generation
-// (Input.Generations, WithObservedGenerations). Clusters told to run their configs on
-// which no deployer reported ManifestApplied for Input.DeployerWait are named in their placement's
-// progression message and in Plan.DeployerWaits, for one Warning event (DeployerWaitEvent).
+// The rules it implements (when a cluster is done, the health soak, what fails, maxFailures,
+// maxConcurrency, rollback, the canary, Manual and config types) are docs/spec/rollout.md, one
+// heading per rule; the table tests of this package check each of them.
 package rolloutplan
 
 import (
