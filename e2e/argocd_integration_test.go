@@ -779,7 +779,7 @@ func (g *gitopsRun) checkConfigs(t *testing.T, dir string) {
 		if name == current && (r.Status != "Synced" || r.RequiresPruning) {
 			t.Errorf("config version %s of this commit: %s (requiresPruning %v), want Synced", name, r.Status, r.RequiresPruning)
 		}
-		// The README's sync-wave patch (addSyncWaves) reached the config: Argo CD applies it before
+		// health/README.md's sync-wave patch (addSyncWaves) reached the config: Argo CD applies it before
 		// the ClusterManagementAddOn.
 		if name == current && ann["argocd.argoproj.io/sync-wave"] != "-1" {
 			t.Errorf("config version %s of this commit has sync wave %q, want -1 (health/README.md's patch)", name, ann["argocd.argoproj.io/sync-wave"])

@@ -45,10 +45,10 @@
 // `addonops status` and their writes counted (no sync loops). docs/gitops-engines.md has the
 // results.
 //
-// TestMigration, on the same kind of hub, runs the top README's recipe for moving an add-on
+// TestMigration, on the same kind of hub, runs the recipe of docs/guides/migrating-from-addon-manager.md for moving an add-on
 // between OCM's addon-manager and addonops: hello-template installed and rolled out by OCM's
-// addon-manager (no lifecycle annotation), moved to addonops and back with the README's kubectl
-// lines, then again as the README says to do it in Git. A guard watches every ManagedClusterAddOn,
+// addon-manager (no lifecycle annotation), moved to addonops and back with the guide's kubectl
+// lines, then again as the guide says to do it in Git. A guard watches every ManagedClusterAddOn,
 // ManifestWork and agent Deployment: none may be deleted, recreated or given a new spec, no work
 // may stop being Applied and Available, no agent stop being ready, no MCA stop being Available.
 // The status must be OCM's vocabulary before, addonops' after and OCM's again after moving back,

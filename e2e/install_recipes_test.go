@@ -78,7 +78,7 @@ func TestInstallRecipes(t *testing.T) {
 var installDirs = []string{"config/default", "config/rbac", "config/manager", "config/components/deploy-templates"}
 
 const (
-	// recipeImage is the README's placeholder image (REGISTRY/addonops-controller:TAG) made a local
+	// recipeImage is docs/guides/deploy-on-a-hub.md's placeholder image (REGISTRY/addonops-controller:TAG) made a local
 	// name: no registry is reached, nothing pulls it.
 	recipeImageName = "localhost/addonops-controller"
 	recipeImageTag  = "e2e"
@@ -284,11 +284,11 @@ func installWithArgoCD(t *testing.T, url, sha string, want []*unstructured.Unstr
 	checkAggregated(ctx, t, hub)
 }
 
-// widgetRole is the README's example of a ClusterRole aggregated into the controller's
+// widgetRole is docs/guides/deploy-on-a-hub.md's example of a ClusterRole aggregated into the controller's
 // addonops-controller-configs ("Custom config kinds").
 const widgetRole = "addonops-read-widgetconfigs"
 
-// aggregateReadmeRole applies the README's widgetconfigs ClusterRole as a user would and then
+// aggregateReadmeRole applies the guide's widgetconfigs ClusterRole as a user would and then
 // aggregates the ClusterRoles as kube-controller-manager does (none runs here), which writes rules
 // into the synced addonops-controller-configs that Git does not hold. It returns when that was done,
 // to the second (Argo CD's timestamps have no finer resolution).
@@ -305,7 +305,7 @@ func aggregateReadmeRole(ctx context.Context, t *testing.T, hub *localhub.Hub) t
 	return at
 }
 
-// checkAggregated checks that the synced addonops-controller-configs holds the README role's rule
+// checkAggregated checks that the synced addonops-controller-configs holds the guide role's rule
 // and that the controller's ServiceAccount may therefore list widgetconfigs.
 func checkAggregated(ctx context.Context, t *testing.T, hub *localhub.Hub) {
 	t.Helper()

@@ -67,7 +67,7 @@ const (
 )
 
 // TestMigration installs examples/hello-template with OCM's addon-manager managing it (no
-// lifecycle annotation), moves it to addonops and back with the README's kubectl commands, then
+// lifecycle annotation), moves it to addonops and back with the guide's kubectl commands (docs/guides/migrating-from-addon-manager.md), then
 // again the way the README says to do it in Git (the annotation in the applied YAML, server-side
 // applied as Argo CD and Flux do). Throughout, every cluster keeps its agent: no ManagedClusterAddOn,
 // ManifestWork or agent Deployment is deleted or recreated, no work or Deployment changes its spec,
@@ -101,7 +101,7 @@ func TestMigration(t *testing.T) {
 	t.Logf("installed by OCM's addon-manager after %s", time.Since(started).Round(100*time.Millisecond))
 	guard := s.guardAgents(ctx, t)
 
-	// Round 1: the README's kubectl commands.
+	// Round 1: the guide's kubectl commands.
 	mark, cmark := mcas.Mark(), cma.Mark()
 	readme.run(t, s, cmdToAddonops, "")
 	readme.run(t, s, cmdWaitAddonops, "")
@@ -186,7 +186,7 @@ func migrationCommands(t *testing.T) readmeCommands {
 	// module, never one the machine happens to have.
 	r := readmeCommands{kubectl: filepath.Join(tools.Root, "bin", "kubectl")}
 	if _, err := os.Stat(r.kubectl); err != nil {
-		t.Fatalf("the README's kubectl lines need %s: run `make kubectl` (make test does): %v", r.kubectl, err)
+		t.Fatalf("the guide's kubectl lines need %s: run `make kubectl` (make test does): %v", r.kubectl, err)
 	}
 	return r
 }

@@ -36,29 +36,15 @@ var foreignCitations = []struct {
 // docLink is a repository path into docs/ with an optional anchor, as comments write it.
 var docLink = regexp.MustCompile("(?:^|[\\s(`\"'])(?:\\./)?(docs/[\\w./-]+?\\.md)(#[\\w-]*)?")
 
-// pendingPackageDocs are package doc comments another change of issue 40 rewrites (docs40 promotes
-// rolloutplan's package doc to the rollout specification under docs/spec): their problems are logged, not failed, until
-// that change lands. The test fails once one is clean, so that its entry is removed.
-var pendingPackageDocs = map[string]string{
-	"internal/rolloutplan/plan.go": "rolloutplan's package doc, rewritten with the rollout specification page (issue 40, docs40)",
-}
-
 // TestCommentsCiteOnlyTheRepository fails for every Go comment that cites a document outside the
 // repository, or points at a docs/ page or heading that does not exist.
 func TestCommentsCiteOnlyTheRepository(t *testing.T) {
-	problems, pending, err := commentProblems(root, pendingPackageDocs)
+	problems, err := commentProblems(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Error(p)
-	}
-	for file, why := range pendingPackageDocs {
-		if len(pending[file]) == 0 {
-			t.Errorf("%s: the package doc no longer cites anything outside the repository: remove its entry from pendingPackageDocs in readmetest/comments_test.go (%s)", file, why)
-			continue
-		}
-		t.Logf("%s: %d citation(s) left to %s:\n%s", file, len(pending[file]), why, strings.Join(pending[file], "\n"))
 	}
 }
 
@@ -93,9 +79,7 @@ package p
 // H: reference ocm-addon-behaviour.md.
 var X = 1 // I: see docs/design/x.md#when-a-cluster-s-change-is-done
 `)
-	write("q/pending.go", "// Package q follows seed 002.\npackage q\n")
-
-	problems, pending, err := commentProblems(dir, map[string]string{"q/pending.go": "test"})
+	problems, err := commentProblems(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +89,9 @@ var X = 1 // I: see docs/design/x.md#when-a-cluster-s-change-is-done
 		}
 	}
 	for _, p := range problems {
-		if strings.Contains(p, "good.go") || strings.Contains(p, "pending.go") {
-			t.Errorf("reported a comment that is fine or pending: %s", p)
+		if strings.Contains(p, "good.go") {
+			t.Errorf("reported a comment that is fine: %s", p)
 		}
-	}
-	if len(pending["q/pending.go"]) != 1 {
-		t.Errorf("pending package doc: %q, want its one citation", pending["q/pending.go"])
 	}
 }
 
@@ -129,9 +110,7 @@ func TestGitHubAnchor(t *testing.T) {
 }
 
 // commentProblems checks every Go comment under dir (bin/, testdata/ and hidden folders aside).
-// Problems in the package doc comment of a file in pendingDocs are returned in pending instead.
-func commentProblems(dir string, pendingDocs map[string]string) (problems []string, pending map[string][]string, err error) {
-	pending = map[string][]string{}
+func commentProblems(dir string) (problems []string, err error) {
 	anchors := map[string][]string{} // docs page -> its anchors, read once
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,23 +133,18 @@ func commentProblems(dir string, pendingDocs map[string]string) (problems []stri
 			return fmt.Errorf("reading the comments of %s: %w", rel, err)
 		}
 		for _, group := range f.Comments {
-			isPending := pendingDocs[rel] != "" && group == f.Doc
 			for _, c := range group.List {
 				for i, line := range strings.Split(c.Text, "\n") {
 					where := fmt.Sprintf("%s:%d", rel, fset.Position(c.Slash).Line+i)
 					for _, msg := range lineProblems(dir, line, anchors) {
-						if isPending {
-							pending[rel] = append(pending[rel], where+": "+msg)
-						} else {
-							problems = append(problems, where+": "+msg)
-						}
+						problems = append(problems, where+": "+msg)
 					}
 				}
 			}
 		}
 		return nil
 	})
-	return problems, pending, err
+	return problems, err
 }
 
 // lineProblems checks one comment line.

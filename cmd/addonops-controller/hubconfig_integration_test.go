@@ -55,7 +55,7 @@ func environ(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// The README's local run command, `addonops-controller --kubeconfig hub.kubeconfig`, as a process
+// docs/design/architecture.md's local run command, `addonops-controller --kubeconfig hub.kubeconfig`, as a process
 // out of a pod (only the ports differ, so that parallel test packages do not collide): it starts,
 // takes the Lease in the kubeconfig context's namespace ("default": the context names none) and
 // says so at start-up. Then KUBECONFIG=hub.kubeconfig with --context ops: the Lease in ops.

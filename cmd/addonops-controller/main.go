@@ -105,7 +105,7 @@ func newCommand(stdout io.Writer) (*cobra.Command, *flags) {
 		Short: "addonops' hub controller: installs add-ons from placements and rolls their config changes out",
 		Long: `addonops-controller runs on an Open Cluster Management hub. It installs ManagedClusterAddOns from
 the placements of the ClusterManagementAddOns it manages and rolls their config changes out with
-OCM's rollout strategies and canary placements (README.md, "How the controller runs").
+OCM's rollout strategies and canary placements (docs/design/architecture.md).
 
 It reaches the hub like controller-runtime's programs: --kubeconfig, else $KUBECONFIG, else the
 in-cluster configuration of its pod, else ~/.kube/config; --context picks a kubeconfig context.

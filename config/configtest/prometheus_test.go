@@ -45,7 +45,7 @@ import (
 )
 
 const (
-	// prometheusComponent is built on its own, exactly as README.md's command does.
+	// prometheusComponent is built on its own, exactly as docs/guides/monitoring.md's command does.
 	prometheusComponent = "config/components/prometheus"
 	// withPrometheus is config/default plus the component, as a user's overlay combines them.
 	withPrometheus = "config/configtest/testdata/prometheus"
