@@ -152,3 +152,19 @@ func code(s string) string {
 // cellCode is s as an inline code span in a table cell: GitHub splits cells at every pipe, in
 // code spans too, unless it is escaped.
 func cellCode(s string) string { return strings.ReplaceAll(code(s), "|", `\|`) }
+
+// md is hand-written Markdown from a table of this package made safe: "<" escaped outside code
+// spans (a placeholder such as <namespace> would be read as an HTML tag); in a table cell, every
+// pipe escaped (GitHub splits cells at pipes in code spans too).
+func md(s string, cell bool) string {
+	parts := strings.Split(s, "`")
+	for i := range parts {
+		if i%2 == 0 {
+			parts[i] = strings.ReplaceAll(parts[i], "<", "&lt;")
+		}
+		if cell {
+			parts[i] = strings.ReplaceAll(parts[i], "|", `\|`)
+		}
+	}
+	return strings.Join(parts, "`")
+}
