@@ -68,7 +68,7 @@ func (o CLI) indexPage(root *cobra.Command) string {
 	fmt.Fprintf(&b, "%s.\n\n", prose(root.Short))
 	writeLong(&b, root.Long)
 	b.WriteString("## Usage\n\n")
-	writeUsage(&b, name+" [command] [flags]")
+	writeUsage(&b, name+" COMMAND [ARGS] [flags]")
 	b.WriteString("## Commands\n\n")
 	b.WriteString("One page per command, generated from the command tree.\n\n")
 	groups := append([]*cobra.Group{}, root.Groups()...)
