@@ -184,7 +184,8 @@ func checkConsts(src *Source, pkg, table string, prefixes []string, have map[str
 
 // ConditionsPage generates docs/reference/conditions.md from internal/addonstatus (the reasons'
 // kinds and classes by its own functions) and the tables above, which must describe every
-// Reason, Condition and Class constant of that package.
+// Reason, Condition and Class constant of that package, and the conditions of --deploy-templates
+// (deployDocs, which must describe every Condition and Reason constant of deployPackages).
 func ConditionsPage(src *Source, path string) (Page, error) {
 	const pkg = "internal/addonstatus"
 	consts := func(f func(yield func(string, string) bool)) map[string]string {
@@ -210,6 +211,7 @@ func ConditionsPage(src *Source, path string) (Page, error) {
 			y(d.Const, d.Value)
 		}
 	}))...)
+	problems = append(problems, checkDeployDocs(src)...)
 	for _, r := range addonstatus.WaitingReasons.UnsortedList() {
 		if !slices.ContainsFunc(reasonDocs, func(d reasonDoc) bool { return d.Value == r }) {
 			problems = append(problems, fmt.Sprintf("addonstatus.WaitingReasons has %s, which internal/refdocs reasonDocs does not describe", r))
@@ -284,6 +286,7 @@ func ConditionsPage(src *Source, path string) (Page, error) {
 		}
 		fmt.Fprintf(&b, "- **In the code**: %s.\n\n", where)
 	}
+	writeDeployConditions(&b)
 	return Page{Path: path, Content: []byte(strings.TrimRight(b.String(), "\n") + "\n")}, nil
 }
 
