@@ -179,3 +179,51 @@ func TestSyncReportsDrift(t *testing.T) {
 		t.Errorf("the stale page is still there: %v", err)
 	}
 }
+
+// TestMakeDocsRunsEveryGenerator: `make docs` runs the TestReferenceDocs of every package that
+// has one, so no page is left to drift without a way to regenerate it.
+func TestMakeDocsRunsEveryGenerator(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := regexp.MustCompile(`(?m)^docs:.*\n((?:\t.*\n)+)`).FindSubmatch(mk)
+	if recipe == nil {
+		t.Fatal("the Makefile has no docs target")
+	}
+	var found int
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "bin" || d.Name() == "tools" || strings.HasPrefix(d.Name(), ".") && path != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), "\nfunc TestReferenceDocs(t *testing.T) {") {
+			return nil
+		}
+		found++
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		if !strings.Contains(string(recipe[1]), " ./"+filepath.ToSlash(rel)+" ") {
+			t.Errorf("%s has TestReferenceDocs, but `make docs` does not run it: add ./%s to the docs target", filepath.ToSlash(rel), filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found < 3 {
+		t.Errorf("found %d packages with TestReferenceDocs, want at least 3 (cmd/addonops, cmd/addonops-controller, internal/refdocs)", found)
+	}
+}
