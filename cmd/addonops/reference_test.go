@@ -29,9 +29,12 @@ func cliPages() []refdocs.Page {
 	c := &cli{prog: "addonops", stdout: io.Discard, stderr: io.Discard}
 	statusOwn, _, _ := statusFlags("addonops", &statusOptions{})
 	return refdocs.CLIPages(c.rootCommand(), refdocs.CLI{
-		Index:    "docs/reference/cli.md",
-		Dir:      "docs/reference/cli",
-		Source:   "cmd/addonops",
+		Index:  "docs/reference/cli.md",
+		Dir:    "docs/reference/cli",
+		Source: "cmd/addonops",
+		Intro: "It reaches the hub as kubectl does (`--kubeconfig`, `$KUBECONFIG`, `--context`, ...). Installed as `kubectl-addonops` " +
+			"on the PATH it is also a kubectl plugin: `kubectl addonops status ADDON`. Every day-2 command writes one annotation on the " +
+			"ClusterManagementAddOn, the same a GitOps user can commit instead ([annotations](annotations.md)).",
 		OwnFlags: map[string]*pflag.FlagSet{"status": statusOwn},
 	})
 }

@@ -15,6 +15,9 @@ type CLI struct {
 	Index, Dir string
 	// Source names the code the pages are generated from, for their first line.
 	Source string
+	// Intro is Markdown the index shows after the root's description: what the command tree
+	// cannot say (how the binary is installed, say).
+	Intro string
 	// OwnFlags are the flags of commands that parse their own command line (DisableFlagParsing),
 	// by command name; the ones the root's persistent flags also have are left out of their page.
 	OwnFlags map[string]*pflag.FlagSet
@@ -67,6 +70,9 @@ func (o CLI) indexPage(root *cobra.Command) string {
 	fmt.Fprintf(&b, "# %s CLI reference\n\n", name)
 	fmt.Fprintf(&b, "%s.\n\n", prose(root.Short))
 	writeLong(&b, root.Long)
+	if o.Intro != "" {
+		b.WriteString(strings.TrimSpace(o.Intro) + "\n\n")
+	}
 	b.WriteString("## Usage\n\n")
 	writeUsage(&b, name+" COMMAND [ARGS] [flags]")
 	b.WriteString("## Commands\n\n")
