@@ -80,6 +80,11 @@ test: hub-binaries ocm-binaries kubectl kpt prometheus-tools $(GITOPS_ENGINES) b
 test-gitops: hub-binaries ocm-binaries $(GITOPS_ENGINES) build ## Only the GitOps end-to-end tests: the examples synced from a Git repository by real Argo CD and Flux.
 	$(GO_BUILD_ENV) $(GO) test $(INTEGRATION_TAGS) -count=1 -timeout 30m -v -run 'TestArgoCD|TestFlux' ./e2e
 
+.PHONY: docs
+docs: ## Regenerate the reference pages under docs/reference from the code (the CLI, flags, annotations, conditions, metrics).
+	@# Each page's TestReferenceDocs fails when the committed page drifts; -update-docs rewrites it instead.
+	$(GO_BUILD_ENV) $(GO) test -count=1 -run '^TestReferenceDocs$$' ./cmd/addonops ./cmd/addonops-controller ./internal/refdocs -args -update-docs
+
 .PHONY: demo
 demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see docs/getting-started.md (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh

@@ -44,10 +44,10 @@ type statusOptions struct {
 	clusters bool
 }
 
-func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
+// statusFlags is status's command line (status parses its own flags: see statusCommand). The
+// reference docs (docs/reference/cli/status.md, `make docs`) are generated from it too.
+func statusFlags(prog string, o *statusOptions) (*pflag.FlagSet, *clientcmd.ClientConfigLoadingRules, *clientcmd.ConfigOverrides) {
 	fs := pflag.NewFlagSet(prog+" status", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o statusOptions
 	fs.BoolVarP(&o.watch, "watch", "w", false, "follow the hub's watch events and redraw on every change until the rollout finishes; exit 0 when it succeeded, 1 when it failed, 2 at --timeout")
 	fs.DurationVar(&o.timeout, "timeout", 0, "with --watch: give up after this long (exit 2); 0 waits forever")
 	// --interval was the polling period of --watch; kept so that scripts passing it still run.
@@ -59,6 +59,13 @@ func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rules.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	overrides := &clientcmd.ConfigOverrides{}
 	clientcmd.BindOverrideFlags(overrides, fs, clientcmd.RecommendedConfigOverrideFlags(""))
+	return fs, rules, overrides
+}
+
+func runStatus(prog string, args []string, stdout, stderr io.Writer) int {
+	var o statusOptions
+	fs, rules, overrides := statusFlags(prog, &o)
+	fs.SetOutput(stderr)
 	// --help goes to stdout, as every other command's (and kubectl's): `status --help | less`.
 	usageOut := stderr
 	for _, a := range args {
