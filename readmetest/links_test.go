@@ -1,0 +1,146 @@
+package readmetest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var (
+	// inlineLink is a markdown link or image: [text](target) or [text](target "title").
+	inlineLink = regexp.MustCompile(`!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
+	// refLink is a reference definition: [label]: target.
+	refLink = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:\s+<?(\S+?)>?(?:\s|$)`)
+	// htmlAnchor is an explicit anchor a page may set: <a id="x"> or name="x".
+	htmlAnchor = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	inlineCode = regexp.MustCompile("`+[^`]*`+")
+)
+
+// TestMarkdownLinks fails for every link of a markdown page of the repository that points at a
+// file or folder the repository lacks, or at a heading its page does not have: a page moved or
+// a heading renamed must take its links along. Links to other sites are not followed.
+func TestMarkdownLinks(t *testing.T) {
+	anchors := map[string][]string{}
+	for _, f := range markdownFiles(t) {
+		for _, p := range linkProblems(root, f.path, f.text, anchors) {
+			t.Error(p)
+		}
+	}
+}
+
+// TestLinkCheckFails proves the check can fail, and passes what it must.
+func TestLinkCheckFails(t *testing.T) {
+	dir := t.TempDir()
+	for rel, content := range map[string]string{
+		"docs/a.md":   "# A\n\n## Two words\n\n<a id=\"custom\"></a>\n",
+		"docs/dir/.k": "",
+	} {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	page := strings.Join([]string{
+		"[ok](docs/a.md) [ok](docs/a.md#two-words) [ok](./docs/a.md#custom) [ok](docs/dir/) [ok](#here)",
+		"[ok](https://example.com/x.md) [ok](mailto:a@b) `[not a link](missing.md)`",
+		"## Here",
+		"```",
+		"[not a link](missing.md)",
+		"```",
+		"[bad1](docs/missing.md) [bad2](docs/a.md#no-such) [bad3](#nowhere)",
+		"[ref]: docs/gone.md",
+	}, "\n")
+	problems := linkProblems(dir, "README.md", page, map[string][]string{})
+	for _, want := range []string{"docs/missing.md", "docs/a.md#no-such", "#nowhere", "docs/gone.md"} {
+		if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, want) }) {
+			t.Errorf("no problem reported for %s; got:\n%s", want, strings.Join(problems, "\n"))
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("%d problems, want 4:\n%s", len(problems), strings.Join(problems, "\n"))
+	}
+}
+
+// linkProblems checks the links of markdown page rel (repository-relative, text its content).
+func linkProblems(dir, rel, text string, anchors map[string][]string) []string {
+	var out []string
+	if _, ok := anchors[rel]; !ok {
+		anchors[rel] = pageAnchors(text)
+	}
+	fence := ""
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+			fence = trimmed[:3]
+			continue
+		}
+		if fence != "" {
+			if strings.HasPrefix(trimmed, fence) {
+				fence = ""
+			}
+			continue
+		}
+		line = inlineCode.ReplaceAllString(line, "")
+		var targets []string
+		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
+			targets = append(targets, m[1])
+		}
+		if m := refLink.FindStringSubmatch(line); m != nil {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			if msg := checkLink(dir, rel, target, anchors); msg != "" {
+				out = append(out, fmt.Sprintf("%s:%d: link %s %s", rel, i+1, target, msg))
+			}
+		}
+	}
+	return out
+}
+
+// checkLink says what is wrong with one link target of page rel, or "".
+func checkLink(dir, rel, target string, anchors map[string][]string) string {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+		return ""
+	}
+	path, anchor, _ := strings.Cut(target, "#")
+	page := rel
+	if path != "" {
+		page = filepath.ToSlash(filepath.Join(filepath.Dir(rel), path))
+		if strings.HasPrefix(page, "../") || strings.HasPrefix(path, "/") {
+			return "leaves the repository: link within it, or to the page's address on the web"
+		}
+		if _, err := os.Stat(filepath.Join(dir, page)); err != nil {
+			return "points at " + page + ", which does not exist: fix the path, or write the page"
+		}
+	}
+	if anchor == "" || !strings.HasSuffix(page, ".md") {
+		return ""
+	}
+	list, read := anchors[page]
+	if !read {
+		if b, err := os.ReadFile(filepath.Join(dir, page)); err == nil {
+			list = pageAnchors(string(b))
+		}
+		anchors[page] = list
+	}
+	if !slices.Contains(list, anchor) {
+		return fmt.Sprintf("points at a heading %s lacks (#%s): fix the anchor or the heading", page, anchor)
+	}
+	return ""
+}
+
+// pageAnchors lists the anchors of a markdown page: its headings' and its explicit ones.
+func pageAnchors(text string) []string {
+	list := markdownAnchors(text)
+	for _, m := range htmlAnchor.FindAllStringSubmatch(text, -1) {
+		list = append(list, m[1])
+	}
+	return list
+}
