@@ -27,6 +27,7 @@ import (
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -182,8 +183,8 @@ func (o *Options) complete() error {
 type demoRun struct {
 	o        Options
 	fleet    fleet
-	clusters []clusterInfo
 	hub      *localhub.Hub
+	ocm      *ocmhub.OCM
 	clients  *localhub.Clients
 	apply    *ssapply.Applier
 	view     *hubView
@@ -199,11 +200,9 @@ type demoRun struct {
 	completedOn map[string]map[string]string
 	current     map[string]string
 	firstStep   map[string]string
-	// With --engine: the engine, the Git repository of the steps' commits and the simulated
-	// placement controller watching the Placements the engine applies.
-	engine     engine
-	git        *gitSteps
-	placements *placementWatcher
+	// With --engine: the engine and the Git repository of the steps' commits.
+	engine engine
+	git    *gitSteps
 	// placementsBefore are the Placements of the last step delivered.
 	placementsBefore map[string]bool
 }
@@ -218,12 +217,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := o.complete(); err != nil {
 		return nil, err
 	}
+	// Checked here, not in complete: the unit tests complete Options on a machine without it.
+	if _, err := ocmhub.PlacementBinary("", o.RepoRoot); err != nil {
+		return nil, fmt.Errorf("the demo runs OCM's placement controller: %w", err)
+	}
 	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{},
 		completedOn: map[string]map[string]string{}, current: map[string]string{}, firstStep: map[string]string{}}
 	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
-	for _, n := range r.fleet.names {
-		r.clusters = append(r.clusters, clusterInfo{Name: n, Labels: r.fleet.labels(n)})
-	}
 	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
 	out := o.Out
 
@@ -392,9 +392,6 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if r.view != nil {
 			r.view.shutdown()
 		}
-		if r.placements != nil {
-			r.placements.shutdown()
-		}
 		if r.engine != nil {
 			// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
 			keep := err != nil || sum.ExitCode() != exitOK
@@ -411,6 +408,12 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 				errs = append(errs, rerr)
 			}
 		}
+		if r.ocm != nil {
+			if oerr := r.ocm.Stop(); oerr != nil {
+				errs = append(errs, fmt.Errorf("stopping OCM's placement controller: %w", oerr))
+			}
+			pids = append(pids, r.ocm.PIDs()...)
+		}
 		if serr := r.hub.Stop(); serr != nil {
 			errs = append(errs, serr)
 		}
@@ -422,7 +425,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if len(sum.Leftovers) > 0 {
 			fmt.Fprintf(out, "STILL RUNNING after the shutdown: %s\n", strings.Join(sum.Leftovers, ", "))
 		} else {
-			fmt.Fprintf(out, "Stopped the controller, the simulated agents, kube-apiserver (pid %d) and etcd (pid %d); "+
+			fmt.Fprintf(out, "Stopped the controller, the simulated agents, OCM's placement controller, kube-apiserver (pid %d) and etcd (pid %d); "+
 				"no process of the demo is left running.\n", pids[0], pids[1])
 		}
 		if err == nil && len(errs) > 0 {
@@ -481,17 +484,21 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
 	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
 		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
-	if r.engine == nil {
-		fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
-			"(no OCM placement controller runs)\n")
-	} else {
-		fmt.Fprintf(out, "  placements:     SIMULATED: the demo watches the Placements %s applies and decides each from its spec and the "+
-			"cluster labels (no OCM placement controller runs)\n", r.engine.Name())
+
+	fmt.Fprintf(out, "\nStarting OCM's placement controller (internal/testing/ocmhub)\n")
+	if r.ocm, err = ocmhub.Start(ctx, r.hub, ocmhub.Options{SimulatedAgents: true, RepoRoot: o.RepoRoot}); err != nil {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
+		return nil, fmt.Errorf("starting OCM's placement controller: %w", err)
 	}
+	fmt.Fprintf(out, "  up in %s (bin/ocm-placement, pid %d; log %s): it decides every Placement, as on a real hub\n",
+		seconds(r.ocm.PlacementStartup), r.ocm.PIDs()[0], r.ocm.PlacementLog)
 
 	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
 	regStart := time.Now()
-	if err := r.fleet.register(ctx, clients, 32); err != nil {
+	if _, err := r.ocm.AddClusters(ctx, r.fleet.clusters()...); err != nil {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			return sum, nil
@@ -510,12 +517,6 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	if r.engine != nil {
-		if r.placements, err = newPlacementWatcher(clients, r.clusters); err != nil {
-			return nil, err
-		}
-		if err := r.placements.start(compCtx); err != nil {
-			return nil, err
-		}
 		fmt.Fprintf(out, "\nStarting %s against the hub\n", r.engine.Name())
 		lines, err := r.engine.Start(ctx, r.hub, r.git.repo)
 		if err != nil {

@@ -264,6 +264,9 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		}
 	}
 	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
+		"it decides every Placement, as on a real hub", // OCM's placement controller, not the demo, decides them
+		"Placement default/global-placement: 6 clusters decided by OCM's placement controller",
+		"Placement default/canary-placement: 2 clusters decided by OCM's placement controller",
 		"default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install",
 		// rolloutview's rollback line, as `addonops status` prints it.
 		"rollback to version ", ": succeeded, every cluster runs it again",

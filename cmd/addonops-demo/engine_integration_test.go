@@ -122,9 +122,9 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 	}
 	for _, want := range []string{
 		"delivered in turn to a local hub by " + name + " from a local Git repository",
-		"Placement default/global-placement, 6 clusters decided by the simulated placement controller",
-		"Placement default/canary-placement, 2 clusters decided by the simulated placement controller",
-		"applies and decides each from its spec", // the placements line of what runs
+		"Placement default/global-placement, 6 clusters decided by OCM's placement controller",
+		"Placement default/canary-placement, 2 clusters decided by OCM's placement controller",
+		"it decides every Placement, as on a real hub", // the placements line of what runs
 		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
 		"the demo's view agrees",
 		"delivered by " + name + " from a local Git repository, speed 10",
