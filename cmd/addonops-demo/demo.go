@@ -25,6 +25,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
@@ -417,7 +418,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if serr := r.hub.Stop(); serr != nil {
 			errs = append(errs, serr)
 		}
-		sum.Leftovers = leftovers(pids)
+		sum.Leftovers = childproc.Leftovers(pids)
 		sum.Total = time.Since(begin)
 		if sum.Steps != nil || sum.Interrupted {
 			printSummary(out, sum)

@@ -32,8 +32,8 @@ import (
 // pushed as an OCI artifact (health/flux/addonops-hub.yaml's OCIRepository and Kustomization, with
 // their health checks), Argo CD from an Application syncing the rendered directory (automated
 // sync, our health checks in argocd-cm). The demo waits until the engine applied the commit and
-// OCM's placement controller scheduled its Placements, follows the rollout as without an engine, and shows the engine's own status
-// next to it; a step ends when the demo's view and the engine's health verdict agree (or the
+// OCM's placement controller scheduled its Placements, follows the rollout as without an engine,
+// and shows the engine's own status next to it; a step ends when the demo's view and the engine's health verdict agree (or the
 // engine did not agree within engineVerdictWait, which the step reports as not expected).
 
 // Engines (--engine).

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
@@ -177,7 +178,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 			return
 		}
 		// The kernel keeps the first 15 bytes of a command's name.
-		for _, c := range children(os.Getpid()) {
+		for _, c := range childproc.Children(os.Getpid()) {
 			if strings.HasSuffix(c, "(flux-source-con)") {
 				pid, _ := strconv.Atoi(strings.Fields(c)[0])
 				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -188,7 +189,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 				return
 			}
 		}
-		killed <- fmt.Sprintf("no source-controller among the children %v", children(os.Getpid()))
+		killed <- fmt.Sprintf("no source-controller among the children %v", childproc.Children(os.Getpid()))
 	}()
 	sum, err := Run(context.Background(), o)
 	ended()
