@@ -29,6 +29,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -376,18 +377,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	// Everything runs under compCtx, cancelled before the hub stops so nothing retries against a
 	// stopped API server.
 	compCtx, cancelComps := context.WithCancel(klog.NewContext(context.Background(), logger))
-	var ctrlDone chan error
+	var ctrl *rolloutsim.Controller
 	defer func() {
 		cancelComps()
 		var errs []error
-		if ctrlDone != nil {
-			select {
-			case cerr := <-ctrlDone:
-				if cerr != nil {
-					errs = append(errs, fmt.Errorf("the controller: %w", cerr))
-				}
-			case <-time.After(30 * time.Second):
-				errs = append(errs, errors.New("the controller did not stop within 30s"))
+		if ctrl != nil {
+			if cerr := ctrl.Stop(); cerr != nil {
+				errs = append(errs, fmt.Errorf("the controller: %w", cerr))
 			}
 		}
 		if r.view != nil {
@@ -467,12 +463,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		// What addonops-controller --deploy-templates runs next to the rollout controller.
 		copts.DeployTemplates = &templatedeploy.Options{}
 	}
-	ctrl, err := controller.New(cfg, copts)
-	if err != nil {
-		return nil, fmt.Errorf("building the controller: %w", err)
+	if ctrl, err = rolloutsim.StartController(compCtx, cfg, copts); err != nil {
+		return nil, err
 	}
-	ctrlDone = make(chan error, 1)
-	go func() { ctrlDone <- ctrl.Run(compCtx) }()
 	agent, err := simagent.New(cfg, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("building the simulated agent: %w", err)
