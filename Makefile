@@ -86,7 +86,7 @@ docs: ## Regenerate the reference pages under docs/reference from the code (the 
 	$(GO_BUILD_ENV) $(GO) test -count=1 -run '^TestReferenceDocs$$' ./cmd/addonops ./cmd/addonops-controller ./internal/refdocs -args -update-docs
 
 .PHONY: demo
-demo: hub-binaries build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see docs/getting-started.md (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
+demo: hub-binaries bin/ocm-placement build $(filter flux argocd,$(DEMO_ENGINE)) ## The main job: see docs/getting-started.md (DEMO_ENGINE=flux|argocd: docs/demo-engines.md).
 	@bash hack/demo.sh
 
 include $(wildcard internal/*/*.mk internal/testing/*/*.mk functions/*/*.mk cmd/*/*.mk tools/*/*.mk hack/*.mk config/*.mk)

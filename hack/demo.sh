@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make demo`: runs bin/addonops-demo (cmd/addonops-demo) on a local hub with simulated clusters.
+# `make demo`: runs bin/addonops-demo (cmd/addonops-demo) on a local hub with OCM's placement controller
+# and simulated clusters.
 # Flags go through DEMO_FLAGS, e.g.
 #   make demo DEMO_FLAGS="--clusters 200 --fail-rate 0.1 --speed 2"
 #   make demo DEMO_FLAGS="--pause-version="  # without the paused and resumed rollout after the examples
@@ -24,6 +25,11 @@ apiserver="${ADDONOPS_KUBE_APISERVER:-$root/bin/kube-apiserver}"
 if [[ ! -x "$etcd" || ! -x "$apiserver" ]]; then
   echo "demo: hub binaries missing ($etcd, $apiserver); running make hub-binaries" >&2
   make --no-print-directory hub-binaries
+fi
+# OCM's own placement controller decides the demo's Placements (internal/testing/ocmhub).
+if [[ ! -x "${ADDONOPS_OCM_PLACEMENT:-$root/bin/ocm-placement}" ]]; then
+  echo "demo: bin/ocm-placement (OCM's placement controller) missing; running make bin/ocm-placement (a few minutes the first time)" >&2
+  make --no-print-directory bin/ocm-placement
 fi
 for bin in addonops-demo rollout-strategy addon-template config-hash; do
   if [[ ! -x "$root/bin/$bin" ]]; then

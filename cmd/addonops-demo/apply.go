@@ -16,6 +16,8 @@ import (
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -89,7 +91,7 @@ func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unst
 }
 
 // applyPhases splits a step's objects in the order the demo applies them: first everything but
-// the ClusterManagementAddOns (namespaces first), then -- after the demo decided the Placements --
+// the ClusterManagementAddOns (namespaces first), then -- after OCM scheduled the Placements --
 // the ClusterManagementAddOns, so the controller sees the new add-on spec with its placements'
 // decisions in place, as an Argo CD sync wave or a Flux dependsOn would arrange.
 func applyPhases(objs []*unstructured.Unstructured) (first, last []*unstructured.Unstructured) {
@@ -220,25 +222,23 @@ func lookPathIn(env []string, program string) (string, error) {
 }
 
 // applyStep is the demo's own delivery of step st (no --engine): server-side apply of everything
-// but the ClusterManagementAddOns, then the Placements decided by the demo's simulated placement
-// controller, then the ClusterManagementAddOns (applyPhases). It returns the generations of the
-// applied ClusterManagementAddOns and their names.
+// but the ClusterManagementAddOns, then a wait until OCM's placement controller scheduled the
+// step's Placements, then the ClusterManagementAddOns (applyPhases). It returns the generations of
+// the applied ClusterManagementAddOns and their names.
 func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []string, error) {
 	first, last := applyPhases(st.Objects)
-	for _, o := range first {
-		if _, err := r.apply.Apply(ctx, o); err != nil {
-			return nil, nil, err
-		}
+	if _, err := r.apply.ApplyAll(ctx, first); err != nil {
+		return nil, nil, err
 	}
 	for _, o := range first {
 		if o.GroupVersionKind().GroupKind() != placementGK {
 			continue
 		}
-		n, _, err := schedulePlacement(ctx, r.hub.Clients, o.GetNamespace(), o.GetName(), r.clusters)
+		n, took, err := r.scheduled(ctx, o.GetNamespace(), o.GetName())
 		if err != nil {
 			return nil, nil, err
 		}
-		r.disp.printf("   Placement %s: %s decided (simulated placement controller)\n", ssapply.Name(o), plural(n, "cluster"))
+		r.disp.printf("   Placement %s: %s decided by OCM's placement controller (%s)\n", ssapply.Name(o), plural(n, "cluster"), seconds(took))
 	}
 	gens := map[string]int64{}
 	var addons []string
@@ -251,4 +251,26 @@ func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []s
 		addons = append(addons, o.GetName())
 	}
 	return gens, addons, nil
+}
+
+// scheduled waits, within --step-timeout, until OCM's placement controller scheduled Placement
+// namespace/name (ocmhub.Scheduled), and returns its clusters and how long the wait took.
+func (r *demoRun) scheduled(ctx context.Context, namespace, name string) (int, time.Duration, error) {
+	var n int
+	var failed error
+	took, err := harness.Until(ctx, r.o.StepTimeout, 100*time.Millisecond, func() string {
+		var pending string
+		n, pending, failed = ocmhub.Scheduled(ctx, r.hub.Clients, namespace, name)
+		if failed != nil {
+			return failed.Error()
+		}
+		return pending
+	})
+	if failed != nil {
+		return 0, took, failed
+	}
+	if err != nil {
+		return 0, took, fmt.Errorf("waiting for OCM's placement controller (log %s): %w", r.ocm.PlacementLog, err)
+	}
+	return n, took, nil
 }

@@ -25,8 +25,11 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -182,8 +185,8 @@ func (o *Options) complete() error {
 type demoRun struct {
 	o        Options
 	fleet    fleet
-	clusters []clusterInfo
 	hub      *localhub.Hub
+	ocm      *ocmhub.OCM
 	clients  *localhub.Clients
 	apply    *ssapply.Applier
 	view     *hubView
@@ -199,11 +202,9 @@ type demoRun struct {
 	completedOn map[string]map[string]string
 	current     map[string]string
 	firstStep   map[string]string
-	// With --engine: the engine, the Git repository of the steps' commits and the simulated
-	// placement controller watching the Placements the engine applies.
-	engine     engine
-	git        *gitSteps
-	placements *placementWatcher
+	// With --engine: the engine and the Git repository of the steps' commits.
+	engine engine
+	git    *gitSteps
 	// placementsBefore are the Placements of the last step delivered.
 	placementsBefore map[string]bool
 }
@@ -218,12 +219,13 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := o.complete(); err != nil {
 		return nil, err
 	}
+	// Checked here, not in complete: the unit tests complete Options on a machine without it.
+	if _, err := ocmhub.PlacementBinary("", o.RepoRoot); err != nil {
+		return nil, fmt.Errorf("the demo runs OCM's placement controller: %w", err)
+	}
 	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{},
 		completedOn: map[string]map[string]string{}, current: map[string]string{}, firstStep: map[string]string{}}
 	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
-	for _, n := range r.fleet.names {
-		r.clusters = append(r.clusters, clusterInfo{Name: n, Labels: r.fleet.labels(n)})
-	}
 	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
 	out := o.Out
 
@@ -375,25 +377,17 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	// Everything runs under compCtx, cancelled before the hub stops so nothing retries against a
 	// stopped API server.
 	compCtx, cancelComps := context.WithCancel(klog.NewContext(context.Background(), logger))
-	var ctrlDone chan error
+	var ctrl *rolloutsim.Controller
 	defer func() {
 		cancelComps()
 		var errs []error
-		if ctrlDone != nil {
-			select {
-			case cerr := <-ctrlDone:
-				if cerr != nil {
-					errs = append(errs, fmt.Errorf("the controller: %w", cerr))
-				}
-			case <-time.After(30 * time.Second):
-				errs = append(errs, errors.New("the controller did not stop within 30s"))
+		if ctrl != nil {
+			if cerr := ctrl.Stop(); cerr != nil {
+				errs = append(errs, fmt.Errorf("the controller: %w", cerr))
 			}
 		}
 		if r.view != nil {
 			r.view.shutdown()
-		}
-		if r.placements != nil {
-			r.placements.shutdown()
 		}
 		if r.engine != nil {
 			// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
@@ -411,10 +405,16 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 				errs = append(errs, rerr)
 			}
 		}
+		if r.ocm != nil {
+			if oerr := r.ocm.Stop(); oerr != nil {
+				errs = append(errs, fmt.Errorf("stopping OCM's placement controller: %w", oerr))
+			}
+			pids = append(pids, r.ocm.PIDs()...)
+		}
 		if serr := r.hub.Stop(); serr != nil {
 			errs = append(errs, serr)
 		}
-		sum.Leftovers = leftovers(pids)
+		sum.Leftovers = childproc.Leftovers(pids)
 		sum.Total = time.Since(begin)
 		if sum.Steps != nil || sum.Interrupted {
 			printSummary(out, sum)
@@ -422,7 +422,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if len(sum.Leftovers) > 0 {
 			fmt.Fprintf(out, "STILL RUNNING after the shutdown: %s\n", strings.Join(sum.Leftovers, ", "))
 		} else {
-			fmt.Fprintf(out, "Stopped the controller, the simulated agents, kube-apiserver (pid %d) and etcd (pid %d); "+
+			fmt.Fprintf(out, "Stopped the controller, the simulated agents, OCM's placement controller, kube-apiserver (pid %d) and etcd (pid %d); "+
 				"no process of the demo is left running.\n", pids[0], pids[1])
 		}
 		if err == nil && len(errs) > 0 {
@@ -463,12 +463,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		// What addonops-controller --deploy-templates runs next to the rollout controller.
 		copts.DeployTemplates = &templatedeploy.Options{}
 	}
-	ctrl, err := controller.New(cfg, copts)
-	if err != nil {
-		return nil, fmt.Errorf("building the controller: %w", err)
+	if ctrl, err = rolloutsim.StartController(compCtx, cfg, copts); err != nil {
+		return nil, err
 	}
-	ctrlDone = make(chan error, 1)
-	go func() { ctrlDone <- ctrl.Run(compCtx) }()
 	agent, err := simagent.New(cfg, aopts)
 	if err != nil {
 		return nil, fmt.Errorf("building the simulated agent: %w", err)
@@ -481,17 +478,21 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
 	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
 		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
-	if r.engine == nil {
-		fmt.Fprintf(out, "  placements:     SIMULATED: the demo decides each Placement it applies from its spec and the cluster labels "+
-			"(no OCM placement controller runs)\n")
-	} else {
-		fmt.Fprintf(out, "  placements:     SIMULATED: the demo watches the Placements %s applies and decides each from its spec and the "+
-			"cluster labels (no OCM placement controller runs)\n", r.engine.Name())
+
+	fmt.Fprintf(out, "\nStarting OCM's placement controller (internal/testing/ocmhub)\n")
+	if r.ocm, err = ocmhub.Start(ctx, r.hub, ocmhub.Options{SimulatedAgents: true, RepoRoot: o.RepoRoot}); err != nil {
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
+		return nil, fmt.Errorf("starting OCM's placement controller: %w", err)
 	}
+	fmt.Fprintf(out, "  up in %s (bin/ocm-placement, pid %d; log %s): it decides every Placement, as on a real hub\n",
+		seconds(r.ocm.PlacementStartup), r.ocm.PIDs()[0], r.ocm.PlacementLog)
 
 	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
 	regStart := time.Now()
-	if err := r.fleet.register(ctx, clients, 32); err != nil {
+	if _, err := r.ocm.AddClusters(ctx, r.fleet.clusters()...); err != nil {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			return sum, nil
@@ -510,12 +511,6 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	if r.engine != nil {
-		if r.placements, err = newPlacementWatcher(clients, r.clusters); err != nil {
-			return nil, err
-		}
-		if err := r.placements.start(compCtx); err != nil {
-			return nil, err
-		}
 		fmt.Fprintf(out, "\nStarting %s against the hub\n", r.engine.Name())
 		lines, err := r.engine.Start(ctx, r.hub, r.git.repo)
 		if err != nil {

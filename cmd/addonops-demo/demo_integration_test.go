@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
@@ -73,7 +74,7 @@ func checkNothingLeft(t *testing.T, sum *Summary) {
 	if len(sum.Leftovers) > 0 {
 		t.Errorf("the demo reports processes left running: %v", sum.Leftovers)
 	}
-	if c := children(os.Getpid()); len(c) > 0 {
+	if c := childproc.Children(os.Getpid()); len(c) > 0 {
 		t.Errorf("child processes still running after the demo: %v", c)
 	}
 }
@@ -86,6 +87,15 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkWholeDemo(t, sum, out.String())
+	// Without an engine the demo waits for OCM's decisions between the two phases of its apply.
+	for _, want := range []string{
+		"Placement default/global-placement: 6 clusters decided by OCM's placement controller",
+		"Placement default/canary-placement: 2 clusters decided by OCM's placement controller",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output does not say %q", want)
+		}
+	}
 }
 
 // checkWholeDemo checks a quick run of every step: the four examples, the pause, the bad version
@@ -264,6 +274,7 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		}
 	}
 	for _, want := range []string{"SIMULATED", "simulated work agent", "SUMMARY", "no process of the demo is left running",
+		"it decides every Placement, as on a real hub", // OCM's placement controller, not the demo, decides them
 		"default/global-placement goes back to v0.10.0, which the add-on ran to completion in 01-fresh-install",
 		// rolloutview's rollback line, as `addonops status` prints it.
 		"rollback to version ", ": succeeded, every cluster runs it again",

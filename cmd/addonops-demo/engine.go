@@ -20,6 +20,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -30,10 +31,9 @@ import (
 // each commit to the hub as it would from a user's repository: Flux from the rendered directory
 // pushed as an OCI artifact (health/flux/addonops-hub.yaml's OCIRepository and Kustomization, with
 // their health checks), Argo CD from an Application syncing the rendered directory (automated
-// sync, our health checks in argocd-cm). The demo waits until the engine applied the commit,
-// decides the Placements the engine created or changed (placementWatcher: no OCM placement
-// controller runs), follows the rollout as without an engine, and shows the engine's own status
-// next to it; a step ends when the demo's view and the engine's health verdict agree (or the
+// sync, our health checks in argocd-cm). The demo waits until the engine applied the commit and
+// OCM's placement controller scheduled its Placements, follows the rollout as without an engine,
+// and shows the engine's own status next to it; a step ends when the demo's view and the engine's health verdict agree (or the
 // engine did not agree within engineVerdictWait, which the step reports as not expected).
 
 // Engines (--engine).
@@ -304,6 +304,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 	var failed error
 	var gens map[string]int64
 	var addons []string
+	var decided map[string]int
 	var pending string
 	var es engineState
 	_, err = harness.Until(waitCtx, r.o.StepTimeout, 100*time.Millisecond, func() string {
@@ -322,7 +323,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		}
 		if failed == nil {
 			var err error
-			if gens, addons, pending, err = r.onHub(ctx, st); err != nil {
+			if gens, addons, decided, pending, err = r.onHub(ctx, st); err != nil {
 				failed = err
 			}
 		}
@@ -332,7 +333,7 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 		}
 		if pending == "" {
 			r.disp.finish(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}})
-			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, r.placements))
+			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, decided))
 			return ""
 		}
 		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
@@ -357,11 +358,11 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 
 // onHub reads the step's ClusterManagementAddOns and Placements from the hub: pending names the
 // first one that is not there as the step has it (every field the step sets, with the value it
-// sets; the server adds defaults), or a Placement the simulated placement controller has not
-// decided at its current generation. Once none is pending it returns the add-ons' generations and
-// names.
-func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, addons []string, pending string, err error) {
-	gens = map[string]int64{}
+// sets; the server adds defaults), or a Placement OCM's placement controller has not scheduled
+// (ocmhub.Scheduled). Once none is pending it returns the add-ons' generations and names and the
+// Placements' numbers of clusters.
+func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, addons []string, decided map[string]int, pending string, err error) {
+	gens, decided = map[string]int64{}, map[string]int{}
 	for _, o := range st.Objects {
 		gk := o.GroupVersionKind().GroupKind()
 		if gk != placementGK && gk != cmaGVK.GroupKind() {
@@ -371,27 +372,25 @@ func (r *demoRun) onHub(ctx context.Context, st step) (gens map[string]int64, ad
 		mapping, err := r.clients.Dynamic.Resource(gvrOf(o)).Namespace(o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			return nil, nil, what, nil
+			return nil, nil, nil, what, nil
 		case err != nil:
-			return nil, nil, "", fmt.Errorf("reading %s: %w", what, err)
+			return nil, nil, nil, "", fmt.Errorf("reading %s: %w", what, err)
 		}
 		if !holds(mapping.Object["spec"], o.Object["spec"]) || !holds(mapping.GetAnnotations(), o.GetAnnotations()) {
-			return nil, nil, what + " as the commit has it", nil
+			return nil, nil, nil, what + " as the commit has it", nil
 		}
 		if gk == placementGK {
-			d, ok := r.placements.decision(ssapply.Name(o))
-			if !ok || d.Generation < mapping.GetGeneration() {
-				return nil, nil, what + " decided", nil
+			n, pending, err := ocmhub.Scheduled(ctx, r.hub.Clients, o.GetNamespace(), o.GetName())
+			if err != nil || pending != "" {
+				return nil, nil, nil, pending, err
 			}
-			if d.Err != nil {
-				return nil, nil, "", d.Err
-			}
+			decided[ssapply.Name(o)] = n
 			continue
 		}
 		gens[o.GetName()] = mapping.GetGeneration()
 		addons = append(addons, o.GetName())
 	}
-	return gens, addons, "", nil
+	return gens, addons, decided, "", nil
 }
 
 // holds reports whether live holds every field of want with want's value: maps may have more keys
@@ -444,15 +443,14 @@ func gvrOf(o *unstructured.Unstructured) schema.GroupVersionResource {
 
 // describeOnHub says what of the step reached the hub: its add-ons' generations and its
 // Placements, decided.
-func describeOnHub(st step, gens map[string]int64, pw *placementWatcher) string {
+func describeOnHub(st step, gens map[string]int64, decided map[string]int) string {
 	var parts []string
 	for _, o := range st.Objects {
 		switch o.GroupVersionKind().GroupKind() {
 		case cmaGVK.GroupKind():
 			parts = append(parts, fmt.Sprintf("ClusterManagementAddOn %s (generation %d)", o.GetName(), gens[o.GetName()]))
 		case placementGK:
-			d, _ := pw.decision(ssapply.Name(o))
-			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by the simulated placement controller", ssapply.Name(o), plural(d.Clusters, "cluster")))
+			parts = append(parts, fmt.Sprintf("Placement %s, %s decided by OCM's placement controller", ssapply.Name(o), plural(decided[ssapply.Name(o)], "cluster")))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -529,11 +527,11 @@ func (e *EngineResult) failedOnTheWay() string {
 }
 
 // uncounted reports whether a placement of the snapshots owns decided clusters (snapshot.owned)
-// that its progression does not count yet (it counts none). An engine applies a step's objects in one go, and the
-// controller may see a new Placement before the demo's simulated placement controller decided it
-// (no PlacementDecisions yet: a rollout of no cluster, complete at once); until the controller
-// counted the decided clusters, that success is not the step's. (Without an engine the demo
-// decides the Placements before it applies the ClusterManagementAddOns, and this cannot happen.)
+// that its progression does not count yet (it counts none). An engine applies a step's objects in
+// one go, and the controller may see a new Placement before OCM's placement controller scheduled
+// it (no PlacementDecisions yet: a rollout of no cluster, complete at once); until the controller
+// counted the decided clusters, that success is not the step's. (Without an engine the demo waits
+// for the Placements' decisions before it applies the ClusterManagementAddOns.)
 func uncounted(snaps []snapshot) bool {
 	for _, s := range snaps {
 		for _, p := range s.View.Placements {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
@@ -122,9 +123,9 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 	}
 	for _, want := range []string{
 		"delivered in turn to a local hub by " + name + " from a local Git repository",
-		"Placement default/global-placement, 6 clusters decided by the simulated placement controller",
-		"Placement default/canary-placement, 2 clusters decided by the simulated placement controller",
-		"applies and decides each from its spec", // the placements line of what runs
+		"Placement default/global-placement, 6 clusters decided by OCM's placement controller",
+		"Placement default/canary-placement, 2 clusters decided by OCM's placement controller",
+		"it decides every Placement, as on a real hub", // the placements line of what runs
 		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
 		"the demo's view agrees",
 		"delivered by " + name + " from a local Git repository, speed 10",
@@ -177,7 +178,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 			return
 		}
 		// The kernel keeps the first 15 bytes of a command's name.
-		for _, c := range children(os.Getpid()) {
+		for _, c := range childproc.Children(os.Getpid()) {
 			if strings.HasSuffix(c, "(flux-source-con)") {
 				pid, _ := strconv.Atoi(strings.Fields(c)[0])
 				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -188,7 +189,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 				return
 			}
 		}
-		killed <- fmt.Sprintf("no source-controller among the children %v", children(os.Getpid()))
+		killed <- fmt.Sprintf("no source-controller among the children %v", childproc.Children(os.Getpid()))
 	}()
 	sum, err := Run(context.Background(), o)
 	ended()

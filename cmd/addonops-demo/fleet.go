@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
-
-	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ocmhub"
 )
 
 // CanaryLabel selects the canary clusters: kustomize-rollout-examples' canary-placement requires
 // it (see that README).
 const CanaryLabel = "addonops.io/canary"
-
-// clusterSet is the ManagedClusterSet every simulated cluster joins. The examples' placements
-// select from it, as OCM's registration puts every new cluster in "default".
-const clusterSet = "default"
 
 // fleet is the set of simulated clusters: their names, which are canaries and which fail.
 type fleet struct {
@@ -68,13 +59,17 @@ func pickFailing(n int, rate float64) []int {
 	return out
 }
 
-// labels are the labels of cluster name.
-func (f fleet) labels(name string) map[string]string {
-	l := map[string]string{clusterv1beta2.ClusterSetLabel: clusterSet}
-	if f.canary[name] {
-		l[CanaryLabel] = "true"
+// clusters are the fleet's clusters as ocmhub registers them: the canaries labelled (ocmhub adds
+// the ClusterSet label, "default", the set the examples' ManagedClusterSetBinding binds).
+func (f fleet) clusters() []ocmhub.Cluster {
+	out := make([]ocmhub.Cluster, len(f.names))
+	for i, name := range f.names {
+		out[i] = ocmhub.Cluster{Name: name}
+		if f.canary[name] {
+			out[i].Labels = map[string]string{CanaryLabel: "true"}
+		}
 	}
-	return l
+	return out
 }
 
 // sorted returns the names of the clusters in set, in fleet order.
@@ -97,38 +92,4 @@ func describe(names []string, most int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s, ... (%d)", strings.Join(names[:most], ", "), len(names))
-}
-
-// register makes every cluster of the fleet a joined, available ManagedCluster of the cluster set,
-// with its cluster namespace: what OCM's registration controller and a cluster's registration
-// agent would leave on the hub. parallel requests run at once (thousands of clusters).
-func (f fleet) register(ctx context.Context, c *localhub.Clients, parallel int) error {
-	if err := localhub.EnsureClusterSet(ctx, c, clusterSet); err != nil {
-		return err
-	}
-	sem := make(chan struct{}, max(parallel, 1))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []error
-	for _, name := range f.names {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return ctx.Err()
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if _, err := localhub.EnsureManagedCluster(ctx, c, name, f.labels(name)); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		return fmt.Errorf("registering %d of %d simulated clusters failed; first errors: %w", len(errs), len(f.names), errors.Join(errs[:min(3, len(errs))]...))
-	}
-	return nil
 }

@@ -1,11 +1,12 @@
 // Command addonops-demo is `make demo`: the whole product on one machine in a minute or two.
 //
 // It starts a local OCM hub (a real kube-apiserver and etcd with OCM's CRDs, internal/testing/localhub),
-// the addonops controller in-process, and a simulated work agent for N simulated clusters
-// (internal/testing/simagent); registers the clusters (a tenth labelled addonops.io/canary=true); then
-// applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn the way Argo CD or Flux would
-// (`go tool kustomize build --enable-alpha-plugins --enable-exec`, the KRM functions from bin/, then
-// server-side apply of every object) and shows each rollout live as `addonops status` shows it
+// the addonops controller in-process, OCM's own placement controller (bin/ocm-placement,
+// internal/testing/ocmhub), which decides every Placement, and a simulated work agent for N
+// simulated clusters (internal/testing/simagent); registers the clusters (a tenth labelled
+// addonops.io/canary=true); then applies kustomize-rollout-examples 01 -> 02 -> 03 -> 04 in turn
+// the way Argo CD or Flux would (`go tool kustomize build --enable-alpha-plugins --enable-exec`,
+// the KRM functions from bin/, then server-side apply of every object) and shows each rollout live as `addonops status` shows it
 // (internal/rolloutview, without the per-cluster lines). It ends with a summary table and the
 // version history as `addonops history` prints it, and stops everything it started.
 //

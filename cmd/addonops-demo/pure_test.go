@@ -10,13 +10,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
-	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 
 	"github.com/addonops/addonops/internal/rolloutview"
-	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -58,90 +54,15 @@ func TestNewFleet(t *testing.T) {
 	if got := f.sorted(f.failing); !slices.Equal(got, []string{"cluster-10", "cluster-20"}) {
 		t.Errorf("failing = %v", got)
 	}
-	if l := f.labels("cluster-01"); l[CanaryLabel] != "true" || l[clusterv1beta2.ClusterSetLabel] != clusterSet {
-		t.Errorf("labels of a canary = %v", l)
+	cls := f.clusters()
+	if len(cls) != 20 || cls[0].Name != "cluster-01" || cls[0].Labels[CanaryLabel] != "true" {
+		t.Errorf("first cluster registered = %+v, want cluster-01 labelled %s=true", cls[0], CanaryLabel)
 	}
-	if l := f.labels("cluster-03"); l[CanaryLabel] != "" {
-		t.Errorf("labels of a non-canary = %v", l)
+	if cls[2].Labels[CanaryLabel] != "" {
+		t.Errorf("labels of a non-canary = %v", cls[2].Labels)
 	}
 	if f := newFleet(2000, defaultCanaries(2000), 0); f.names[0] != "cluster-0001" || len(f.canary) != 200 {
 		t.Errorf("2000 clusters: first %s, %d canaries", f.names[0], len(f.canary))
-	}
-}
-
-func TestDecidePlacement(t *testing.T) {
-	clusters := []clusterInfo{
-		{Name: "c3", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default"}},
-		{Name: "c1", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default", CanaryLabel: "true"}},
-		{Name: "c2", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "default", "region": "eu"}},
-		{Name: "c4", Labels: map[string]string{clusterv1beta2.ClusterSetLabel: "other", CanaryLabel: "true"}},
-		{Name: "c5", Labels: map[string]string{}},
-	}
-	canary := clusterv1beta1.ClusterPredicate{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{CanaryLabel: "true"}}}}
-	eu := clusterv1beta1.ClusterPredicate{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-		LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}}
-	two := int32(2)
-	for _, tc := range []struct {
-		name    string
-		spec    clusterv1beta1.PlacementSpec
-		want    []localhub.DecisionGroup
-		wantErr string
-	}{
-		{name: "cluster set, sorted by name",
-			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3"}}}},
-		{name: "no cluster set: every cluster",
-			spec: clusterv1beta1.PlacementSpec{},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3", "c4", "c5"}}}},
-		{name: "the examples' canary placement",
-			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, Predicates: []clusterv1beta1.ClusterPredicate{canary}},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1"}}}},
-		{name: "predicates are ORed",
-			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, Predicates: []clusterv1beta1.ClusterPredicate{canary, eu}},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2"}}}},
-		{name: "nothing selected: no group (SetPlacementDecisions writes one empty decision)",
-			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"none"}}},
-		{name: "numberOfClusters takes the first by name",
-			spec: clusterv1beta1.PlacementSpec{ClusterSets: []string{"default"}, NumberOfClusters: &two},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2"}}}},
-		{name: "decision groups by label, then the rest split by clustersPerDecisionGroup",
-			spec: clusterv1beta1.PlacementSpec{DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
-				DecisionGroups: []clusterv1beta1.DecisionGroup{{GroupName: "canary", ClusterSelector: clusterv1beta1.GroupClusterSelector{
-					LabelSelector: metav1.LabelSelector{MatchLabels: map[string]string{CanaryLabel: "true"}}}}},
-				ClustersPerDecisionGroup: intstr.FromInt32(2)}}},
-			want: []localhub.DecisionGroup{{Name: "canary", Clusters: []string{"c1", "c4"}}, {Clusters: []string{"c2", "c3"}}, {Clusters: []string{"c5"}}}},
-		{name: "percentage per group rounds up",
-			spec: clusterv1beta1.PlacementSpec{DecisionStrategy: clusterv1beta1.DecisionStrategy{GroupStrategy: clusterv1beta1.GroupStrategy{
-				ClustersPerDecisionGroup: intstr.FromString("50%")}}},
-			want: []localhub.DecisionGroup{{Clusters: []string{"c1", "c2", "c3"}}, {Clusters: []string{"c4", "c5"}}}},
-		{name: "claim selectors are refused",
-			spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-				ClaimSelector: clusterv1beta1.ClusterClaimSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "id", Operator: "Exists"}}}}}}},
-			wantErr: "claim or CEL selector"},
-		{name: "invalid label selectors are refused",
-			spec: clusterv1beta1.PlacementSpec{Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
-				LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Bogus"}}}}}}},
-			wantErr: "predicate 0"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p"}, Spec: tc.spec}
-			got, err := decidePlacement(p, clusters)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "default/p") {
-					t.Fatalf("err = %v, want one naming default/p and containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.EqualFunc(got, tc.want, func(a, b localhub.DecisionGroup) bool {
-				return a.Name == b.Name && slices.Equal(a.Clusters, b.Clusters)
-			}) {
-				t.Errorf("groups = %+v, want %+v", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
@@ -73,31 +72,16 @@ type mcaEvent struct {
 // recorder stops: an event for each change of an MCA's state (a status write that changes none of
 // it is not one). A deletion is not recorded: the MCA keeps its last recorded state.
 func recordMCAs(ctx context.Context, c addonclient.Interface) (*harness.Recorder[mcaEvent], error) {
-	api := c.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll)
 	// snap runs for the listed MCAs, then for each watch event in turn: never at once.
 	last := map[string]mcaState{}
-	snap := func(typ watch.EventType, m *addonv1alpha1.ManagedClusterAddOn) []mcaEvent {
+	rec, err := harness.RecordMCASnapshots(ctx, c, "", func(typ watch.EventType, m *addonv1alpha1.ManagedClusterAddOn) []mcaEvent {
 		st := stateOf(m)
 		if prev, ok := last[st.Key()]; typ == watch.Deleted || ok && prev == st {
 			return nil
 		}
 		last[st.Key()] = st
 		return []mcaEvent{{At: time.Now(), mcaState: st}}
-	}
-	rec, err := harness.Record(ctx, "ManagedClusterAddOns", harness.ListWatch[*addonv1alpha1.ManagedClusterAddOn]{
-		List: func(ctx context.Context, o metav1.ListOptions) ([]*addonv1alpha1.ManagedClusterAddOn, string, error) {
-			l, err := api.List(ctx, o)
-			if err != nil {
-				return nil, "", err
-			}
-			out := make([]*addonv1alpha1.ManagedClusterAddOn, 0, len(l.Items))
-			for i := range l.Items {
-				out = append(out, &l.Items[i])
-			}
-			return out, l.ResourceVersion, nil
-		},
-		Watch: api.Watch,
-	}, snap)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("recording the MCAs' changes: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,19 +19,7 @@ import (
 
 // gone tells whether pid no longer runs: it does not exist, or it is a zombie waiting for a reaper
 // that is not us (the orphan case).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name, which is in parentheses.
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] == "Z"
-}
+func gone(pid int) bool { return !Running(pid) }
 
 func TestStartLogsAndStops(t *testing.T) {
 	dir := t.TempDir()
@@ -200,5 +189,30 @@ func TestCheckExecutable(t *testing.T) {
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
 			t.Errorf("CheckExecutable(%s) = %v, want %q", tc.path, err, tc.want)
 		}
+	}
+}
+
+// TestChildrenAndLeftovers: a running child is listed by its parent's Children and by Leftovers,
+// by PID too; once stopped, it is listed by neither.
+func TestChildrenAndLeftovers(t *testing.T) {
+	p, err := Start(Spec{Name: "sleeper", Path: "/bin/sleep", Args: []string{"60"}, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d (sleep)", p.PID())
+	if got := Children(os.Getpid()); !slices.Contains(got, want) {
+		t.Errorf("Children = %v, want %q among them", got, want)
+	}
+	if got := Leftovers([]int{p.PID()}); !slices.Contains(got, want) || !slices.Contains(got, fmt.Sprintf("process %d", p.PID())) {
+		t.Errorf("Leftovers = %v, want the process by PID and as a child", got)
+	}
+	if err := p.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := Leftovers([]int{p.PID()}); len(got) > 0 {
+		t.Errorf("Leftovers after Stop = %v, want none", got)
+	}
+	if Running(p.PID()) {
+		t.Errorf("Running(%d) after Stop", p.PID())
 	}
 }

@@ -243,12 +243,15 @@ func RecordMCAs(ctx context.Context, c addonclient.Interface, addon string) (*Re
 	})
 }
 
-// RecordMCASnapshots records the ManagedClusterAddOns named addon, in every cluster namespace, as
-// the snapshots snap makes of them.
+// RecordMCASnapshots records the ManagedClusterAddOns named addon ("": of every add-on, as the
+// demo does), in every cluster namespace, as the snapshots snap makes of them.
 func RecordMCASnapshots[T Keyed](ctx context.Context, c addonclient.Interface, addon string, snap func(watch.EventType, *addonv1alpha1.ManagedClusterAddOn) []T) (*Recorder[T], error) {
 	api := c.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll)
-	sel := fields.OneTermEqualSelector("metadata.name", addon).String()
-	return Record(ctx, "ManagedClusterAddOns "+addon, ListWatch[*addonv1alpha1.ManagedClusterAddOn]{
+	sel, what := fields.OneTermEqualSelector("metadata.name", addon).String(), "ManagedClusterAddOns "+addon
+	if addon == "" {
+		sel, what = "", "ManagedClusterAddOns"
+	}
+	return Record(ctx, what, ListWatch[*addonv1alpha1.ManagedClusterAddOn]{
 		List: func(ctx context.Context, o metav1.ListOptions) ([]*addonv1alpha1.ManagedClusterAddOn, string, error) {
 			o.FieldSelector = sel
 			l, err := api.List(ctx, o)

@@ -58,3 +58,10 @@ func (b binary) resolve(explicit, repoRootOpt string) (string, error) {
 func AddonBinary(explicit, repoRoot string) (string, error) {
 	return addonBinary.resolve(explicit, repoRoot)
 }
+
+// PlacementBinary returns the path of OCM's placement controller (bin/ocm-placement, `make
+// bin/ocm-placement`) as Start finds it, or an error naming where it looked and how to build it: a
+// caller that starts other parts first (the demo) checks it before anything runs.
+func PlacementBinary(explicit, repoRoot string) (string, error) {
+	return placementBinary.resolve(explicit, repoRoot)
+}

@@ -210,6 +210,16 @@ func TestStartNamesMissingBinaries(t *testing.T) {
 		t.Errorf("Start left %v in TMPDIR", left)
 	}
 
+	// With SimulatedAgents no work agent runs: only the placement controller is asked for.
+	_, err = Start(context.Background(), hub, Options{RepoRoot: root, SimulatedAgents: true})
+	assertMentions(t, err, []string{"make ocm-binaries", filepath.Join(root, "bin/ocm-placement")})
+	if err != nil && strings.Contains(err.Error(), "bin/ocm-work") {
+		t.Errorf("Start with SimulatedAgents asks for the work agent: %v", err)
+	}
+	if _, err := PlacementBinary("", root); err == nil || !strings.Contains(err.Error(), "make bin/ocm-placement") {
+		t.Errorf("PlacementBinary in a tree without it: %v, want an error naming make bin/ocm-placement", err)
+	}
+
 	if _, err := Start(context.Background(), nil, Options{}); err == nil || !strings.Contains(err.Error(), "localhub") {
 		t.Errorf("Start without a hub: err = %v, want one saying it needs a localhub.Hub", err)
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	// PlacementDecisions themselves (the controller benchmark, whose thousands of simulated clusters
 	// are in no ClusterSet: the controller would empty their decisions).
 	WithoutPlacementController bool
+	// SimulatedAgents starts no work agent: AddClusters only registers the clusters, and something
+	// else answers for their ManifestWorks (internal/testing/simagent, as the demo runs it: one
+	// process for thousands of clusters). Start then needs no bin/ocm-work.
+	SimulatedAgents bool
 	// AddonManagerKubeconfig is the addon-manager's kubeconfig. Default: the hub's. A kubeconfig of
 	// its own user (localhub.Options.Users) tells its requests from others' in the audit log.
 	AddonManagerKubeconfig string
@@ -173,8 +177,10 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *OCM, err er
 	if o.placementBin, err = placementBinary.resolve(opts.PlacementPath, opts.RepoRoot); err != nil {
 		problems = append(problems, err.Error())
 	}
-	if o.workBin, err = workBinary.resolve(opts.WorkPath, opts.RepoRoot); err != nil {
-		problems = append(problems, err.Error())
+	if !opts.SimulatedAgents {
+		if o.workBin, err = workBinary.resolve(opts.WorkPath, opts.RepoRoot); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if opts.AddonManager {
 		if o.addonBin, err = addonBinary.resolve(opts.AddonPath, opts.RepoRoot); err != nil {
@@ -336,7 +342,8 @@ func (o *OCM) verbosity() []string {
 
 // AddClusters registers each cluster on the hub (its namespace, a ManagedCluster that joined, is
 // available and is labelled into the ClusterSet plus Cluster.Labels) and starts its work agent,
-// then waits until every new agent runs. A cluster whose agent already runs only gets its labels
+// then waits until every new agent runs (with Options.SimulatedAgents it only registers them and
+// returns no agent). A cluster whose agent already runs only gets its labels
 // updated. Agents are returned in the order of clusters. On error, the agents this call started are
 // stopped again.
 func (o *OCM) AddClusters(ctx context.Context, clusters ...Cluster) ([]*Agent, error) {
@@ -356,15 +363,11 @@ func (o *OCM) AddClusters(ctx context.Context, clusters ...Cluster) ([]*Agent, e
 		}
 		seen[cl.Name] = true
 	}
-	for _, cl := range clusters {
-		labels := maps.Clone(cl.Labels)
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[clusterv1beta2.ClusterSetLabel] = o.ClusterSet
-		if _, err := localhub.EnsureManagedCluster(ctx, o.Hub.Clients, cl.Name, labels); err != nil {
-			return nil, fmt.Errorf("ocmhub: registering cluster %s: %w", cl.Name, err)
-		}
+	if err := o.register(ctx, clusters); err != nil {
+		return nil, err
+	}
+	if o.opts.SimulatedAgents {
+		return nil, nil
 	}
 
 	// New agents start at once: together they take hardly longer than one.
@@ -391,6 +394,49 @@ func (o *OCM) AddClusters(ctx context.Context, clusters ...Cluster) ([]*Agent, e
 		return nil, fmt.Errorf("%w\n(OCM logs in %s)", err, o.LogDir)
 	}
 	return out, nil
+}
+
+// registerParallel is how many clusters AddClusters registers at once: the demo registers
+// thousands.
+const registerParallel = 32
+
+// register makes each cluster a joined, available ManagedCluster of the ClusterSet, with its
+// cluster namespace: what OCM's registration controller and a cluster's registration agent would
+// leave on the hub.
+func (o *OCM) register(ctx context.Context, clusters []Cluster) error {
+	sem := make(chan struct{}, registerParallel)
+	errs := make([]error, len(clusters))
+	var wg sync.WaitGroup
+	for i, cl := range clusters {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			labels := maps.Clone(cl.Labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[clusterv1beta2.ClusterSetLabel] = o.ClusterSet
+			if _, err := localhub.EnsureManagedCluster(ctx, o.Hub.Clients, cl.Name, labels); err != nil {
+				errs[i] = fmt.Errorf("ocmhub: registering cluster %s: %w", cl.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	var failed []error
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 3 {
+		return fmt.Errorf("ocmhub: registering %d of %d clusters failed; the first three: %w", len(failed), len(clusters), errors.Join(failed[:3]...))
+	}
+	return errors.Join(failed...)
 }
 
 // startAgent starts the work agent of cluster and waits until it runs. Hub and spoke are the same

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
+	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -679,5 +680,68 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	}
 	if _, err := ocm.AddClusters(ctx, ocmhub.Cluster{Name: "cluster5"}); err == nil || !strings.Contains(err.Error(), "after Stop") {
 		t.Errorf("AddClusters after Stop: err = %v, want a refusal", err)
+	}
+}
+
+// TestSimulatedAgentsAndScheduled: with SimulatedAgents, AddClusters registers the clusters and
+// starts no work agent (the placement controller is the only process); Scheduled says what a
+// Placement waits for until OCM's decisions hold its selected clusters.
+func TestSimulatedAgentsAndScheduled(t *testing.T) {
+	hub := localhub.ForTest(t)
+	ctx := ctxFor(t)
+	ocm := ocmhub.ForTest(t, hub, ocmhub.Options{SimulatedAgents: true})
+	// The package's tests share one hub: the Placement below selects these clusters by label.
+	sim := map[string]string{"ocmhub-simulated": "true"}
+	agents, err := ocm.AddClusters(ctx, ocmhub.Cluster{Name: "sim1", Labels: sim}, ocmhub.Cluster{Name: "sim2", Labels: sim},
+		ocmhub.Cluster{Name: "sim3", Labels: sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 0 || len(ocm.PIDs()) != 1 {
+		t.Errorf("AddClusters with SimulatedAgents: agents %v, processes %v; want no agent, the placement controller alone", agents, ocm.PIDs())
+	}
+	for _, name := range []string{"sim1", "sim2", "sim3"} {
+		mc, err := hub.Clients.Cluster.ClusterV1().ManagedClusters().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("cluster %s not registered: %v", name, err)
+		}
+		if mc.Labels[clusterv1beta2.ClusterSetLabel] != ocm.ClusterSet {
+			t.Errorf("cluster %s labels %v, want it in set %s", name, mc.Labels, ocm.ClusterSet)
+		}
+	}
+
+	const ns = "ocmhub-scheduled"
+	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, ns); err != nil {
+		t.Fatal(err)
+	}
+	if _, pending, err := ocmhub.Scheduled(ctx, hub.Clients, ns, "all"); err != nil || !strings.Contains(pending, "not on the hub") {
+		t.Errorf("Scheduled of a missing Placement: pending %q, err %v; want it pending, not on the hub", pending, err)
+	}
+	p := &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all"}, Spec: clusterv1beta1.PlacementSpec{
+		Predicates: []clusterv1beta1.ClusterPredicate{{RequiredClusterSelector: clusterv1beta1.ClusterSelector{
+			LabelSelector: metav1.LabelSelector{MatchLabels: sim}}}}}}
+	if _, err := hub.Clients.Cluster.ClusterV1beta1().Placements(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No ManagedClusterSetBinding in ns yet: OCM says so, and Scheduled passes it on.
+	waitFor(t, 2*time.Minute, "Scheduled to quote OCM's NoManagedClusterSetBindings", func(ctx context.Context) (string, error) {
+		_, pending, err := ocmhub.Scheduled(ctx, hub.Clients, ns, "all")
+		if err != nil || strings.Contains(pending, "NoManagedClusterSetBindings") {
+			return "", err
+		}
+		return "pending " + pending, nil
+	})
+	if err := ocm.BindClusterSet(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	waitFor(t, 2*time.Minute, "the Placement scheduled", func(ctx context.Context) (string, error) {
+		var pending string
+		var err error
+		n, pending, err = ocmhub.Scheduled(ctx, hub.Clients, ns, "all")
+		return pending, err
+	})
+	if n != 3 {
+		t.Errorf("Scheduled: %d clusters, want 3", n)
 	}
 }

@@ -140,24 +140,17 @@ func (s *Scenario) config() *rest.Config {
 // the test.
 func (s *Scenario) StartController() {
 	s.t.Helper()
-	c, err := controller.New(s.config(), s.controllerOpts)
+	c, err := StartController(s.Ctx, s.config(), s.controllerOpts)
 	if err != nil {
 		s.t.Fatalf("controller: %v", err)
 	}
-	ctx, cancel := context.WithCancel(s.Ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
+	// Only a controller that does not stop fails the test: an error it returns once stopped is
+	// about the stop.
 	var once sync.Once
 	s.stopController = func() {
 		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil && ctx.Err() == nil {
-					s.t.Errorf("controller: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				s.t.Errorf("controller did not stop within 30s")
+			if err := c.Stop(); !stopped(err) {
+				s.t.Errorf("%v", err)
 			}
 		})
 	}
