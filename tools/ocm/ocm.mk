@@ -1,5 +1,5 @@
 # OCM's own placement controller, work agent and addon-manager, open-cluster-management.io/ocm
-# v1.2.1, for the end-to-end suite (internal/ocmhub). Included from the top-level Makefile; paths are
+# v1.2.1, for the end-to-end suite and the demo (the placement controller; internal/testing/ocmhub). Included from the top-level Makefile; paths are
 # relative to the repository root. internal/ocmhub looks for exactly these paths;
 # $ADDONOPS_OCM_PLACEMENT, $ADDONOPS_OCM_WORK and $ADDONOPS_OCM_ADDON override them at run time.
 #
