@@ -144,3 +144,37 @@ func pageAnchors(text string) []string {
 	}
 	return list
 }
+
+// navEntry is a page of mkdocs.yml's nav: "- Title: page.md" or "- page.md".
+var navEntry = regexp.MustCompile(`^\s*-\s+(?:[^:]+:\s+)?([\w./-]+\.md)\s*$`)
+
+// TestMkdocsNav keeps the site's navigation and the docs/ tree together: every page the nav
+// lists exists, and every page of docs/ is in the nav, but for the CLI reference's per-command
+// pages, which its index links.
+func TestMkdocsNav(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "mkdocs.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nav := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := navEntry.FindStringSubmatch(line); m != nil {
+			nav[m[1]] = true
+			if _, err := os.Stat(filepath.Join(root, "docs", m[1])); err != nil {
+				t.Errorf("mkdocs.yml lists docs/%s, which does not exist: fix the entry or write the page", m[1])
+			}
+		}
+	}
+	if len(nav) == 0 {
+		t.Fatal("mkdocs.yml lists no page: has its nav's shape changed?")
+	}
+	for _, f := range markdownFiles(t) {
+		page, ok := strings.CutPrefix(f.path, "docs/")
+		if !ok || strings.HasPrefix(page, "reference/cli/") {
+			continue
+		}
+		if !nav[page] {
+			t.Errorf("%s is not in mkdocs.yml's nav: add it where a reader looks for it", f.path)
+		}
+	}
+}
