@@ -171,6 +171,9 @@ type Placement struct {
 	RetriedAt *metav1.Time `json:"retriedAt,omitempty"`
 	// AbortToken is the last abort request acted on (the version ID the abort annotation named).
 	AbortToken string `json:"abortToken,omitempty"`
+	// WindowOverride is the last window override acted on (the version ID the window-override
+	// annotation named), so that its event is recorded once.
+	WindowOverride string `json:"windowOverride,omitempty"`
 }
 
 // Record is an add-on's history.

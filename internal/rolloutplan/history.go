@@ -225,6 +225,9 @@ func (d *decider) recordHistory(states []*placementState) {
 		if p.abortToken != "" {
 			next.AbortToken = p.abortToken
 		}
+		if p.windowOverride != "" {
+			next.WindowOverride = p.windowOverride
+		}
 		if idx < 0 {
 			rec.Placements = append(rec.Placements, next)
 		} else {
