@@ -268,3 +268,46 @@ func (ws Windows) NextOpen(now time.Time) (at time.Time, ok bool) {
 	}
 	return t, false
 }
+
+// Closure says why windows are closed at a moment and when they open: Why names the window (an
+// active deny window, or the allow windows none of which is active), Opens is the next opening in
+// the zone of that window (the deny window's, or the first allow window's), and OpensOK is false
+// when none comes within Horizon (Opens is then how far NextOpen looked).
+type Closure struct {
+	Why     string
+	Opens   time.Time
+	OpensOK bool
+}
+
+// Closed tells whether the windows keep a batch from starting at now, and if so why and until
+// when (apply For first).
+func (ws Windows) Closed(now time.Time) (bool, Closure) {
+	st := ws.At(now)
+	if st.Open {
+		return false, Closure{}
+	}
+	var c Closure
+	zone := time.UTC
+	if st.Deny != nil {
+		c.Why = st.Deny.String() + " is active"
+		zone = st.Deny.Location()
+	} else {
+		names := make([]string, len(st.Allow))
+		for i, a := range st.Allow {
+			names[i] = a.String()
+		}
+		c.Why = "no allow window is active (" + strings.Join(names, ", ") + ")"
+		zone = st.Allow[0].Location()
+	}
+	at, ok := ws.NextOpen(now)
+	c.Opens, c.OpensOK = at.In(zone), ok
+	return true, c
+}
+
+// When says when the windows open, for messages: "the next window opens at <RFC 3339>".
+func (c Closure) When() string {
+	if !c.OpensOK {
+		return "no window opens before " + c.Opens.Format(time.RFC3339)
+	}
+	return "the next window opens at " + c.Opens.Format(time.RFC3339)
+}

@@ -229,3 +229,25 @@ func TestAtNamesTheWindow(t *testing.T) {
 		t.Errorf("At(23:00) = %+v; want open in allow window 0", st)
 	}
 }
+
+func TestClosed(t *testing.T) {
+	ws := mustParse(t, `[{"kind": "allow", "schedule": "0 22 * * *", "duration": "4h", "timeZone": "Europe/Berlin"}, {"kind": "deny", "schedule": "0 12 * * *", "duration": "1h", "timeZone": "America/New_York"}]`)
+	for _, tc := range []struct {
+		now       string // UTC
+		closed    bool
+		why, when string
+	}{
+		{"2026-06-03 16:30", true, `deny window 1 ("0 12 * * *" for 1h, America/New_York) is active`, "the next window opens at 2026-06-03T16:00:00-04:00"}, // 20:00 UTC, in the deny window's zone
+		{"2026-06-03 10:00", true, `no allow window is active (allow window 0 ("0 22 * * *" for 4h, Europe/Berlin))`, "the next window opens at 2026-06-03T22:00:00+02:00"},
+		{"2026-06-03 21:00", false, "", ""},
+	} {
+		closed, c := ws.Closed(at(t, "UTC", tc.now))
+		if closed != tc.closed || closed && (c.Why != tc.why || c.When() != tc.when) {
+			t.Errorf("Closed(%s) = %v, %q, %q; want %v, %q, %q", tc.now, closed, c.Why, c.When(), tc.closed, tc.why, tc.when)
+		}
+	}
+	never := mustParse(t, `[{"kind": "deny", "schedule": "* * * * *", "duration": "1h"}]`)
+	if closed, c := never.Closed(at(t, "UTC", "2026-06-03 10:00")); !closed || !strings.HasPrefix(c.When(), "no window opens before ") {
+		t.Errorf("a deny window always active: %v, %q; want closed, no window opens", closed, c.When())
+	}
+}

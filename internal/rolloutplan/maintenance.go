@@ -8,7 +8,6 @@ package rolloutplan
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,13 +16,6 @@ import (
 	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 )
-
-// windowWait is why a placement's clusters wait for a maintenance window, and until when.
-type windowWait struct {
-	why    string    // which window closes the placement
-	opens  time.Time // when the next window opens, in the deciding window's zone
-	opensK bool      // false: no window opens within maintwindow.Horizon (opens is how far it looked)
-}
 
 // parseWindows reads the add-on's maintenance windows and checks that every placement a window
 // names is an install placement: a window meant for a placement that a typo or a rename left
@@ -58,35 +50,22 @@ func invalidWindows(addon string, err error) string {
 // the version rolled out now (a rollback or an abort counts only the windows with rollbacks:
 // false), and if so why and until when. A window override for p's desired version opens them:
 // override is then that version's id.
-func (d *decider) windowClosed(p *placementState) (closed bool, wait *windowWait, override string) {
+func (d *decider) windowClosed(p *placementState) (closed bool, wait *maintwindow.Closure, override string) {
 	if len(d.windows) == 0 {
 		return false, nil, ""
 	}
 	ws := d.windows.For(canary.PlacementKey(p.key), p.rollback || p.aborted)
 	now := d.in.Now.Time
-	st := ws.At(now)
-	if st.Open {
+	if ws.Open(now) {
 		return false, nil, ""
 	}
 	if id := versionID(p.desired); d.requests.WindowOverride[canary.PlacementKey(p.key)] == id {
 		return false, nil, id
 	}
-	w := &windowWait{}
-	zone := time.UTC
-	if st.Deny != nil {
-		w.why = st.Deny.String() + " is active"
-		zone = st.Deny.Location()
-	} else {
-		names := make([]string, len(st.Allow))
-		for i, a := range st.Allow {
-			names[i] = a.String()
-		}
-		w.why = "no allow window is active (" + strings.Join(names, ", ") + ")"
-		zone = st.Allow[0].Location()
+	if closed, c := ws.Closed(now); closed {
+		return true, &c, ""
 	}
-	at, ok := ws.NextOpen(now)
-	w.opens, w.opensK = at.In(zone), ok
-	return true, w, ""
+	return false, nil, ""
 }
 
 // windowCondition turns the condition of a placement whose clusters wait for a window into
@@ -97,11 +76,7 @@ func (d *decider) windowCondition(p *placementState) {
 	if w == nil || p.blocked || p.cond.Status != metav1.ConditionTrue {
 		return
 	}
-	when := "the next window opens at " + w.opens.Format(time.RFC3339)
-	if !w.opensK {
-		when = "no window opens before " + w.opens.Format(time.RFC3339)
-	}
-	after := w.opens.Sub(d.in.Now.Time)
+	after := w.Opens.Sub(d.in.Now.Time)
 	d.noteRecheck(&after)
 	msg := p.cond.Message
 	if _, rest, ok := strings.Cut(msg, "... "); ok {
@@ -109,7 +84,7 @@ func (d *decider) windowCondition(p *placementState) {
 	}
 	p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonWaitingForWindow,
 		Message: fmt.Sprintf("waiting for a maintenance window: %s; %s; no new cluster starts, clusters in flight finish; %s; to let version %s through now: `addonops override-window %s --placement %s`",
-			w.why, when, msg, versionID(p.desired), d.in.CMA.Name, p.key)}
+			w.Why, w.When(), msg, versionID(p.desired), d.in.CMA.Name, p.key)}
 }
 
 // windowOverrideEvent records that a person's override let placement p's version through closed

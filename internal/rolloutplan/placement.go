@@ -15,6 +15,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 )
 
@@ -45,8 +46,8 @@ type placementState struct {
 	stopped    bool         // the rollout of the desired version stopped on failures
 	stopMsg    string
 	// Maintenance windows (maintenance.go), as the last roll of this decision left them.
-	windowWait     *windowWait // clusters whose turn came wait for a window; nil when none does
-	windowOverride string      // a window override let this version id's clusters start
+	windowWait     *maintwindow.Closure // clusters whose turn came wait for a window; nil when none does
+	windowOverride string               // a window override let this version id's clusters start
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is
