@@ -126,11 +126,11 @@ type Placement struct {
 	// DesiredVersion, LastAppliedVersion and LastKnownGoodVersion identify the placement's config
 	// versions as `addonops history` and the day-2 annotations name them (history.VersionID of
 	// the progression's desired, last applied and last known good configs; empty for none).
-	DesiredVersion       string    `json:"desiredVersion,omitempty"`
-	LastAppliedVersion   string    `json:"lastAppliedVersion,omitempty"`
-	LastKnownGoodVersion string    `json:"lastKnownGoodVersion,omitempty"`
-	Progress             Progress  `json:"progress"`
-	Canary               *Canary   `json:"canary,omitempty"`
+	DesiredVersion       string   `json:"desiredVersion,omitempty"`
+	LastAppliedVersion   string   `json:"lastAppliedVersion,omitempty"`
+	LastKnownGoodVersion string   `json:"lastKnownGoodVersion,omitempty"`
+	Progress             Progress `json:"progress"`
+	Canary               *Canary  `json:"canary,omitempty"`
 	// Window is where the placement's maintenance windows stand now (nil: the add-on has none
 	// for it).
 	Window  *Window   `json:"window,omitempty"`
