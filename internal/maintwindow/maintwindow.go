@@ -98,17 +98,18 @@ func ParseValue(raw string) (Windows, error) {
 		return nil, fmt.Errorf("annotation %s: text after the JSON list; want a list such as %s", Annotation, Example)
 	}
 	out := make(Windows, 0, len(specs))
-	var errs []error
+	// Every window's problem, on one line: messages go into conditions, events and build output.
+	var errs []string
 	for i, s := range specs {
 		w, err := parseWindow(i, s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s, window %d: %w", Annotation, i, err))
+			errs = append(errs, fmt.Sprintf("window %d: %v", i, err))
 			continue
 		}
 		out = append(out, w)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("annotation %s: %s", Annotation, strings.Join(errs, "; "))
 	}
 	return out, nil
 }
