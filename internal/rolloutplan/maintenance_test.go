@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
@@ -157,35 +159,41 @@ func TestWindowForOnePlacement(t *testing.T) {
 	w.expectProgression(dev, addonstatus.ReasonInstalling, "", "a", "", "")
 }
 
-// A person lets one version through a closed window: its clusters start, an event says who, once;
-// the next version waits for the window again.
+// A person lets one version through a closed window: its clusters start, batch after batch, an
+// event says who, once; the next version waits for the window again.
 func TestWindowOverrideLetsOneVersionThrough(t *testing.T) {
 	w := newWorld(t)
 	for _, c := range []string{"a", "b", "c"} {
 		w.config(c)
 	}
-	p := w.placement("p", "a", all(), []string{"c1", "c2"})
+	p := w.placement("p", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2", "c3"})
 	w.installAll()
 	w.windows(workHours)
 	w.setConfig(p, "b")
 	w.step()
-	w.expectStates("c1=a/a/F c2=a/a/F")
+	w.expectStates("c1=a/a/F c2=a/a/F c3=a/a/F")
 	w.expectProgression(p, addonstatus.ReasonWaitingForWindow, "to let version "+versionID([]Config{cfgOf("b")})+" through now: `addonops override-window hello --placement default/p`", "b", "a", "a")
 
 	w.annotateAs("addonops-cli", operations.WindowOverrideAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): versionID([]Config{cfgOf("b")})}))
 	w.step()
-	w.expectStates("c1=b/a/T c2=b/a/T")
+	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F")
 	w.expectEvent("WindowOverridden", "placement default/p: version "+versionID([]Config{cfgOf("b")})+" passes its closed maintenance windows (annotation addonops.io/window-override, set by addonops-cli)")
 	w.expectProgression(p, addonstatus.ReasonUpgrading, "", "b", "a", "a")
-	w.settle()
-	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
-	if n := w.eventCount("WindowOverridden"); n != 0 {
-		t.Fatalf("WindowOverridden recorded again")
+	// The next batches pass too, with no second event.
+	for _, c := range []string{"c1", "c2", "c3"} {
+		w.agent(c, succeed)
+		w.advance(time.Minute)
+		w.step()
+		if n := w.eventCount("WindowOverridden"); n != 0 {
+			t.Fatalf("WindowOverridden recorded again after %s", c)
+		}
 	}
+	w.expectStates("c1=b/b/T c2=b/b/T c3=b/b/T")
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "3/3 upgrade completed", "b", "b", "b")
 
 	w.setConfig(p, "c")
 	w.step()
-	w.expectStates("c1=b/b/F c2=b/b/F")
+	w.expectStates("c1=b/b/F c2=b/b/F c3=b/b/F")
 	w.expectProgression(p, addonstatus.ReasonWaitingForWindow, "", "c", "b", "b")
 }
 
