@@ -20,8 +20,8 @@ import (
 // parseWindows reads the add-on's maintenance windows and checks that every placement a window
 // names is an install placement: a window meant for a placement that a typo or a rename left
 // unnamed must not let its rollout through.
-func parseWindows(cma interface{ GetAnnotations() map[string]string }, install []PlacementKey) (maintwindow.Windows, error) {
-	ws, err := maintwindow.Parse(cma.GetAnnotations())
+func parseWindows(annotations map[string]string, install []PlacementKey) (maintwindow.Windows, error) {
+	ws, err := maintwindow.Parse(annotations)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +32,7 @@ func parseWindows(cma interface{ GetAnnotations() map[string]string }, install [
 	for _, w := range ws {
 		for _, k := range w.Keys() {
 			if !known[k] {
-				return nil, fmt.Errorf("annotation %s, window %d: placement %s is not an install placement of the add-on (spec.installStrategy.placements); name one of them, or leave placements out for every placement",
+				return nil, fmt.Errorf("annotation %s: window %d: placement %s is not an install placement of the add-on (spec.installStrategy.placements); name one of them, or leave placements out for every placement",
 					maintwindow.Annotation, w.Index, k)
 			}
 		}

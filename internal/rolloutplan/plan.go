@@ -224,7 +224,7 @@ func (d *decider) decide() Plan {
 			p.wait(addonstatus.ReasonInvalidCanaryPlacements, canaryErr.Error()+"; no placement rolls out until it is fixed")
 		}
 	}
-	windows, windowErr := parseWindows(cma, keys)
+	windows, windowErr := parseWindows(cma.Annotations, keys)
 	if windowErr != nil {
 		// Fail closed: a window meant to keep a freeze must not let a rollout through because of
 		// a typo.
