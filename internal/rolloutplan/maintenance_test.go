@@ -230,3 +230,24 @@ func TestInvalidWindows(t *testing.T) {
 		})
 	}
 }
+
+// A window on the gated placement alone: the canary proves the version during the window, the
+// gated placement adopts it but moves no cluster until the window opens.
+func TestWindowOnTheGatedPlacement(t *testing.T) {
+	w, aws, canaryKey := canaryWorld(t)
+	w.installAll()
+	w.windows(strings.Replace(workHours, `}`, `, "placements": ["default/aws"]}`, 1))
+	w.setConfig(aws, "b")
+	w.setConfig(canaryKey, "b")
+	w.step()
+	w.agents(succeed, "k1", "k2")
+	w.step()
+	w.step()
+	w.expectProgression(canaryKey, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
+	w.expectStates("c1=a/a/F c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForWindow, "the next window opens at 2026-03-01T16:00:00Z", "b", "b", "a")
+	w.now = time.Date(2026, 3, 1, 16, 0, 0, 0, time.UTC)
+	w.step()
+	w.expectStates("c1=b/a/T c2=a/a/F c3=a/a/F c4=a/a/F k1=b/b/T k2=b/b/T")
+	w.expectProgression(aws, addonstatus.ReasonUpgrading, "", "b", "b", "a")
+}
