@@ -150,6 +150,11 @@ type Version struct {
 	Message string `json:"message,omitempty"`
 	// Retries counts `addonops retry` restarts of its rollout.
 	Retries int `json:"retries,omitempty"`
+	// WindowWaits counts the times its rollout started waiting for a maintenance window
+	// (WaitingForWindow), and WindowOverridden says a person let it through closed windows
+	// (`addonops override-window`).
+	WindowWaits      int  `json:"windowWaits,omitempty"`
+	WindowOverridden bool `json:"windowOverridden,omitempty"`
 }
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by

@@ -63,6 +63,10 @@ func TestWindowHoldsTheNextBatch(t *testing.T) {
 	}
 	w.expectStates("c1=b/b/T c2=a/a/F c3=a/a/F c4=a/a/F")
 	w.expectProgression(p, addonstatus.ReasonWaitingForWindow, "opens at 2026-03-01T16:00:00Z", "b", "a", "a")
+	// The version history counts the wait once.
+	if v := w.history.Placement(p.String()).Last(); v.Configs[0].Name != "b" || v.WindowWaits != 1 || v.WindowOverridden {
+		t.Fatalf("history of b: %+v; want one window wait", v)
+	}
 
 	w.advance(3 * time.Hour) // 16:00
 	w.step()
@@ -190,11 +194,17 @@ func TestWindowOverrideLetsOneVersionThrough(t *testing.T) {
 	}
 	w.expectStates("c1=b/b/T c2=b/b/T c3=b/b/T")
 	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "3/3 upgrade completed", "b", "b", "b")
+	if v := w.history.Placement(p.String()).Last(); v.Configs[0].Name != "b" || !v.WindowOverridden || v.WindowWaits != 1 {
+		t.Fatalf("history of b: %+v; want overridden after one window wait", v)
+	}
 
 	w.setConfig(p, "c")
 	w.step()
 	w.expectStates("c1=b/b/F c2=b/b/F c3=b/b/F")
 	w.expectProgression(p, addonstatus.ReasonWaitingForWindow, "", "c", "b", "b")
+	if v := w.history.Placement(p.String()).Last(); v.Configs[0].Name != "c" || v.WindowOverridden || v.WindowWaits != 1 {
+		t.Fatalf("history of c: %+v; want one window wait, not overridden", v)
+	}
 }
 
 // A window annotation that does not parse, or names a placement the add-on does not install, holds
