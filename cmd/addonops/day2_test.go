@@ -615,7 +615,7 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 	// Every verb's --help: exit 0, on stdout, nothing else, and no klog flag.
-	for _, verb := range []string{"", "status", "history", "pause", "resume", "promote", "retry", "abort", "version", "completion"} {
+	for _, verb := range []string{"", "status", "history", "pause", "resume", "promote", "override-window", "retry", "abort", "version", "completion"} {
 		args := append(strings.Fields(verb), "--help")
 		r := plain(args...)
 		if r.code != exitOK || !strings.Contains(r.stdout, "Usage:") || r.stderr != "" {

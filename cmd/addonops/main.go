@@ -4,6 +4,7 @@
 //	addonops pause ADDON [--placement NS/NAME]
 //	addonops resume ADDON [--placement NS/NAME]
 //	addonops promote ADDON --placement NS/NAME
+//	addonops override-window ADDON --placement NS/NAME
 //	addonops retry ADDON [--placement NS/NAME]
 //	addonops abort ADDON [--placement NS/NAME] | --auto=true|false
 //	addonops history ADDON [--placement NS/NAME] [-n NAMESPACE] [-o json|yaml]
@@ -12,7 +13,7 @@
 // It reaches the hub like kubectl (--kubeconfig, --context, $KUBECONFIG, ...). Installed as
 // kubectl-addonops on the PATH it is a kubectl plugin: `kubectl addonops status ADDON`.
 //
-// Every day-2 command (pause, resume, promote, retry, abort) writes one annotation on the
+// Every day-2 command (pause, resume, promote, override-window, retry, abort) writes one annotation on the
 // ClusterManagementAddOn, exactly as documented in internal/operations, so a GitOps user can
 // commit the same annotation instead.
 //

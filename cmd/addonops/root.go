@@ -84,6 +84,9 @@ same annotation in Git does the same (see the README, "Day-2 operations"):
   %[1]s pause ADDON [--placement NS/NAME]     addonops.io/pause: start no new clusters
   %[1]s resume ADDON [--placement NS/NAME]    remove it from addonops.io/pause
   %[1]s promote ADDON --placement NS/NAME     addonops.io/promote: pass the canary gate for the desired version
+  %[1]s override-window ADDON --placement NS/NAME
+                                                 addonops.io/window-override: let the desired version
+                                                 through closed maintenance windows
   %[1]s retry ADDON [--placement NS/NAME]     addonops.io/retry: restart a rollout stopped on maxFailures
   %[1]s abort ADDON [--placement NS/NAME]     addonops.io/abort: return to the last known good version
   %[1]s abort ADDON --auto=true|false         addonops.io/auto-abort: abort by itself on maxFailures
@@ -122,6 +125,7 @@ Exit codes: 0 ok; 1 the rollout failed and 2 --timeout passed (status --watch); 
 		c.pauseCommand(),
 		c.resumeCommand(),
 		c.promoteCommand(),
+		c.overrideWindowCommand(),
 		c.retryCommand(),
 		c.abortCommand(),
 		&cobra.Command{

@@ -14,6 +14,7 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
+	"github.com/addonops/addonops/internal/maintwindow"
 )
 
 const (
@@ -21,6 +22,8 @@ const (
 	clusterGroup = "cluster.open-cluster-management.io"
 	// annotationField is the field path of the canary annotation in messages.
 	annotationField = "metadata.annotations[" + canary.Annotation + "]"
+	// windowsField is the field path of the maintenance windows annotation in messages.
+	windowsField = "metadata.annotations[" + maintwindow.Annotation + "]"
 )
 
 // addonVersions are the ClusterManagementAddOn versions whose install strategy this function
@@ -236,6 +239,7 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 	probs = append(probs, checkCanaries(merged, addedAt, install, placements.all, cfg)...)
 	missing, warns := checkInstallPlacements(install, placements, cfg)
 	probs = append(probs, missing...)
+	probs = append(probs, checkWindows(cma, install)...)
 
 	// Warnings are reported alongside errors too, so that one failed build shows all there is to fix.
 	for _, w := range warns {
@@ -367,4 +371,29 @@ func installPlacements(cma *yaml.RNode) ([]*yaml.Node, *problem) {
 		return nil, &p
 	}
 	return n.Content, nil
+}
+
+// checkWindows checks the add-on's maintenance windows (package maintwindow) as the controller
+// reads them: a window whose cron, duration or time zone does not parse, or that names a placement
+// the add-on does not install, holds every rollout of the add-on on the hub (fail closed), so the
+// build refuses it.
+func checkWindows(cma *yaml.RNode, install map[canary.PlacementKey]int) []problem {
+	ws, err := maintwindow.Parse(cma.GetAnnotations())
+	if err != nil {
+		return []problem{problemf(windowsField, "%v", err)}
+	}
+	var probs []problem
+	for _, w := range ws {
+		for _, k := range w.Keys() {
+			if _, ok := install[k]; !ok {
+				names := make([]string, 0, len(install))
+				for _, ik := range slices.SortedFunc(maps.Keys(install), canary.Compare) {
+					names = append(names, ik.String())
+				}
+				probs = append(probs, problemf(windowsField, "window %d names placement %s, which is not an install placement of this add-on (spec.installStrategy.placements: %s); name one of them, or leave placements out for every placement",
+					w.Index, k, strings.Join(names, ", ")))
+			}
+		}
+	}
+	return probs
 }

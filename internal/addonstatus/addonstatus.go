@@ -195,12 +195,23 @@ const (
 	ReasonAborted = "Aborted"
 )
 
+// Maintenance window reasons of an install progression (package internal/maintwindow).
+const (
+	// ReasonWaitingForWindow (Progressing=True): the placement's maintenance windows are closed, so
+	// no new cluster starts; clusters in flight finish. Time fixes it: the message says which
+	// window and when the next one opens, and the controller decides again then.
+	ReasonWaitingForWindow = "WaitingForWindow"
+	// ReasonInvalidMaintenanceWindows (Progressing=False, Degraded): the maintenance windows
+	// annotation does not parse; no batch starts until it is fixed (fail closed).
+	ReasonInvalidMaintenanceWindows = "InvalidMaintenanceWindows"
+)
+
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one. (A
 // WaitingForCanary with Progressing=False is one too: see the classification below.)
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
 	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements,
-	ReasonClustersNotConfigurable, ReasonUndecodable)
+	ReasonClustersNotConfigurable, ReasonUndecodable, ReasonInvalidMaintenanceWindows)
 
 // Degraded or Progressing: the one rule, decided by the controller and read the same way by
 // internal/rolloutview (`addonops status`), the Argo CD health scripts and the Flux health
@@ -208,14 +219,15 @@ var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionIn
 // install progression's Progressing condition
 //
 //   - True while time alone will finish the rollout: Installing, Upgrading, RollingBack, Aborting,
-//     and WaitingForCanary for a canary that is still rolling out (Progressing);
+//     WaitingForWindow (a maintenance window opens later), and WaitingForCanary for a canary that
+//     is still rolling out (Progressing);
 //   - False once it cannot go on by itself. Then the reason decides: InstallSucceed,
 //     UpgradeSucceed, RollbackSucceeded (and OCM's Completed) are Healthy; Paused is Suspended (a
 //     person paused it and a resume continues it); Manual is Progressing (history of the Manual
 //     strategy, not yet taken over); every other reason is Degraded: a person must act.
 //     InstallFailed, UpgradeFailed, RollbackFailed, Aborted, ClustersNotConfigurable,
 //     PlacementNotFound, PlacementDecisionInvalid, ConfigurationNotFound, ConfigurationForbidden,
-//     InvalidRolloutStrategy, InvalidCanaryPlacements, and WaitingForCanary for a canary that
+//     InvalidRolloutStrategy, InvalidCanaryPlacements, InvalidMaintenanceWindows, and WaitingForCanary for a canary that
 //     cannot pass without help (missing, empty, a canary cluster without MCA that no install
 //     placement will create, a canary cluster getting its configs only from the gated placement,
 //     a canary placement that is itself Degraded) or after the gated placement's own rollout of

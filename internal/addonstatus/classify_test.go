@@ -21,6 +21,7 @@ func TestClassOf(t *testing.T) {
 		{T, ReasonRollingBack, ClassProgressing},
 		{T, ReasonAborting, ClassProgressing},
 		{T, ReasonWaitingForCanary, ClassProgressing},
+		{T, ReasonWaitingForWindow, ClassProgressing},
 		{metav1.ConditionUnknown, ReasonUpgrading, ClassProgressing},
 		{F, ReasonInstallSucceed, ClassHealthy},
 		{F, ReasonUpgradeSucceed, ClassHealthy},
@@ -40,6 +41,7 @@ func TestClassOf(t *testing.T) {
 		{F, ReasonConfigurationForbidden, ClassDegraded},
 		{F, ReasonInvalidRolloutStrategy, ClassDegraded},
 		{F, ReasonInvalidCanaryPlacements, ClassDegraded},
+		{F, ReasonInvalidMaintenanceWindows, ClassDegraded},
 		{F, "SomethingNew", ClassDegraded},
 	} {
 		if got := ClassOf(tc.status, tc.reason); got != tc.want {

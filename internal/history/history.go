@@ -150,6 +150,11 @@ type Version struct {
 	Message string `json:"message,omitempty"`
 	// Retries counts `addonops retry` restarts of its rollout.
 	Retries int `json:"retries,omitempty"`
+	// WindowWaits counts the times its rollout started waiting for a maintenance window
+	// (WaitingForWindow), and WindowOverridden says a person let it through closed windows
+	// (`addonops override-window`).
+	WindowWaits      int  `json:"windowWaits,omitempty"`
+	WindowOverridden bool `json:"windowOverridden,omitempty"`
 }
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by
@@ -171,6 +176,9 @@ type Placement struct {
 	RetriedAt *metav1.Time `json:"retriedAt,omitempty"`
 	// AbortToken is the last abort request acted on (the version ID the abort annotation named).
 	AbortToken string `json:"abortToken,omitempty"`
+	// WindowOverride is the last window override acted on (the version ID the window-override
+	// annotation named), so that its event is recorded once.
+	WindowOverride string `json:"windowOverride,omitempty"`
 }
 
 // Record is an add-on's history.

@@ -154,3 +154,18 @@ func TestNames(t *testing.T) {
 		t.Errorf("AddonLabelValue")
 	}
 }
+
+// The table notes retries, window waits and a window override in RESULT.
+func TestTableNotes(t *testing.T) {
+	rec := &Record{Addon: "hello", Placements: []Placement{{Placement: "default/prod", Versions: []Version{
+		{ID: "0123456789", Configs: []Config{{Group: "g", Resource: "r", Name: "cfg-b", SpecHash: "h"}}, Kind: "Upgrade", Result: InProgress,
+			Retries: 1, WindowWaits: 2, WindowOverridden: true},
+	}}}}
+	var b strings.Builder
+	if err := WriteTable(&b, rec, func(c Config) string { return c.Name }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "InProgress (retried 1x) (waited for a window 2x) (window overridden)"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}

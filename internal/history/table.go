@@ -34,6 +34,12 @@ func WriteTable(w io.Writer, rec *Record, name func(Config) string) error {
 			if v.Retries > 0 {
 				result += " (retried " + strconv.Itoa(v.Retries) + "x)"
 			}
+			if v.WindowWaits > 0 {
+				result += " (waited for a window " + strconv.Itoa(v.WindowWaits) + "x)"
+			}
+			if v.WindowOverridden {
+				result += " (window overridden)"
+			}
 			names := make([]string, 0, len(v.Configs))
 			for _, c := range Sorted(v.Configs) {
 				names = append(names, name(c))

@@ -9,6 +9,7 @@
 //	addonops.io/retry:      {"ns/name": "<token>"}       a new token restarts a stopped rollout once
 //	addonops.io/abort:      {"ns/name": "<version id>"}  returns that version's clusters to the last known good
 //	addonops.io/auto-abort: "true"                       abort by itself when maxFailures is breached
+//	addonops.io/window-override: {"ns/name": "<version id>"}  lets that version through closed maintenance windows
 //
 // Version ids are history.VersionID of a placement's desired configs, as `addonops history` and
 // `addonops status` show them; naming the version makes a promote or abort apply to that version
@@ -33,6 +34,10 @@ const (
 	RetryAnnotation     = "addonops.io/retry"
 	AbortAnnotation     = "addonops.io/abort"
 	AutoAbortAnnotation = "addonops.io/auto-abort"
+	// WindowOverrideAnnotation lets one version of a placement start batches while its
+	// maintenance windows (package maintwindow) are closed; a newer version waits for the windows
+	// again.
+	WindowOverrideAnnotation = "addonops.io/window-override"
 )
 
 // AllPlacements is the pause annotation's value for every placement.
@@ -47,6 +52,9 @@ type Requests struct {
 	Promote map[canary.PlacementKey]string
 	Retry   map[canary.PlacementKey]string
 	Abort   map[canary.PlacementKey]string
+	// WindowOverride maps a placement to the version id that may pass its closed maintenance
+	// windows.
+	WindowOverride map[canary.PlacementKey]string
 	// AutoAbort aborts a forward rollout by itself when it stops on maxFailures.
 	AutoAbort bool
 	// Problems name the annotations that do not parse. A pause annotation that does not parse
@@ -75,7 +83,7 @@ func Parse(annotations map[string]string) Requests {
 	for _, m := range []struct {
 		key string
 		dst *map[canary.PlacementKey]string
-	}{{PromoteAnnotation, &r.Promote}, {RetryAnnotation, &r.Retry}, {AbortAnnotation, &r.Abort}} {
+	}{{PromoteAnnotation, &r.Promote}, {RetryAnnotation, &r.Retry}, {AbortAnnotation, &r.Abort}, {WindowOverrideAnnotation, &r.WindowOverride}} {
 		raw, ok := annotations[m.key]
 		if !ok {
 			continue

@@ -31,6 +31,16 @@ func TestParse(t *testing.T) {
 				t.Errorf("promote: %v", r.Promote)
 			}
 		}},
+		{name: "window override", ann: map[string]string{WindowOverrideAnnotation: `{"default/prod": "abc123"}`}, check: func(t *testing.T, r Requests) {
+			if r.WindowOverride[prod] != "abc123" || len(r.WindowOverride) != 1 {
+				t.Errorf("window override: %v", r.WindowOverride)
+			}
+		}},
+		{name: "bad window override ignored", ann: map[string]string{WindowOverrideAnnotation: `["default/prod"]`}, problem: "annotation addonops.io/window-override", check: func(t *testing.T, r Requests) {
+			if len(r.WindowOverride) != 0 {
+				t.Errorf("window override: %v", r.WindowOverride)
+			}
+		}},
 		{name: "bad retry ignored", ann: map[string]string{RetryAnnotation: `not json`}, problem: "annotation addonops.io/retry", check: func(t *testing.T, r Requests) {
 			if len(r.Retry) != 0 {
 				t.Errorf("retry: %v", r.Retry)

@@ -10,7 +10,7 @@ import (
 )
 
 // Annotations are the day-2 annotations, whose setters the controller names in its events.
-var Annotations = []string{PauseAnnotation, PromoteAnnotation, RetryAnnotation, AbortAnnotation, AutoAbortAnnotation}
+var Annotations = []string{PauseAnnotation, PromoteAnnotation, RetryAnnotation, AbortAnnotation, AutoAbortAnnotation, WindowOverrideAnnotation}
 
 // maxSetters bounds the managers SetBy names: whoever may write the CMA may also write its
 // managedFields with any number of entries.

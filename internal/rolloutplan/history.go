@@ -225,6 +225,17 @@ func (d *decider) recordHistory(states []*placementState) {
 		if p.abortToken != "" {
 			next.AbortToken = p.abortToken
 		}
+		if last := next.Last(); last != nil {
+			if p.cond.Reason == addonstatus.ReasonWaitingForWindow && (p.oldCond == nil || p.oldCond.Reason != addonstatus.ReasonWaitingForWindow) {
+				last.WindowWaits++
+			}
+			if p.windowOverride != "" && next.WindowOverride != p.windowOverride {
+				last.WindowOverridden = true
+			}
+		}
+		if p.windowOverride != "" {
+			next.WindowOverride = p.windowOverride
+		}
 		if idx < 0 {
 			rec.Placements = append(rec.Placements, next)
 		} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 )
 
@@ -44,6 +45,9 @@ type placementState struct {
 	abortMsg   string       // who aborted it and why
 	stopped    bool         // the rollout of the desired version stopped on failures
 	stopMsg    string
+	// Maintenance windows (maintenance.go), as the last roll of this decision left them.
+	windowWait     *maintwindow.Closure // clusters whose turn came wait for a window; nil when none does
+	windowOverride string               // a window override let this version id's clusters start
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is
@@ -329,8 +333,8 @@ func (d *decider) isRollback(p *placementState) bool {
 			return false
 		}
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
-		if !ok && p.oldCond.Reason == addonstatus.ReasonPaused {
-			// Paused says nothing of the change's kind, and what is known good now may not be what
+		if !ok && (p.oldCond.Reason == addonstatus.ReasonPaused || p.oldCond.Reason == addonstatus.ReasonWaitingForWindow) {
+			// Paused (and WaitingForWindow) says nothing of the change's kind, and what is known good now may not be what
 			// was when the change began (a gated placement's canary may pass the new version while
 			// it is paused; the version may complete before a pause): the version history recorded
 			// the kind when the change began.

@@ -26,6 +26,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 )
 
@@ -147,6 +148,8 @@ type decider struct {
 	waiting []string
 	// pushed counts the clusters this decision moves to a new version (Input.MaxPushes).
 	pushed int
+	// windows are the add-on's maintenance windows (package maintwindow).
+	windows maintwindow.Windows
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
@@ -221,8 +224,20 @@ func (d *decider) decide() Plan {
 			p.wait(addonstatus.ReasonInvalidCanaryPlacements, canaryErr.Error()+"; no placement rolls out until it is fixed")
 		}
 	}
+	windows, windowErr := parseWindows(cma.Annotations, keys)
+	if windowErr != nil {
+		// Fail closed: a window meant to keep a freeze must not let a rollout through because of
+		// a typo.
+		for _, p := range states {
+			p.wait(addonstatus.ReasonInvalidMaintenanceWindows, invalidWindows(cma.Name, windowErr))
+		}
+	}
+	d.windows = windows
 	for _, k := range order {
-		d.evaluate(byKey[k])
+		p := byKey[k]
+		d.evaluate(p)
+		d.windowCondition(p)
+		d.windowOverrideEvent(p)
 	}
 
 	unknown := false
@@ -231,7 +246,8 @@ func (d *decider) decide() Plan {
 	}
 	// MCAs that no placement owns take the defaults, unless some placement's clusters are unknown:
 	// they might be its clusters, which must wait rather than be moved to other configs.
-	if !unknown && canaryErr == nil && len(defaultProblems) == 0 {
+	// Maintenance windows that do not parse hold them too (fail closed).
+	if !unknown && canaryErr == nil && windowErr == nil && len(defaultProblems) == 0 {
 		d.rolloutUnplaced(defaultCfgs)
 	}
 

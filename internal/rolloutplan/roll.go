@@ -21,6 +21,7 @@ import (
 type rollResult struct {
 	total, done, inProgress, failed, timedOut int
 	held                                      int // clusters whose turn came while paused
+	windowHeld                                int // clusters whose turn came while a maintenance window is closed
 	// waiting counts the clusters whose turn has not come (sdk-go left them out of the batch).
 	waiting int
 	// holding counts the failed clusters sdk-go keeps in the batch: a failed cluster keeps its place
@@ -40,10 +41,10 @@ type rollResult struct {
 // stopped reports whether the rollout stopped on failures: sdk-go found more failures (failed and
 // timed-out clusters) than maxFailures allows, or, within maxFailures, some cluster failed or timed
 // out and nothing else will happen by itself: no cluster in progress, none whose turn came while
-// paused (a resume moves it), and none waiting for a failed cluster's place that its
+// paused (a resume moves it) or while a maintenance window is closed (its opening does), and none waiting for a failed cluster's place that its
 // progressDeadline will free (awaitsDeadline). A failure within maxFailures alone never stops it.
 func (r rollResult) stopped() bool {
-	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0 && r.held == 0 && !r.awaitsDeadline())
+	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0 && r.held == 0 && r.windowHeld == 0 && !r.awaitsDeadline())
 }
 
 // awaitsDeadline reports whether clusters wait for their turn behind failed clusters that keep their
@@ -239,6 +240,7 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 		inRollout[s.ClusterName] = s.Status
 	}
 	r.deadline = progressDeadline(strategy)
+	closed, wait, override := d.windowClosed(p)
 	timedOut := sets.New[string]()
 	for _, s := range result.ClustersTimeOut {
 		timedOut.Insert(s.ClusterName)
@@ -254,6 +256,12 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 		case st.Status == rollout.ToApply && rolling && p.paused && !p.aborted:
 			// Paused: its turn came, but no new cluster starts.
 			r.held++
+			if !IsConfigured(w.mca, false) {
+				d.updates[c] = Hold(w.mca, d.in.Now)
+			}
+		case st.Status == rollout.ToApply && rolling && closed:
+			// A maintenance window is closed: its turn came, but no new cluster starts.
+			r.windowHeld++
 			if !IsConfigured(w.mca, false) {
 				d.updates[c] = Hold(w.mca, d.in.Now)
 			}
@@ -313,6 +321,13 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 		}
 	}
 	r.complete = r.total > 0 && r.done == r.total
+	p.windowWait, p.windowOverride = nil, ""
+	if r.windowHeld > 0 {
+		p.windowWait = wait
+	}
+	if override != "" && len(r.moved) > 0 {
+		p.windowOverride = override
+	}
 	if len(r.moved) > 0 {
 		d.events = append(d.events, Event{Reason: "BatchStarted", Message: fmt.Sprintf("placement %s: moving %d cluster(s) to %s: %s", p.key, len(r.moved), describe(target), listed(r.moved))})
 	}

@@ -182,6 +182,12 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
 		return
+	case nc.Reason == addonstatus.ReasonWaitingForWindow:
+		// Once on entering the wait: the message's counts and opening time change.
+		if !same {
+			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
+		}
+		return
 	case nc.Reason == addonstatus.ReasonAborted:
 		if !same {
 			d.events = append(d.events, Event{Warning: true, Reason: nc.Reason, Message: msg})
@@ -189,6 +195,8 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 		return
 	case oc != nil && oc.Reason == addonstatus.ReasonPaused && nc.Reason != oc.Reason:
 		d.events = append(d.events, Event{Reason: "Resumed", Message: fmt.Sprintf("placement %s: resumed: %s", p.key, nc.Message)})
+	case oc != nil && oc.Reason == addonstatus.ReasonWaitingForWindow && nc.Reason != oc.Reason:
+		d.events = append(d.events, Event{Reason: "WindowOpened", Message: fmt.Sprintf("placement %s: a maintenance window opened (or an override let the version through): %s", p.key, nc.Message)})
 	}
 	kind, ok := addonstatus.KindOfReason(nc.Reason)
 	if !ok {

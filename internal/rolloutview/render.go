@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 // barWidth is the number of cells of a progress bar.
@@ -94,6 +96,18 @@ func render(w io.Writer, v View, now time.Time, full bool) error {
 			}
 			if c.Canary == "" && len(c.CanaryFor) == 0 {
 				fmt.Fprintf(&b, "  canary: %s\n", c.State)
+			}
+		}
+		if w := p.Window; w != nil {
+			switch {
+			case w.State == WindowClosed && p.Reason == addonstatus.ReasonWaitingForWindow:
+				fmt.Fprintf(&b, "  waiting for a maintenance window: %s (in %s); %s\n", w.OpensNote, age(w.Opens.Sub(now)), w.Why)
+			case w.State == WindowClosed:
+				fmt.Fprintf(&b, "  maintenance window: closed: %s; %s (in %s)\n", w.Why, w.OpensNote, age(w.Opens.Sub(now)))
+			case w.State == WindowInvalid:
+				fmt.Fprintf(&b, "  maintenance window: invalid, no batch starts: %s\n", w.Why)
+			default:
+				b.WriteString("  maintenance window: open\n")
 			}
 		}
 		if p.DesiredVersion != "" || p.LastAppliedVersion != "" || p.LastKnownGoodVersion != "" {

@@ -32,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/rolloutrules"
 	"github.com/addonops/addonops/internal/spechash"
 )
@@ -125,12 +126,15 @@ type Placement struct {
 	// DesiredVersion, LastAppliedVersion and LastKnownGoodVersion identify the placement's config
 	// versions as `addonops history` and the day-2 annotations name them (history.VersionID of
 	// the progression's desired, last applied and last known good configs; empty for none).
-	DesiredVersion       string    `json:"desiredVersion,omitempty"`
-	LastAppliedVersion   string    `json:"lastAppliedVersion,omitempty"`
-	LastKnownGoodVersion string    `json:"lastKnownGoodVersion,omitempty"`
-	Progress             Progress  `json:"progress"`
-	Canary               *Canary   `json:"canary,omitempty"`
-	Configs              []Configs `json:"configs,omitempty"`
+	DesiredVersion       string   `json:"desiredVersion,omitempty"`
+	LastAppliedVersion   string   `json:"lastAppliedVersion,omitempty"`
+	LastKnownGoodVersion string   `json:"lastKnownGoodVersion,omitempty"`
+	Progress             Progress `json:"progress"`
+	Canary               *Canary  `json:"canary,omitempty"`
+	// Window is where the placement's maintenance windows stand now (nil: the add-on has none
+	// for it).
+	Window  *Window   `json:"window,omitempty"`
+	Configs []Configs `json:"configs,omitempty"`
 	// Clusters is the state of each cluster the placement selects, in name order (empty when its
 	// decisions could not be read).
 	Clusters []Cluster `json:"clusters,omitempty"`
@@ -221,6 +225,47 @@ type Canary struct {
 	State string `json:"state"`
 }
 
+// Window is where a placement's maintenance windows (annotation addonops.io/maintenance-windows)
+// stand at the view's moment, for a change that is not a rollback.
+type Window struct {
+	// State is "open", "closed" or "invalid" (the annotation does not parse: no batch starts).
+	State string `json:"state"`
+	// Why names the window that closes the placement, or the annotation's error.
+	Why string `json:"why,omitempty"`
+	// Opens is when the next window opens, in the zone of the window that closes it (RFC 3339);
+	// OpensNote says so in words ("the next window opens at ...", or that none opens within a
+	// year).
+	Opens     *metav1.Time `json:"opens,omitempty"`
+	OpensNote string       `json:"opensNote,omitempty"`
+}
+
+// Window states.
+const (
+	WindowOpen    = "open"
+	WindowClosed  = "closed"
+	WindowInvalid = "invalid"
+)
+
+// windowOf is where placement k's maintenance windows stand at now.
+func windowOf(k canary.PlacementKey, windows maintwindow.Windows, err error, present bool, now time.Time) *Window {
+	switch {
+	case !present:
+		return nil
+	case err != nil:
+		return &Window{State: WindowInvalid, Why: err.Error()}
+	}
+	ws := windows.For(k, false)
+	if len(ws) == 0 {
+		return nil
+	}
+	closed, c := ws.Closed(now)
+	if !closed {
+		return &Window{State: WindowOpen}
+	}
+	opens := metav1.NewTime(c.Opens)
+	return &Window{State: WindowClosed, Why: c.Why, Opens: &opens, OpensNote: c.When()}
+}
+
 // Configs are the versions of one config slot (one group/resource, i-th config) of a placement.
 type Configs struct {
 	Resource      string   `json:"resource"`
@@ -297,6 +342,8 @@ func Build(in Input) View {
 		return v
 	}
 	canaries, canaryErr := canary.Parse(cma.Annotations)
+	windows, windowErr := maintwindow.Parse(cma.Annotations)
+	_, hasWindows := cma.Annotations[maintwindow.Annotation]
 	mcas := map[string]*addonv1alpha1.ManagedClusterAddOn{}
 	for _, m := range in.MCAs {
 		if m.Name == cma.Name {
@@ -334,6 +381,7 @@ func Build(in Input) View {
 			p.Progress = countClusters(clusters, mcas, deadline, in.Now)
 		}
 		p.Canary = canaryOf(p, ip, canaries, canaryErr, cma)
+		p.Window = windowOf(canary.PlacementKey{Namespace: ps.Namespace, Name: ps.Name}, windows, windowErr, hasWindows, in.Now)
 		v.Placements = append(v.Placements, p)
 	}
 	return v

@@ -20,9 +20,10 @@
 --     Suspended;
 --   * Progressing=False with any other reason (InstallFailed, UpgradeFailed, RollbackFailed,
 --     Aborted, ClustersNotConfigurable, WaitingForCanary for a canary that cannot pass without
---     help, PlacementNotFound, ConfigurationNotFound, ...) -> Degraded;
---   * otherwise (Progressing=True: Installing, Upgrading, RollingBack, Aborting, WaitingForCanary
---     for a canary still rolling out, OCM's Progressing; no condition) -> Progressing.
+--     help, PlacementNotFound, ConfigurationNotFound, InvalidMaintenanceWindows, ...) -> Degraded;
+--   * otherwise (Progressing=True: Installing, Upgrading, RollingBack, Aborting, WaitingForWindow
+--     for a closed maintenance window, WaitingForCanary for a canary still rolling out, OCM's
+--     Progressing; no condition) -> Progressing.
 -- An add-on OCM's addon-manager rolls out has the same rules on OCM's reasons: Progressing (True),
 -- Completed (False, Healthy), anything else False (OCM's API also defines Failed) Degraded.
 -- The add-on is Degraded if any placement is, else Progressing if any placement is, else
