@@ -79,6 +79,22 @@ var annotationDocs = map[string]annotationDoc{
 		Values:  `a JSON object from placement "<namespace>/<name>" to a version id (as ` + "`addonops history`" + ` shows it in VERSION). A value that does not parse is ignored until it is fixed.`,
 		Example: "annotations:\n  addonops.io/promote: '{\"default/prod\": \"c77f2ce289\"}'\n", ExampleKind: "ClusterManagementAddOn", ExamplePath: "metadata",
 	},
+	"addonops.io/maintenance-windows": {
+		Section: sectionRollout, What: "annotation on a ClusterManagementAddOn",
+		Writers: "Git (the `rollout-strategy` function checks it at build time) or a person",
+		Trust:   "the add-on's desired state: the controller follows it. No managed cluster can write it.",
+		Meaning: "Allow and deny windows, as Argo CD's sync windows: an active deny window closes a placement; otherwise, if an allow window applies to it, it is open only while one is active. While closed, no cluster starts a new version, clusters in flight finish, and the placement reports `WaitingForWindow` (Progressing) with the window and when the next one opens; a rollback or abort passes unless the window says `rollbacks: false`. A value that does not parse, or names a placement the add-on does not install, holds every placement (`InvalidMaintenanceWindows`, Degraded): a typo in a freeze lets nothing through.",
+		Values:  "a JSON list of windows: `kind` (`allow` or `deny`), `schedule` (five-field cron), `duration` (`2h`), `timeZone` (IANA, default `UTC`), `placements` (`ns/name` list, default every install placement), `rollbacks` (default `true`).",
+		Example: "annotations:\n  addonops.io/maintenance-windows: '[{\"kind\": \"deny\", \"schedule\": \"0 18 * * 5\", \"duration\": \"63h\", \"timeZone\": \"Europe/Berlin\"}]'\n", ExampleKind: "ClusterManagementAddOn", ExamplePath: "metadata",
+	},
+	"addonops.io/window-override": {
+		Section: sectionDay2, What: "annotation on a ClusterManagementAddOn",
+		Writers: "`addonops override-window`, or the same annotation committed in Git",
+		Trust:   "a person's request: the controller follows it for the version it names only (event `WindowOverridden`, naming who set it).",
+		Meaning: "Lets one version of a placement start its batches while the placement's maintenance windows are closed. A newer version waits for the windows again.",
+		Values:  `a JSON object from placement "<namespace>/<name>" to a version id (as ` + "`addonops history`" + ` shows it in VERSION). A value that does not parse is ignored until it is fixed.`,
+		Example: "annotations:\n  addonops.io/window-override: '{\"default/prod\": \"c77f2ce289\"}'\n", ExampleKind: "ClusterManagementAddOn", ExamplePath: "metadata",
+	},
 	"addonops.io/retry": {
 		Section: sectionDay2, What: "annotation on a ClusterManagementAddOn",
 		Writers: "`addonops retry`, or the same annotation committed in Git",
