@@ -767,7 +767,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))
 			}
 		}
-		if ss, ok := r.snapshots(addons, gens, now); ok {
+		ss, ok, err := r.snapshots(addons, gens, now)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
 			snaps = ss
 			w.observe(snaps, now)
 			if w.pause != nil {
@@ -834,16 +838,16 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 }
 
 // snapshots reads the step's add-ons; ok is false until the caches hold what the demo applied.
-func (r *demoRun) snapshots(addons []string, gens map[string]int64, now time.Time) ([]snapshot, bool) {
+func (r *demoRun) snapshots(addons []string, gens map[string]int64, now time.Time) ([]snapshot, bool, error) {
 	var out []snapshot
 	for _, a := range addons {
-		s, ok := r.view.snapshot(a, gens[a], now)
-		if !ok {
-			return nil, false
+		s, ok, err := r.view.snapshot(a, gens[a], now)
+		if err != nil || !ok {
+			return nil, false, err
 		}
 		out = append(out, s)
 	}
-	return out, len(out) > 0
+	return out, len(out) > 0, nil
 }
 
 func viewsOf(snaps []snapshot) []rolloutview.View {
