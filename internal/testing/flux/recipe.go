@@ -69,6 +69,12 @@ type Recipe struct {
 	Changes []string
 }
 
+// field is a field of an object's spec and the value a test sets.
+type field struct {
+	path  string
+	value any
+}
+
 // LocalRecipe reads RecipeFile under the repository root and changes it for f's registry. It
 // checks the recipe is what health/README.md says: one OCIRepository following an oci://ghcr.io/
 // address and one Kustomization that sets a retryInterval, named alike in Namespace.
@@ -82,13 +88,10 @@ func (f *Flux) LocalRecipe(root string, o RecipeOptions) (*Recipe, error) {
 		return nil, fmt.Errorf("%s: %w", RecipeFile, err)
 	}
 	r := &Recipe{Objects: objs}
-	set := func(o *unstructured.Unstructured, value any, path ...string) error {
-		if err := unstructured.SetNestedField(o.Object, value, path...); err != nil {
-			return fmt.Errorf("%s: %s %s: %w", RecipeFile, o.GetKind(), strings.Join(path, "."), err)
-		}
-		return nil
-	}
+	kinds := map[string]int{}
 	for _, obj := range objs {
+		kinds[obj.GetKind()]++
+		var fields []field
 		switch obj.GetKind() {
 		case "OCIRepository":
 			url, _, _ := unstructured.NestedString(obj.Object, "spec", "url")
@@ -96,19 +99,11 @@ func (f *Flux) LocalRecipe(root string, o RecipeOptions) (*Recipe, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: the OCIRepository follows %q, want an oci://ghcr.io/ address", RecipeFile, url)
 			}
-			r.Artifact = "oci://" + f.Registry + "/" + path
-			r.Name = obj.GetName()
-			if err := set(obj, r.Artifact, "spec", "url"); err != nil {
-				return nil, err
-			}
-			if err := set(obj, true, "spec", "insecure"); err != nil {
-				return nil, err
-			}
+			r.Artifact, r.Name = "oci://"+f.Registry+"/"+path, obj.GetName()
+			fields = append(fields, field{"url", r.Artifact}, field{"insecure", true})
 			change := fmt.Sprintf("OCIRepository url %s (the local registry), insecure: true (plain HTTP on loopback)", r.Artifact)
 			if o.SourceInterval != "" {
-				if err := set(obj, o.SourceInterval, "spec", "interval"); err != nil {
-					return nil, err
-				}
+				fields = append(fields, field{"interval", o.SourceInterval})
 				change += ", interval " + o.SourceInterval
 			}
 			r.Changes = append(r.Changes, change)
@@ -117,23 +112,21 @@ func (f *Flux) LocalRecipe(root string, o RecipeOptions) (*Recipe, error) {
 				return nil, fmt.Errorf("%s: the Kustomization sets no retryInterval (see health/README.md, Flux)", RecipeFile)
 			}
 			var changed []string
-			for _, field := range []struct{ name, value string }{{"interval", o.Interval}, {"retryInterval", o.RetryInterval}} {
-				if field.value == "" {
-					continue
+			for _, fv := range []struct{ path, value string }{{"interval", o.Interval}, {"retryInterval", o.RetryInterval}} {
+				if fv.value != "" {
+					fields = append(fields, field{fv.path, fv.value})
+					changed = append(changed, fv.path+" "+fv.value)
 				}
-				if err := set(obj, field.value, "spec", field.name); err != nil {
-					return nil, err
-				}
-				changed = append(changed, field.name+" "+field.value)
 			}
 			if len(changed) > 0 {
 				r.Changes = append(r.Changes, "Kustomization "+strings.Join(changed, ", "))
 			}
 		}
-	}
-	kinds := map[string]int{}
-	for _, obj := range objs {
-		kinds[obj.GetKind()]++
+		for _, fv := range fields {
+			if err := unstructured.SetNestedField(obj.Object, fv.value, "spec", fv.path); err != nil {
+				return nil, fmt.Errorf("%s: %s spec.%s: %w", RecipeFile, obj.GetKind(), fv.path, err)
+			}
+		}
 	}
 	if len(objs) != 2 || kinds["OCIRepository"] != 1 || kinds["Kustomization"] != 1 {
 		return nil, fmt.Errorf("%s: want one OCIRepository and one Kustomization, found %d objects", RecipeFile, len(objs))
