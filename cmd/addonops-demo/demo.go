@@ -94,6 +94,10 @@ type Options struct {
 // four steps take well under a minute with 20 clusters.
 const agentDelay = 1500 * time.Millisecond
 
+// historyNamespace is where the demo's controller keeps the version histories
+// (controller.Options.HistoryNamespace, --history-namespace).
+const historyNamespace = "default"
+
 func (o *Options) complete() error {
 	if o.Clusters == 0 {
 		o.Clusters = 20
@@ -551,7 +555,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 // history` shows it: what made 04-rollback and the revert rollbacks.
 func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summary) {
 	for _, a := range addons {
-		rec, err := readHistory(ctx, r.clients, a)
+		rec, err := harness.ReadHistory(ctx, r.clients.Kube, r.clients.Addon, historyNamespace, a)
 		if err != nil {
 			fmt.Fprintf(r.o.Out, "\n%v\n", err)
 			continue
