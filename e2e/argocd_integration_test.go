@@ -175,16 +175,10 @@ func newGitopsRun(t *testing.T, s *suite, argo *argocd.ArgoCD) *gitopsRun {
 	go g.health.sampleLoop(s.ctx, argo)
 
 	// The Application, as health/argocd/application.yaml gives it, pointed at this repository.
-	app := readYAML(t, "health/argocd/application.yaml")
-	if len(app) != 1 || app[0].GetKind() != "Application" {
-		t.Fatalf("health/argocd/application.yaml: want one Application, got %d objects", len(app))
+	a, err := argocd.LocalApplication(tools.Root, argoAppName, srv.URL+"/addons", gitrepo.HubDir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	a := app[0]
-	a.SetName(argoAppName)
-	a.SetNamespace(argocd.Namespace)
-	must(t, unstructured.SetNestedField(a.Object, srv.URL+"/addons", "spec", "source", "repoURL"))
-	must(t, unstructured.SetNestedField(a.Object, "main", "spec", "source", "targetRevision"))
-	must(t, unstructured.SetNestedField(a.Object, gitrepo.HubDir, "spec", "source", "path"))
 	g.appObject = a
 	// The block of "Sync waves: configs before the ClusterManagementAddOn".
 	g.waves = readmeYAML(t, "health/README.md", "argocd.argoproj.io/sync-wave")

@@ -73,25 +73,12 @@ func TestFlux(t *testing.T) {
 	r.badVersionAndRevert(t, good)
 }
 
-var (
-	kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-	ociRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
-)
-
 const (
-	// fluxRecipe is the README's Flux objects; the test changes only what a local registry and a
-	// test's pace need (see applyRecipe).
-	fluxRecipe = "health/flux/addonops-hub.yaml"
 	// renderWorkflow is CI's side of the recipe, and healthReadme says it in prose.
 	renderWorkflow = "health/flux/render-workflow.yaml"
 	healthReadme   = "health/README.md"
 	// fluxKustomization is the name the recipe gives its OCIRepository and Kustomization.
 	fluxKustomization = "hello-addon-hub"
-	// ociSourceRevision is the annotation `flux push artifact --revision` writes, which
-	// source-controller copies into the OCIRepository's artifact metadata.
-	ociSourceRevision = "org.opencontainers.image.revision"
-	// requestedAtAnnotation asks Flux for a reconcile now (what `flux reconcile` writes).
-	requestedAtAnnotation = "reconcile.fluxcd.io/requestedAt"
 	// fluxPruneAnnotation is what config-hash stamps on hashed configs.
 	fluxPruneAnnotation = "kustomize.toolkit.fluxcd.io/prune"
 	// The test's intervals, instead of the recipe's 1m and 10m: the source is polled every 2s, and
@@ -332,38 +319,25 @@ func (r *fluxRun) commit(t *testing.T, dir, msg string) string {
 }
 
 // applyRecipe applies the recipe's OCIRepository and Kustomization as a user would (`kubectl
-// apply`), changed only where the test must: the url (the local registry), insecure (it speaks
-// plain HTTP) and the intervals. Everything else, healthCheckExprs, wait, prune, timeout and path
-// included, is the file's.
+// apply`), changed only where the test must (flux.LocalRecipe): the url (the local registry),
+// insecure (it speaks plain HTTP) and the intervals. Everything else, healthCheckExprs, wait,
+// prune, timeout and path included, is the file's.
 func (r *fluxRun) applyRecipe(t *testing.T) {
 	t.Helper()
-	objs := readYAML(t, fluxRecipe)
-	var changed []string
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "OCIRepository":
-			url, _, _ := unstructured.NestedString(o.Object, "spec", "url")
-			if !strings.HasPrefix(r.artifact, "oci://"+r.fx.Registry) || url != "oci://ghcr.io"+strings.TrimPrefix(r.artifact, "oci://"+r.fx.Registry) {
-				t.Fatalf("%s: the OCIRepository follows %s, the workflow pushes to %s", fluxRecipe, url, r.artifact)
-			}
-			must(t, unstructured.SetNestedField(o.Object, r.artifact, "spec", "url"))
-			must(t, unstructured.SetNestedField(o.Object, true, "spec", "insecure"))
-			must(t, unstructured.SetNestedField(o.Object, fluxSourceInterval, "spec", "interval"))
-			changed = append(changed, fmt.Sprintf("OCIRepository url %s, insecure: true, interval %s", r.artifact, fluxSourceInterval))
-		case "Kustomization":
-			if _, ok, _ := unstructured.NestedString(o.Object, "spec", "retryInterval"); !ok {
-				t.Fatalf("%s: the Kustomization sets no retryInterval (see health/README.md, Flux)", fluxRecipe)
-			}
-			must(t, unstructured.SetNestedField(o.Object, fluxKustomizationInterval, "spec", "interval"))
-			must(t, unstructured.SetNestedField(o.Object, fluxKustomizationInterval, "spec", "retryInterval"))
-			changed = append(changed, "Kustomization interval and retryInterval "+fluxKustomizationInterval)
-		}
+	recipe, err := r.fx.LocalRecipe(tools.Root, flux.RecipeOptions{SourceInterval: fluxSourceInterval,
+		Interval: fluxKustomizationInterval, RetryInterval: fluxKustomizationInterval})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(changed) != 2 {
-		t.Fatalf("%s: want one OCIRepository and one Kustomization, got %d objects", fluxRecipe, len(objs))
+	if recipe.Artifact != r.artifact {
+		t.Fatalf("%s: the OCIRepository follows %s (here %s), the workflow pushes to %s", flux.RecipeFile,
+			strings.Replace(recipe.Artifact, r.fx.Registry, "ghcr.io", 1), recipe.Artifact, r.artifact)
 	}
-	r.s.apply(t, objs)
-	t.Logf("applied %s with %s", fluxRecipe, strings.Join(changed, "; "))
+	if recipe.Name != fluxKustomization {
+		t.Fatalf("%s: the OCIRepository and the Kustomization are %s, want %s", flux.RecipeFile, recipe.Name, fluxKustomization)
+	}
+	r.s.apply(t, recipe.Objects)
+	t.Logf("applied %s with %s", flux.RecipeFile, strings.Join(recipe.Changes, "; "))
 }
 
 func must(t *testing.T, err error) {
@@ -426,7 +400,7 @@ func snapKustomization(u *unstructured.Unstructured) []kustSnap {
 
 // recordKustomization records every change of the recipe's Kustomization, in the server's order.
 func (r *fluxRun) recordKustomization(ctx context.Context, t *testing.T) *recorder[kustSnap] {
-	api := r.s.c.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace)
+	api := r.s.c.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace)
 	sel := fields.OneTermEqualSelector("metadata.name", fluxKustomization).String()
 	return record(ctx, t, "Kustomization "+fluxKustomization,
 		func(ctx context.Context, o metav1.ListOptions) ([]*unstructured.Unstructured, string, error) {
@@ -470,18 +444,18 @@ func (r *fluxRun) waitLong(t *testing.T, what string, d time.Duration, check fun
 // returns its revision ("main@sha256:..."), the one the Kustomization reports.
 func (r *fluxRun) ociRevision(t *testing.T, sha string) string {
 	t.Helper()
-	want := "main@sha1:" + sha
+	want := flux.SourceRevision(sha)
 	var rev string
 	r.waitLong(t, "source-controller fetches the artifact of "+sha[:12], fluxTimeout, func() string {
-		o, err := r.s.c.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Get(r.s.ctx, fluxKustomization, metav1.GetOptions{})
+		o, err := r.s.c.Dynamic.Resource(flux.OCIRepositoryGVR).Namespace(flux.Namespace).Get(r.s.ctx, fluxKustomization, metav1.GetOptions{})
 		if err != nil {
 			return err.Error()
 		}
-		md, _, _ := unstructured.NestedStringMap(o.Object, "status", "artifact", "metadata")
-		rev, _, _ = unstructured.NestedString(o.Object, "status", "artifact", "revision")
-		if md[ociSourceRevision] != want {
+		var source string
+		rev, source = flux.Artifact(o)
+		if source != want {
 			conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
-			return fmt.Sprintf("artifact %s from %s, want from %s; conditions %v", rev, md[ociSourceRevision], want, conds)
+			return fmt.Sprintf("artifact %s from %s, want from %s; conditions %v", rev, source, want, conds)
 		}
 		return ""
 	})
@@ -567,7 +541,7 @@ func (r *fluxRun) checkAgreement(t *testing.T, k kustSnap) {
 // inventory is the Kustomization's status.inventory: "<namespace>_<name>_<group>_<Kind>" ids.
 func (r *fluxRun) inventory(t *testing.T) map[string]bool {
 	t.Helper()
-	k, err := r.s.c.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace).Get(r.s.ctx, fluxKustomization, metav1.GetOptions{})
+	k, err := r.s.c.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace).Get(r.s.ctx, fluxKustomization, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,8 +613,8 @@ func (r *fluxRun) checkInventory(t *testing.T) {
 func (r *fluxRun) requestReconcile(t *testing.T) time.Duration {
 	t.Helper()
 	at := time.Now().Format(time.RFC3339Nano)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, requestedAtAnnotation, at)
-	api := r.s.c.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace)
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flux.RequestedAtAnnotation, at)
+	api := r.s.c.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace)
 	start := time.Now()
 	if _, err := api.Patch(r.s.ctx, fluxKustomization, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
 		t.Fatalf("requesting a reconcile: %v", err)

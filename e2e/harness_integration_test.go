@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +34,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -177,24 +177,14 @@ func (s *suite) startController(t *testing.T, dir string, opts controller.Option
 	if opts.HistoryNamespace == "" {
 		opts.HistoryNamespace = configtest.Namespace // where config/ grants the history ConfigMaps
 	}
-	ctrl, err := controller.New(cfg, opts)
+	ctrl, err := rolloutsim.StartController(runCtx, cfg, opts)
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := ctrl.Run(runCtx); err != nil && runCtx.Err() == nil {
-			t.Errorf("controller stopped: %v", err)
-		}
-	})
 	t.Cleanup(func() {
 		stop()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Errorf("the controller did not stop within 30s")
+		if err := ctrl.Stop(); err != nil {
+			t.Errorf("controller: %v", err)
 		}
 		klog.ClearLogger()
 		_ = logFile.Close()

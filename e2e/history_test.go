@@ -12,11 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
@@ -134,18 +132,7 @@ func (h *expectedHistory) diff(rec *history.Record) string {
 
 // readHistory reads the add-on's history ConfigMap where the controller keeps it (its namespace).
 func (s *suite) readHistory() (*history.Record, error) {
-	name := history.ConfigMapName(rolloutAddon)
-	cm, err := s.c.Kube.CoreV1().ConfigMaps(configtest.Namespace).Get(s.ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("no ConfigMap %s/%s yet", configtest.Namespace, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if got := cm.Labels[history.AddonLabel]; got != rolloutAddon {
-		return nil, fmt.Errorf("ConfigMap %s: label %s=%q, want %s", name, history.AddonLabel, got, rolloutAddon)
-	}
-	return history.Decode(cm.Data[history.DataKey])
+	return harness.ReadHistory(s.ctx, s.c.Kube, s.c.Addon, configtest.Namespace, rolloutAddon)
 }
 
 // checkHistoryCommand runs `addonops history helloworld` as a user would (the real binary, built

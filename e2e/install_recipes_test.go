@@ -542,19 +542,19 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 	// reports a rollout.
 	waitFor(ctx, t, "kustomize-controller applied the build's Deployment", func() string {
 		if _, err := hub.Clients.Kube.AppsV1().Deployments(installNS).Get(ctx, controllerSA, metav1.GetOptions{}); err != nil {
-			_, state := get(kustomizationGVR)
+			_, state := get(flux.KustomizationGVR)
 			return fmt.Sprintf("%v; Kustomization: %s", err, state)
 		}
 		return ""
 	})
-	if o, state := get(kustomizationGVR); o == nil || strings.Contains(state, "Ready=True") {
+	if o, state := get(flux.KustomizationGVR); o == nil || strings.Contains(state, "Ready=True") {
 		t.Errorf("the Kustomization before the Deployment reports a rollout: %s, want not Ready (wait: true)", state)
 	} else {
 		t.Logf("the Kustomization before the Deployment's rollout: %s", state)
 	}
 	rolloutDeployment(ctx, t, hub)
 	waitFor(ctx, t, "the Kustomization is Ready at the commit", func() string {
-		o, state := get(kustomizationGVR)
+		o, state := get(flux.KustomizationGVR)
 		if o == nil {
 			return state
 		}
@@ -568,7 +568,7 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 	checkSynced(ctx, t, hub, want, func(m metav1.ManagedFieldsEntry) bool {
 		return m.Manager == flux.KustomizeManager && m.Operation == metav1.ManagedFieldsOperationApply
 	}, "kustomize-controller's server-side apply")
-	k, _ := get(kustomizationGVR)
+	k, _ := get(flux.KustomizationGVR)
 	entries, _, _ := unstructured.NestedSlice(k.Object, "status", "inventory", "entries")
 	var inv, wantIDs []string
 	for _, e := range entries {
@@ -590,12 +590,12 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 	// after that must stay Ready and leave the rules alone.
 	aggregateReadmeRole(ctx, t, hub)
 	at := time.Now().Format(time.RFC3339Nano)
-	if _, err := hub.Clients.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace).Patch(ctx, recipeName, types.MergePatchType,
-		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, requestedAtAnnotation, at), metav1.PatchOptions{}); err != nil {
+	if _, err := hub.Clients.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace).Patch(ctx, recipeName, types.MergePatchType,
+		fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, flux.RequestedAtAnnotation, at), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(ctx, t, "kustomize-controller reconciled again after the aggregation", func() string {
-		o, state := get(kustomizationGVR)
+		o, state := get(flux.KustomizationGVR)
 		if o == nil {
 			return state
 		}
@@ -605,7 +605,7 @@ func installWithFlux(t *testing.T, url, sha string, want []*unstructured.Unstruc
 		}
 		return ""
 	})
-	if _, state := get(kustomizationGVR); !strings.Contains(state, "Ready=True") {
+	if _, state := get(flux.KustomizationGVR); !strings.Contains(state, "Ready=True") {
 		t.Errorf("the Kustomization after kube-controller-manager's aggregation: %s, want Ready", state)
 	}
 	checkAggregated(ctx, t, hub)

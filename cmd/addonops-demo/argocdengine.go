@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +16,6 @@ import (
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
-	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Argo CD as health/README.md's recipe runs it: our Lua health checks merged into argocd-cm
@@ -30,8 +28,6 @@ import (
 // built by `make argocd`), with Debian's redis-server as their cache.
 
 const (
-	// argoApplication holds the recipe's Application.
-	argoApplication = "health/argocd/application.yaml"
 	// argoAppName names the demo's Application.
 	argoAppName = "addons-hub"
 	// argoRefresh asks the application controller to refresh an Application now (what `argocd app
@@ -123,24 +119,9 @@ func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 		return nil, err
 	}
 	url := a.srv.URL + "/" + filepath.Base(repo.Dir)
-	data, err := os.ReadFile(filepath.Join(a.root, argoApplication))
+	app, err := argocd.LocalApplication(a.root, argoAppName, url, renderedDir)
 	if err != nil {
-		return nil, fmt.Errorf("reading the Argo CD recipe: %w", err)
-	}
-	objs, err := ssapply.Decode(bytes.NewReader(data))
-	if err != nil || len(objs) != 1 || objs[0].GetKind() != "Application" {
-		return nil, fmt.Errorf("%s: want one Application (%v)", argoApplication, err)
-	}
-	app := objs[0]
-	app.SetName(argoAppName)
-	app.SetNamespace(argocd.Namespace)
-	for _, set := range []struct {
-		value string
-		field string
-	}{{url, "repoURL"}, {"main", "targetRevision"}, {renderedDir, "path"}} {
-		if err := unstructured.SetNestedField(app.Object, set.value, "spec", "source", set.field); err != nil {
-			return nil, fmt.Errorf("%s: %w", argoApplication, err)
-		}
+		return nil, err
 	}
 	a.app = app
 	return []string{
@@ -150,7 +131,7 @@ func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 		fmt.Sprintf("argocd-cm: health/argocd/argocd-cm.yaml merged in (our Lua health checks); Git repository served over smart HTTP at %s", url),
 		fmt.Sprintf("the recipe: %s's Application, as %s/%s with repoURL %s, targetRevision main, path %s (automated sync, prune, selfHeal; "+
 			"no tool named: the plugin's discover rule finds no kustomization there, so Argo CD applies the directory)",
-			argoApplication, argocd.Namespace, argoAppName, url, renderedDir),
+			argocd.ApplicationFile, argocd.Namespace, argoAppName, url, renderedDir),
 		"each step: a commit of " + renderedFile + "; the demo then asks Argo CD to refresh the Application now (`argocd app get --refresh`)",
 	}, nil
 }
@@ -164,7 +145,7 @@ func (a *argoEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 			return nil, fmt.Errorf("creating the Application %s: %w", argoAppName, err)
 		}
 		a.created = true
-		return []string{fmt.Sprintf("$ kubectl apply -f %s   (as changed above: Application %s/%s)", argoApplication, argocd.Namespace, argoAppName)}, nil
+		return []string{fmt.Sprintf("$ kubectl apply -f %s   (as changed above: Application %s/%s)", argocd.ApplicationFile, argocd.Namespace, argoAppName)}, nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"normal"}}}`, argoRefresh)
 	if _, err := api.Patch(ctx, argoAppName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {

@@ -94,6 +94,10 @@ type Options struct {
 // four steps take well under a minute with 20 clusters.
 const agentDelay = 1500 * time.Millisecond
 
+// historyNamespace is where the demo's controller keeps the version histories
+// (controller.Options.HistoryNamespace, --history-namespace).
+const historyNamespace = "default"
+
 func (o *Options) complete() error {
 	if o.Clusters == 0 {
 		o.Clusters = 20
@@ -551,7 +555,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 // history` shows it: what made 04-rollback and the revert rollbacks.
 func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summary) {
 	for _, a := range addons {
-		rec, err := readHistory(ctx, r.clients, a)
+		rec, err := harness.ReadHistory(ctx, r.clients.Kube, r.clients.Addon, historyNamespace, a)
 		if err != nil {
 			fmt.Fprintf(r.o.Out, "\n%v\n", err)
 			continue
@@ -767,7 +771,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))
 			}
 		}
-		if ss, ok := r.snapshots(addons, gens, now); ok {
+		ss, ok, err := r.snapshots(addons, gens, now)
+		if err != nil {
+			return fail(err)
+		}
+		if ok {
 			snaps = ss
 			w.observe(snaps, now)
 			if w.pause != nil {
@@ -834,16 +842,16 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 }
 
 // snapshots reads the step's add-ons; ok is false until the caches hold what the demo applied.
-func (r *demoRun) snapshots(addons []string, gens map[string]int64, now time.Time) ([]snapshot, bool) {
+func (r *demoRun) snapshots(addons []string, gens map[string]int64, now time.Time) ([]snapshot, bool, error) {
 	var out []snapshot
 	for _, a := range addons {
-		s, ok := r.view.snapshot(a, gens[a], now)
-		if !ok {
-			return nil, false
+		s, ok, err := r.view.snapshot(a, gens[a], now)
+		if err != nil || !ok {
+			return nil, false, err
 		}
 		out = append(out, s)
 	}
-	return out, len(out) > 0
+	return out, len(out) > 0, nil
 }
 
 func viewsOf(snaps []snapshot) []rolloutview.View {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonops/addonops/internal/testing/flux"
@@ -30,24 +28,12 @@ import (
 // port as the OCI registry.
 
 const (
-	// fluxRecipe holds the recipe's OCIRepository and Kustomization.
-	fluxRecipe = "health/flux/addonops-hub.yaml"
-	// ociSourceRevision is the annotation `flux push artifact --revision` writes, which
-	// source-controller copies into the OCIRepository's artifact metadata.
-	ociSourceRevision = "org.opencontainers.image.revision"
-	// fluxRequestedAt asks Flux for a reconcile now (what `flux reconcile` writes).
-	fluxRequestedAt = "reconcile.fluxcd.io/requestedAt"
 	// The demo's intervals instead of the recipe's: the source is polled every 5 s besides the
 	// reconcile the demo requests after each push, and a failed health check is retried after 5 s
 	// instead of 1m (the recipe's Kustomization interval, 10m, stays: a new artifact triggers a
 	// reconcile at once).
 	fluxSourceInterval = "5s"
 	fluxRetryInterval  = "5s"
-)
-
-var (
-	kustomizationGVR = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
-	ociRepositoryGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
 )
 
 // checkFluxBinaries says which of Flux's binaries are missing and how to build them.
@@ -96,70 +82,22 @@ func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 	}
 	f.fx = fx
 	f.work = filepath.Join(filepath.Dir(repo.Dir), "ci")
-	changes, err := f.readRecipe()
+	// Only what a local registry and the demo's pace need is changed.
+	recipe, err := fx.LocalRecipe(f.root, flux.RecipeOptions{SourceInterval: fluxSourceInterval, RetryInterval: fluxRetryInterval})
 	if err != nil {
 		return nil, err
 	}
+	f.artifact, f.name, f.recipe = recipe.Artifact, recipe.Name, recipe.Objects
+	changes := recipe.Changes
 	return []string{
 		fmt.Sprintf("Flux: source-controller and kustomize-controller (%s, %s; built from their Go modules by `make flux`), "+
 			"each with its own ServiceAccount's token and Flux's RBAC; OCI registry %s (%s); up in %s",
 			flux.Binaries.SourceController, flux.Binaries.KustomizeController, fx.Registry, flux.Binaries.Registry, seconds(fx.StartDuration)),
 		fmt.Sprintf("the recipe: %s's OCIRepository and Kustomization %s/%s (healthCheckExprs, wait, prune), changed for the demo: %s",
-			fluxRecipe, flux.Namespace, f.name, strings.Join(changes, "; ")),
+			flux.RecipeFile, flux.Namespace, f.name, strings.Join(changes, "; ")),
 		fmt.Sprintf("each step: a commit of %s, pushed as CI does (health/README.md's publish lines, %s); the demo then asks "+
 			"source-controller to fetch it now (`flux reconcile source oci %s`)", renderedFile, flux.Binaries.CLI, f.name),
 	}, nil
-}
-
-// readRecipe reads the recipe's objects and changes only what a local registry and the demo's
-// pace need; it returns the changes.
-func (f *fluxEngine) readRecipe() ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(f.root, fluxRecipe))
-	if err != nil {
-		return nil, fmt.Errorf("reading the Flux recipe: %w", err)
-	}
-	objs, err := ssapply.Decode(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
-	}
-	var changes []string
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "OCIRepository":
-			url, _, _ := unstructured.NestedString(o.Object, "spec", "url")
-			rest, ok := strings.CutPrefix(url, "oci://ghcr.io/")
-			if !ok {
-				return nil, fmt.Errorf("%s: the OCIRepository follows %q, want an oci://ghcr.io/ address", fluxRecipe, url)
-			}
-			f.artifact = "oci://" + f.fx.Registry + "/" + rest
-			f.name = o.GetName()
-			for _, set := range []struct {
-				value any
-				path  []string
-			}{{f.artifact, []string{"spec", "url"}}, {true, []string{"spec", "insecure"}}, {fluxSourceInterval, []string{"spec", "interval"}}} {
-				if err := unstructured.SetNestedField(o.Object, set.value, set.path...); err != nil {
-					return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
-				}
-			}
-			changes = append(changes, fmt.Sprintf("OCIRepository url %s (the local registry), insecure: true (plain HTTP on loopback), interval %s", f.artifact, fluxSourceInterval))
-		case "Kustomization":
-			if err := unstructured.SetNestedField(o.Object, fluxRetryInterval, "spec", "retryInterval"); err != nil {
-				return nil, fmt.Errorf("%s: %w", fluxRecipe, err)
-			}
-			changes = append(changes, "Kustomization retryInterval "+fluxRetryInterval)
-		}
-	}
-	if len(changes) != 2 || len(objs) != 2 {
-		return nil, fmt.Errorf("%s: want one OCIRepository and one Kustomization, found %d objects", fluxRecipe, len(objs))
-	}
-	for _, o := range objs {
-		if o.GetName() != f.name || o.GetNamespace() != flux.Namespace {
-			return nil, fmt.Errorf("%s: want the OCIRepository and the Kustomization named alike in %s, found %s %s/%s",
-				fluxRecipe, flux.Namespace, o.GetKind(), o.GetNamespace(), o.GetName())
-		}
-	}
-	f.recipe = objs
-	return changes, nil
 }
 
 // Deliver runs CI's publish lines for commit sha (from a checkout of it), then applies the recipe
@@ -172,7 +110,7 @@ func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 	defer os.RemoveAll(checkout)
 	var lines []string
 	for _, args := range [][]string{
-		{"push", "artifact", f.artifact + ":" + sha, "--path=" + renderedDir, "--source=" + f.repo.FileURL(), "--revision=main@sha1:" + sha},
+		{"push", "artifact", f.artifact + ":" + sha, "--path=" + renderedDir, "--source=" + f.repo.FileURL(), "--revision=" + flux.SourceRevision(sha)},
 		{"tag", "artifact", f.artifact + ":" + sha, "--tag", "main"},
 	} {
 		start := time.Now()
@@ -190,18 +128,18 @@ func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 			return nil, err
 		}
 		if _, err := applier.ApplyAll(ctx, f.recipe); err != nil {
-			return nil, fmt.Errorf("applying the Flux recipe %s: %w", fluxRecipe, err)
+			return nil, fmt.Errorf("applying the Flux recipe %s: %w", flux.RecipeFile, err)
 		}
 		f.applied = true
-		return append(lines, fmt.Sprintf("$ kubectl apply -f %s   (as changed above: OCIRepository and Kustomization %s/%s)", fluxRecipe, flux.Namespace, f.name)), nil
+		return append(lines, fmt.Sprintf("$ kubectl apply -f %s   (as changed above: OCIRepository and Kustomization %s/%s)", flux.RecipeFile, flux.Namespace, f.name)), nil
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, fluxRequestedAt, time.Now().Format(time.RFC3339Nano))
-	if _, err := f.hub.Clients.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Patch(ctx, f.name, types.MergePatchType,
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flux.RequestedAtAnnotation, time.Now().Format(time.RFC3339Nano))
+	if _, err := f.hub.Clients.Dynamic.Resource(flux.OCIRepositoryGVR).Namespace(flux.Namespace).Patch(ctx, f.name, types.MergePatchType,
 		[]byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
 		return nil, fmt.Errorf("asking source-controller to fetch %s now: %w", f.artifact, err)
 	}
 	return append(lines, fmt.Sprintf("$ flux reconcile source oci %s   (annotation %s: fetch the new tag now, not at the next %s poll)",
-		f.name, fluxRequestedAt, fluxSourceInterval)), nil
+		f.name, flux.RequestedAtAnnotation, fluxSourceInterval)), nil
 }
 
 // fluxCondition is one condition of a Flux object.
@@ -241,13 +179,12 @@ func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
 	if err := f.fx.Failure(); err != nil {
 		return engineState{Status: "a part exited", Problem: err.Error(), Fatal: true, Line: line("%s", oneLine(err.Error(), 200))}
 	}
-	oci, err := f.hub.Clients.Dynamic.Resource(ociRepositoryGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
+	oci, err := f.hub.Clients.Dynamic.Resource(flux.OCIRepositoryGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
 		return engineState{Status: "no OCIRepository", Line: line("its OCIRepository: %v", err)}
 	}
-	md, _, _ := unstructured.NestedStringMap(oci.Object, "status", "artifact", "metadata")
-	rev, _, _ := unstructured.NestedString(oci.Object, "status", "artifact", "revision")
-	if md[ociSourceRevision] != "main@sha1:"+sha {
+	rev, source := flux.Artifact(oci)
+	if source != flux.SourceRevision(sha) {
 		st := engineState{Status: "fetching", Line: line("waiting for source-controller to fetch commit %s (its artifact: %s)", short(sha), cmpOrDash(shortRevision(rev)))}
 		if c := fluxConditions(oci)["Ready"]; c.Status == "False" {
 			st.Problem = fmt.Sprintf("OCIRepository %s: %s: %s", f.name, c.Reason, c.Message)
@@ -255,7 +192,7 @@ func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
 		}
 		return st
 	}
-	k, err := f.hub.Clients.Dynamic.Resource(kustomizationGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
+	k, err := f.hub.Clients.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
 	if err != nil {
 		return engineState{Revision: rev, Status: "no Kustomization", Line: line("%v", err)}
 	}

@@ -3,36 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	addoninformers "open-cluster-management.io/api/client/addon/informers/externalversions"
 	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
-	clusterinformers "open-cluster-management.io/api/client/cluster/informers/externalversions"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/rolloutwatch"
 )
 
-// hubView keeps informer caches of what the live progress shows (add-ons, their
-// ManagedClusterAddOns, placement decisions) and builds rolloutview's view from them: polling
-// thousands of MCAs twice a second would cost the hub more than the rollout itself.
+// hubView follows each add-on the demo shows as `addonops status --watch` does
+// (internal/rolloutwatch: informer caches of its ClusterManagementAddOn, ManagedClusterAddOns and
+// placement decisions) and builds rolloutview's view from them: polling thousands of MCAs twice a
+// second would cost the hub more than the rollout itself.
 type hubView struct {
-	addonFactory   addoninformers.SharedInformerFactory
-	clusterFactory clusterinformers.SharedInformerFactory
-	cmas           cache.Indexer
-	mcas           cache.Indexer
-	decisions      cache.Indexer
+	ctx     context.Context
+	hub     rolloutwatch.Hub
+	watches map[string]*rolloutwatch.Watch // by add-on
 	// baseNames are the config-hash base names of the configs the demo applied.
 	baseNames map[configref.Ref]string
 	// notFound is when the controller last reported each install placement
@@ -41,11 +37,6 @@ type hubView struct {
 	notFoundMu sync.Mutex
 	notFound   map[string]time.Time
 }
-
-const (
-	indexByName      = "name"      // MCAs by name (the add-on)
-	indexByPlacement = "placement" // decisions by <namespace>/<placement label>
-)
 
 func newHubView(cfg *rest.Config) (*hubView, error) {
 	addon, err := addonclient.NewForConfig(cfg)
@@ -56,48 +47,25 @@ func newHubView(cfg *rest.Config) (*hubView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the cluster client: %w", err)
 	}
-	strip := func(obj any) (any, error) {
-		if m, ok := obj.(metav1.Object); ok {
-			m.SetManagedFields(nil)
-		}
-		return obj, nil
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the discovery client: %w", err)
 	}
 	h := &hubView{
-		addonFactory:   addoninformers.NewSharedInformerFactoryWithOptions(addon, 0, addoninformers.WithTransform(strip)),
-		clusterFactory: clusterinformers.NewSharedInformerFactoryWithOptions(cluster, 0, clusterinformers.WithTransform(strip)),
-		baseNames:      map[configref.Ref]string{},
-		notFound:       map[string]time.Time{},
+		watches:   map[string]*rolloutwatch.Watch{},
+		baseNames: map[configref.Ref]string{},
+		notFound:  map[string]time.Time{},
 	}
-	cmaInf := h.addonFactory.Addon().V1alpha1().ClusterManagementAddOns().Informer()
-	mcaInf := h.addonFactory.Addon().V1alpha1().ManagedClusterAddOns().Informer()
-	decInf := h.clusterFactory.Cluster().V1beta1().PlacementDecisions().Informer()
-	if err := mcaInf.AddIndexers(cache.Indexers{indexByName: func(obj any) ([]string, error) {
-		return []string{obj.(*addonv1alpha1.ManagedClusterAddOn).Name}, nil
-	}}); err != nil {
-		return nil, err
-	}
-	if err := decInf.AddIndexers(cache.Indexers{indexByPlacement: func(obj any) ([]string, error) {
-		d := obj.(*clusterv1beta1.PlacementDecision)
-		return []string{d.Namespace + "/" + d.Labels[clusterv1beta1.PlacementLabel]}, nil
-	}}); err != nil {
-		return nil, err
-	}
-	h.cmas, h.mcas, h.decisions = cmaInf.GetIndexer(), mcaInf.GetIndexer(), decInf.GetIndexer()
-	if _, err := cmaInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { h.noteNotFound(obj) },
-		UpdateFunc: func(_, obj any) { h.noteNotFound(obj) },
-	}); err != nil {
-		return nil, err
-	}
+	h.hub = rolloutwatch.Hub{Addon: addon, Cluster: cluster, Discovery: disc, Host: cfg.Host,
+		BaseName: func(_ context.Context, r configref.Ref) (string, bool) {
+			b, ok := h.baseNames[r]
+			return b, ok
+		}}
 	return h, nil
 }
 
 // noteNotFound notes the install placements a ClusterManagementAddOn reports PlacementNotFound.
-func (h *hubView) noteNotFound(obj any) {
-	cma, ok := obj.(*addonv1alpha1.ClusterManagementAddOn)
-	if !ok {
-		return
-	}
+func (h *hubView) noteNotFound(cma *addonv1alpha1.ClusterManagementAddOn) {
 	now := time.Now()
 	for _, ip := range cma.Status.InstallProgressions {
 		for _, c := range ip.Conditions {
@@ -125,24 +93,33 @@ func (h *hubView) placementNotFoundSince(t time.Time) []string {
 	return out
 }
 
-// start runs the informers until ctx ends and waits for their caches.
+// start makes the view follow add-ons until ctx ends.
 func (h *hubView) start(ctx context.Context) error {
-	h.addonFactory.Start(ctx.Done())
-	h.clusterFactory.Start(ctx.Done())
-	for _, synced := range []map[reflect.Type]bool{h.addonFactory.WaitForCacheSync(ctx.Done()), h.clusterFactory.WaitForCacheSync(ctx.Done())} {
-		for typ, ok := range synced {
-			if !ok {
-				return fmt.Errorf("the cache of %v did not sync: %w", typ, ctx.Err())
-			}
-		}
-	}
+	h.ctx = ctx
 	return nil
+}
+
+// watch returns the watch of addon, started (and its caches listed) on first use.
+func (h *hubView) watch(addon string) (*rolloutwatch.Watch, error) {
+	if w, ok := h.watches[addon]; ok {
+		return w, nil
+	}
+	w, err := rolloutwatch.Start(h.ctx, h.hub, addon)
+	if err != nil {
+		return nil, fmt.Errorf("following add-on %s: %w", addon, err)
+	}
+	if err := w.OnClusterManagementAddOn(h.noteNotFound); err != nil {
+		return nil, err
+	}
+	h.watches[addon] = w
+	return w, nil
 }
 
 // shutdown waits for the informers' goroutines once ctx has ended.
 func (h *hubView) shutdown() {
-	h.addonFactory.Shutdown()
-	h.clusterFactory.Shutdown()
+	for _, w := range h.watches {
+		w.Wait()
+	}
 }
 
 // noteBaseNames remembers the addonops.io/base-name of the configs in objs.
@@ -178,33 +155,32 @@ type snapshot struct {
 }
 
 // snapshot reads add-on addon from the caches; ok is false while the cache does not hold the CMA
-// at generation minGen or later (the demo just applied it).
-func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapshot, ok bool) {
-	obj, exists, err := h.cmas.GetByKey(addon)
-	if err != nil || !exists {
-		return snapshot{}, false
+// at generation minGen or later (the demo just applied it), or has not listed the decisions of
+// one of its install placements yet. The error says why the add-on cannot be followed.
+func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapshot, ok bool, err error) {
+	w, err := h.watch(addon)
+	if err != nil {
+		if h.ctx.Err() != nil {
+			return snapshot{}, false, nil // interrupted: the demo stops
+		}
+		return snapshot{}, false, err
 	}
-	cma := obj.(*addonv1alpha1.ClusterManagementAddOn)
-	if cma.Generation < minGen {
-		return snapshot{}, false
+	in, err := w.Input()
+	if apierrors.IsNotFound(err) || err == nil && in.CMA.Generation < minGen {
+		return snapshot{}, false, nil
 	}
-	s = snapshot{Clusters: map[string][]string{}, Stale: map[string]bool{}}
-	mcas, _ := h.mcas.ByIndex(indexByName, addon)
-	for _, m := range mcas {
-		s.MCAs = append(s.MCAs, m.(*addonv1alpha1.ManagedClusterAddOn))
+	if err != nil {
+		return snapshot{}, false, fmt.Errorf("reading add-on %s from the caches: %w", addon, err)
 	}
+	cma := in.CMA
+	s = snapshot{MCAs: in.MCAs, Clusters: in.Clusters, Stale: map[string]bool{}}
 	defaults := rolloutview.DefaultConfigs(cma)
 	for i := range cma.Spec.InstallStrategy.Placements {
 		p := &cma.Spec.InstallStrategy.Placements[i]
 		key := p.Namespace + "/" + p.Name
-		decisions, _ := h.decisions.ByIndex(indexByPlacement, key)
-		clusters := []string{}
-		for _, d := range decisions {
-			for _, c := range d.(*clusterv1beta1.PlacementDecision).Status.Decisions {
-				clusters = append(clusters, c.ClusterName)
-			}
+		if _, listed := s.Clusters[key]; !listed {
+			return snapshot{}, false, nil
 		}
-		s.Clusters[key] = clusters
 		s.Order = append(s.Order, key)
 		ip := rolloutview.Progression(cma, p.Namespace, p.Name)
 		if ip == nil {
@@ -213,12 +189,9 @@ func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapsho
 			s.Stale[key] = true
 		}
 	}
-	s.View = rolloutview.Build(rolloutview.Input{CMA: cma, MCAs: s.MCAs, Clusters: s.Clusters, Now: now,
-		BaseName: func(r configref.Ref) (string, bool) {
-			b, ok := h.baseNames[r]
-			return b, ok
-		}})
-	return s, true
+	in.Now = now
+	s.View = rolloutview.Build(in)
+	return s, true, nil
 }
 
 // stepClusters counts the distinct clusters the snapshots' placements decided, and those of them

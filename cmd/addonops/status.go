@@ -164,7 +164,7 @@ func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *
 	defer tick.Stop()
 	waiting, lastErr := false, ""
 	for {
-		in, err := w.input()
+		in, err := w.Input()
 		now := time.Now()
 		switch {
 		case err == nil:
@@ -203,7 +203,7 @@ func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *
 			fmt.Fprintf(stderr, "%s status: %v\n", prog, err)
 			return exitError
 		}
-		if timedOut := w.wait(ctx, deadline, tick.C, prog, stderr, &lastErr); timedOut {
+		if timedOut := waitChange(ctx, w, deadline, tick.C, prog, stderr, &lastErr); timedOut {
 			fmt.Fprintf(stderr, "%s status: timed out after %s waiting for the rollout of %s to finish\n", prog, o.timeout, addon)
 			return exitTimeout
 		}

@@ -28,23 +28,16 @@ import (
 
 // Version history and day-2 operations on the real API server.
 
-// historyRecord reads the add-on's version history ConfigMap (the harness keeps it in "default").
+// historyRecord reads the add-on's version history ConfigMap (the harness keeps it in "default");
+// nil while there is none.
 func (e *env) historyRecord() *history.Record {
 	e.t.Helper()
-	cm, err := e.c.Kube.CoreV1().ConfigMaps("default").Get(e.ctx, history.ConfigMapName(e.name), metav1.GetOptions{})
+	rec, err := harness.ReadHistory(e.ctx, e.c.Kube, e.c.Addon, "default", e.name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		e.t.Fatal(err)
-	}
-	rec, err := history.Decode(cm.Data[history.DataKey])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if cm.Labels[history.AddonLabel] != e.name || cm.Annotations[history.AddonAnnotation] != e.name ||
-		len(cm.OwnerReferences) != 1 || cm.OwnerReferences[0].Kind != "ClusterManagementAddOn" || cm.OwnerReferences[0].Name != e.name {
-		e.t.Fatalf("history ConfigMap metadata: labels %v annotations %v owners %v", cm.Labels, cm.Annotations, cm.OwnerReferences)
 	}
 	return rec
 }

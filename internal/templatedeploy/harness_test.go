@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +35,7 @@ import (
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/rolloutsim"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
@@ -93,27 +93,17 @@ func (e *env) start() {
 	cfg.QPS, cfg.Burst = 500, 1000
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(2)))
 	runCtx, stop := context.WithCancel(klog.NewContext(context.Background(), logger))
-	ctrl, err := controller.New(cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{e.addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
+	ctrl, err := rolloutsim.StartController(runCtx, cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: "default", Only: []string{e.addon}, Coalesce: 50 * time.Millisecond, Resync: time.Minute,
 		InterimHold: e.opts.interimHold, DeployTemplates: &templatedeploy.Options{Workers: 2, CARecheck: e.opts.caRecheck,
 			SigningCANamespace: e.opts.signingCANamespace, ControllerNamespaces: e.opts.controllerNamespaces}})
 	if err != nil {
 		stop()
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := ctrl.Run(runCtx); err != nil {
-			t.Errorf("controller: %v", err)
-		}
-	})
 	e.stop = func() {
 		stop()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Errorf("controller and reconcilers did not stop within 30s")
+		if err := ctrl.Stop(); err != nil {
+			t.Errorf("controller: %v", err)
 		}
 	}
 }
