@@ -160,9 +160,21 @@ func toldOrder(r *harness.Recorder[harness.MCAEvent], mark int, name string) []t
 }
 
 // requireBatches checks that the recorded order, cut at the plan's batch sizes, gives the plan's
-// batches, and that every cluster was told with the plan's kind of change.
-func requireBatches(t *testing.T, p planner.PlacementPlan, got []told) {
+// batches; that as many clusters were in flight at most as the plan's largest batch holds (a plan
+// that merged two batches, or split one, fails here); and that every cluster was told with the
+// plan's kind of change.
+func requireBatches(t *testing.T, p planner.PlacementPlan, got []told, r *harness.Recorder[harness.MCAEvent], mark int, name string) {
 	t.Helper()
+	var clusters []string
+	largest := 0
+	for _, b := range p.Batches {
+		clusters = append(clusters, b.Clusters...)
+		largest = max(largest, len(b.Clusters))
+	}
+	start, events := r.Since(mark)
+	if n, most := harness.MaxInFlight(start, events, clusters, harness.MovingTo("addondeploymentconfigs", name)); n != largest {
+		t.Fatalf("placement %s: at most %d clusters (%v) were in flight at once; the plan's largest batch holds %d: %+v", p.Placement, n, most, largest, p.Batches)
+	}
 	var want []string
 	for _, b := range p.Batches {
 		want = append(want, strings.Join(b.Clusters, ","))
@@ -230,7 +242,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	mark := rec.Mark()
 	s.CMA(in)
 	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
-	requireBatches(t, p, toldOrder(rec, mark, v1))
+	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 
 	// Upgrade to v2.
 	v2 := s.Config("cfg", "2")
@@ -243,7 +255,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	mark = rec.Mark()
 	s.CMA(up)
 	waitReason(s, "main", addonstatus.ReasonUpgradeSucceed)
-	requireBatches(t, p, toldOrder(rec, mark, v2))
+	requireBatches(t, p, toldOrder(rec, mark, v2), rec, mark, v2)
 
 	// Back to v1, which completed: a rollback to that history entry.
 	snap = snapshot(t, s)
@@ -254,7 +266,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	mark = rec.Mark()
 	s.CMA(in)
 	waitReason(s, "main", addonstatus.ReasonRollbackSucceeded)
-	requireBatches(t, p, toldOrder(rec, mark, v1))
+	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 }
 
 func TestPlanEqualsRolloutAllAndCanary(t *testing.T) {
@@ -302,8 +314,8 @@ func TestPlanEqualsRolloutAllAndCanary(t *testing.T) {
 			gotMain = append(gotMain, tl)
 		}
 	}
-	requireBatches(t, pc, gotCanary)
-	requireBatches(t, pm, gotMain)
+	requireBatches(t, pc, gotCanary, rec, mark, v2)
+	requireBatches(t, pm, gotMain, rec, mark, v2)
 	// The gate: main's first cluster is told after the canary's last one applied v2.
 	_, events := rec.Since(mark)
 	var canaryDone time.Time
