@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,10 +22,12 @@ import (
 	"k8s.io/client-go/restmapper"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
+	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/harness"
@@ -241,7 +244,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	}
 	mark := rec.Mark()
 	s.CMA(in)
-	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
+	waitReason(s, "main", p.Outcome)
 	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 
 	// Upgrade to v2.
@@ -254,7 +257,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	}
 	mark = rec.Mark()
 	s.CMA(up)
-	waitReason(s, "main", addonstatus.ReasonUpgradeSucceed)
+	waitReason(s, "main", p.Outcome)
 	requireBatches(t, p, toldOrder(rec, mark, v2), rec, mark, v2)
 
 	// Back to v1, which completed: a rollback to that history entry.
@@ -265,7 +268,7 @@ func TestPlanEqualsRolloutProgressiveUpgradeAndRollback(t *testing.T) {
 	}
 	mark = rec.Mark()
 	s.CMA(in)
-	waitReason(s, "main", addonstatus.ReasonRollbackSucceeded)
+	waitReason(s, "main", p.Outcome)
 	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 }
 
@@ -329,5 +332,109 @@ func TestPlanEqualsRolloutAllAndCanary(t *testing.T) {
 	}
 	if pm.Batches[0].Step <= pc.Batches[len(pc.Batches)-1].Step {
 		t.Fatalf("the plan does not put main after its canary: %+v / %+v", pc.Batches, pm.Batches)
+	}
+}
+
+func TestPlanEqualsRolloutPerGroupWithMandatoryGroup(t *testing.T) {
+	s := newScenario(t, "plan-groups")
+	first := []string{"plan-g1"}
+	rest := []string{"plan-g2", "plan-g3"}
+	more := []string{"plan-g4"}
+	s.Clusters(slices.Concat(first, rest, more)...)
+	if _, err := localhub.EnsurePlacement(s.Ctx, s.Hub.Clients, &clusterv1beta1.Placement{ObjectMeta: metav1.ObjectMeta{Namespace: s.Addon, Name: "main"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Group "first" is the mandatory one, and the last in the decisions: it still goes first.
+	if err := localhub.SetPlacementDecisions(s.Ctx, s.Hub.Clients, s.Addon, "main", []localhub.DecisionGroup{{Name: "rest", Clusters: rest}, {Name: "more", Clusters: more}, {Name: "first", Clusters: first}}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := s.Config("cfg", "1")
+	perGroup := clusterv1alpha1.RolloutStrategy{Type: clusterv1alpha1.ProgressivePerGroup, ProgressivePerGroup: &clusterv1alpha1.RolloutProgressivePerGroup{
+		MandatoryDecisionGroups: clusterv1alpha1.MandatoryDecisionGroups{MandatoryDecisionGroups: []clusterv1alpha1.MandatoryDecisionGroup{{GroupName: "first"}}}}}
+	rec := record(t, s)
+	s.CMA()
+	snap := snapshot(t, s)
+	in := rolloutsim.Install{Placement: "main", Config: v1, Strategy: perGroup}
+	p := placementPlan(t, planOf(t, s, snap, cmaManifest(t, s, nil, in)), s.Addon+"/main")
+	if p.Change != planner.ChangeInstall || batches(p) != "plan-g1 | plan-g2,plan-g3 | plan-g4" || !p.Completes {
+		t.Fatalf("plan: %+v", p)
+	}
+	mark := rec.Mark()
+	s.CMA(in)
+	waitReason(s, "main", p.Outcome)
+	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
+}
+
+func TestPlanEqualsRolloutPausedPlacement(t *testing.T) {
+	s := newScenario(t, "plan-paused")
+	clusters := []string{"plan-z1", "plan-z2"}
+	s.Clusters(clusters...)
+	s.Placement("main", clusters...)
+	v1 := s.Config("cfg", "1")
+	in := rolloutsim.Install{Placement: "main", Config: v1, Strategy: allAtOnce}
+	s.CMA(in)
+	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
+	cur, err := s.GetCMA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Annotations[operations.PauseAnnotation] = s.Addon + "/main"
+	if _, err := s.Hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Update(s.Ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	v2 := s.Config("cfg", "2")
+	snap := snapshot(t, s)
+	up := rolloutsim.Install{Placement: "main", Config: v2, Strategy: allAtOnce}
+	p := placementPlan(t, planOf(t, s, snap, cmaManifest(t, s, nil, up)), s.Addon+"/main")
+	if p.Change != planner.ChangeUpgrade || len(p.Batches) != 0 || p.Completes || p.Outcome != addonstatus.ReasonPaused || len(p.Warnings) == 0 {
+		t.Fatalf("plan of a paused placement: %+v", p)
+	}
+	rec := record(t, s)
+	mark := rec.Mark()
+	s.CMA(up)
+	waitReason(s, "main", p.Outcome)
+	if got := toldOrder(rec, mark, v2); len(got) != 0 {
+		t.Fatalf("the controller told %v v2 on a paused placement; the plan told nobody", got)
+	}
+}
+
+func batches(p planner.PlacementPlan) string {
+	var out []string
+	for _, b := range p.Batches {
+		out = append(out, strings.Join(b.Clusters, ","))
+	}
+	return strings.Join(out, " | ")
+}
+
+func TestSnapshotHoldsNoSecret(t *testing.T) {
+	s := newScenario(t, "plan-secret")
+	s.Clusters("plan-s1")
+	s.Placement("main", "plan-s1")
+	v1 := s.Config("cfg", "1")
+	s.CMA(rolloutsim.Install{Placement: "main", Config: v1, Strategy: allAtOnce})
+	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
+	if _, err := s.Hub.Clients.Kube.CoreV1().Secrets(s.Addon).Create(s.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plan-secret"}, StringData: map[string]string{"token": "do-not-copy"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	snap := snapshot(t, s)
+	b, err := snap.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	works := 0
+	for _, o := range snap.Objects {
+		switch o["kind"] {
+		case "Secret":
+			t.Fatalf("the snapshot holds a Secret: %v", o)
+		case "ManifestWork":
+			works++
+			if _, ok := o["spec"]; ok {
+				t.Fatalf("the snapshot holds a ManifestWork's manifests: %v", o)
+			}
+		}
+	}
+	if works == 0 || strings.Contains(string(b), "do-not-copy") {
+		t.Fatalf("the snapshot has %d works, or the Secret's data", works)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
@@ -74,8 +75,9 @@ var (
 	gvrConfigMap = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
-// addonNameLabel is the label OCM puts on an add-on's ManifestWorks.
-const addonNameLabel = "addon.open-cluster-management.io/addon-name"
+// addonNameLabel is the label OCM puts on an add-on's ManifestWorks (the controller's cache
+// selects them by it too).
+const addonNameLabel = addonv1alpha1.AddonLabelKey
 
 // CollectOptions say how to read the hub.
 type CollectOptions struct {
