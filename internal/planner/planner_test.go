@@ -59,7 +59,7 @@ func hubObjects(ps ...placementSpec) []string {
 	return out
 }
 
-func snapshotOf(t *testing.T, docs ...string) *Snapshot {
+func snapshotOf(t testing.TB, docs ...string) *Snapshot {
 	t.Helper()
 	s := &Snapshot{APIVersion: SnapshotAPIVersion, Kind: SnapshotKind, HistoryNamespace: "addonops-system"}
 	s.TakenAt.Time = t0
@@ -73,7 +73,7 @@ func snapshotOf(t *testing.T, docs ...string) *Snapshot {
 	return s
 }
 
-func manifests(t *testing.T, docs ...string) []*unstructured.Unstructured {
+func manifests(t testing.TB, docs ...string) []*unstructured.Unstructured {
 	t.Helper()
 	objs, err := ReadManifests(strings.NewReader(strings.Join(docs, "\n---\n")))
 	if err != nil {
