@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -33,6 +34,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
+	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
 func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
@@ -143,10 +145,15 @@ type told struct {
 	reason  string // the MCA's Progressing reason in that event
 }
 
-// toldOrder lists, from mark on, the clusters in the order their MCA was first told config name.
+// toldOrder lists, from mark on, the clusters in the order their MCA was told config name
+// (clusters that desired it already at mark are not told by the step).
 func toldOrder(r *harness.Recorder[harness.MCAEvent], mark int, name string) []told {
-	_, events := r.Since(mark)
+	start, events := r.Since(mark)
 	seen := map[string]bool{}
+	for c, e := range start {
+		// Told name before the step: not told by it.
+		seen[c] = harness.DesiredOf(e.MCA, "addondeploymentconfigs", name) != nil
+	}
 	var out []told
 	for _, e := range events {
 		if seen[e.Cluster] || harness.DesiredOf(e.MCA, "addondeploymentconfigs", name) == nil {
@@ -175,7 +182,7 @@ func requireBatches(t *testing.T, p planner.PlacementPlan, got []told, r *harnes
 		largest = max(largest, len(b.Clusters))
 	}
 	start, events := r.Since(mark)
-	if n, most := harness.MaxInFlight(start, events, clusters, harness.MovingTo("addondeploymentconfigs", name)); n != largest {
+	if n, most := harness.MaxInFlight(start, events, clusters, movingTo(name)); n != largest {
 		t.Fatalf("placement %s: at most %d clusters (%v) were in flight at once; the plan's largest batch holds %d: %+v", p.Placement, n, most, largest, p.Batches)
 	}
 	var want []string
@@ -204,6 +211,19 @@ func requireBatches(t *testing.T, p planner.PlacementPlan, got []told, r *harnes
 		if tl.reason != busy {
 			t.Fatalf("placement %s: cluster %s was told with reason %s; the plan's change is %s (%s)", p.Placement, tl.cluster, tl.reason, p.Change, busy)
 		}
+	}
+}
+
+// movingTo says whether an MCA event shows the cluster told config name and busy with it (a
+// rollback to the version a cluster last applied is no move by harness.MovingTo, but it is a
+// change the cluster must apply again).
+func movingTo(name string) func(harness.MCAEvent) bool {
+	return func(e harness.MCAEvent) bool {
+		if e.Type == watch.Deleted || harness.DesiredOf(e.MCA, "addondeploymentconfigs", name) == nil {
+			return false
+		}
+		c := meta.FindStatusCondition(e.MCA.Status.Conditions, addonstatus.ConditionProgressing)
+		return c != nil && addonstatus.IsBusyReason(c.Reason)
 	}
 }
 
@@ -437,4 +457,36 @@ func TestSnapshotHoldsNoSecret(t *testing.T) {
 	if works == 0 || strings.Contains(string(b), "do-not-copy") {
 		t.Fatalf("the snapshot has %d works, or the Secret's data", works)
 	}
+}
+
+func TestPlanEqualsRollbackDuringAFailingRollout(t *testing.T) {
+	s := newScenario(t, "plan-failing")
+	clusters := []string{"plan-f1", "plan-f2", "plan-f3"}
+	s.Clusters(clusters...)
+	s.Placement("main", clusters...)
+	v1 := s.Config("cfg", "1")
+	in := rolloutsim.Install{Placement: "main", Config: v1, Strategy: progressive(1)}
+	s.CMA(in)
+	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
+
+	// v2 fails on the first cluster: the rollout stops there (maxFailures 0).
+	v2 := s.Config("cfg", "2")
+	s.Outcome("plan-f1", v2, simagent.Fail)
+	s.CMA(rolloutsim.Install{Placement: "main", Config: v2, Strategy: progressive(1)})
+	waitReason(s, "main", addonstatus.ReasonUpgradeFailed)
+
+	snap := snapshot(t, s)
+	a := planOf(t, s, snap, cmaManifest(t, s, nil, in))
+	p := placementPlan(t, a, s.Addon+"/main")
+	if p.Change != planner.ChangeRollback || p.RollbackTo == nil || batches(p) != "plan-f1" || !p.Completes {
+		t.Fatalf("plan of the rollback: %+v", p)
+	}
+	if !strings.Contains(strings.Join(a.Warnings, "\n"), "failed their last change: plan-f1") {
+		t.Fatalf("no warning about the failed cluster: %v", a.Warnings)
+	}
+	rec := record(t, s)
+	mark := rec.Mark()
+	s.CMA(in)
+	waitReason(s, "main", p.Outcome)
+	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 }
