@@ -3,6 +3,7 @@
 package planner_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,7 +57,12 @@ func newScenario(t *testing.T, addon string) *rolloutsim.Scenario {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = hub.Clients.Kube.CoreV1().ConfigMaps(historyNamespace).Delete(t.Context(), history.ConfigMapName(addon), metav1.DeleteOptions{})
+		// Not t.Context(): it is cancelled before the cleanups run. A history left behind would be
+		// another CMA's (by UID) in the next run, which the controller refuses.
+		err := hub.Clients.Kube.CoreV1().ConfigMaps(historyNamespace).Delete(context.Background(), history.ConfigMapName(addon), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the version history of %s: %v", addon, err)
+		}
 	})
 	return rolloutsim.NewWith(t, hub, addon, rolloutsim.Options{AgentDelay: 300 * time.Millisecond, Controller: controller.Options{HistoryNamespace: historyNamespace}})
 }
@@ -434,9 +441,11 @@ func TestSnapshotHoldsNoSecret(t *testing.T) {
 	v1 := s.Config("cfg", "1")
 	s.CMA(rolloutsim.Install{Placement: "main", Config: v1, Strategy: allAtOnce})
 	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
-	if _, err := s.Hub.Clients.Kube.CoreV1().Secrets(s.Addon).Create(s.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plan-secret"}, StringData: map[string]string{"token": "do-not-copy"}}, metav1.CreateOptions{}); err != nil {
+	secrets := s.Hub.Clients.Kube.CoreV1().Secrets(s.Addon)
+	if _, err := secrets.Create(s.Ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plan-secret"}, StringData: map[string]string{"token": "do-not-copy"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = secrets.Delete(context.Background(), "plan-secret", metav1.DeleteOptions{}) })
 	snap := snapshot(t, s)
 	b, err := snap.Marshal()
 	if err != nil {

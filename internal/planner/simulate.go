@@ -396,7 +396,7 @@ func (s *simulation) run() AddonPlan {
 		s.write(p)
 		if first {
 			first = false
-			s.classify(tracks, oldProg, initialHist, p)
+			s.classify(tracks, oldProg, p)
 			for _, t := range tracks {
 				for c, k := range owners {
 					if k.String() == t.plan.Placement && len(t.target) > 0 && rolloutplan.Equal(startApplied[c], t.target) {
@@ -477,14 +477,18 @@ func (s *simulation) run() AddonPlan {
 			slices.Sort(cl)
 			t.plan.Batches = append(t.plan.Batches, Batch{Step: r + 1, Clusters: cl})
 		}
-		for _, ip := range final.Status.InstallProgressions {
+		var finalIP *addonv1alpha1.InstallProgression
+		for i := range final.Status.InstallProgressions {
+			ip := &final.Status.InstallProgressions[i]
 			if ip.Namespace+"/"+ip.Name != key {
 				continue
 			}
-			if c := rolloutplan.ProgressingOf(&ip); c != nil {
+			finalIP = ip
+			if c := rolloutplan.ProgressingOf(ip); c != nil {
 				t.plan.Outcome, t.plan.OutcomeMessage = c.Reason, c.Message
 			}
 		}
+		t.settleKind(finalIP, initialHist)
 		t.plan.Completes = len(t.target) > 0
 		for c, k := range owners {
 			if k.String() != key {
@@ -542,7 +546,7 @@ func hasOwner(owners map[string]rolloutplan.PlacementKey, c string) bool {
 // classify fills each placement's change from the first decision: its target version, and
 // whether moving to it is an install, an upgrade or a rollback (the history the decision wrote
 // says which).
-func (s *simulation) classify(tracks map[string]*placementTrack, oldProg map[string]*addonv1alpha1.InstallProgression, initial *history.Record, p rolloutplan.Plan) {
+func (s *simulation) classify(tracks map[string]*placementTrack, oldProg map[string]*addonv1alpha1.InstallProgression, p rolloutplan.Plan) {
 	for _, ip := range p.Status.InstallProgressions {
 		t := tracks[ip.Namespace+"/"+ip.Name]
 		if t == nil {
@@ -571,6 +575,9 @@ func (s *simulation) classify(tracks map[string]*placementTrack, oldProg map[str
 			if c := rolloutplan.ProgressingOf(from); c != nil && c.Status == metav1.ConditionTrue {
 				t.plan.Change = ChangeContinue
 			}
+		case kindOf(rolloutplan.ProgressingOf(&ip)) != "":
+			// The controller's own word: its Progressing reason names the kind of change.
+			t.plan.Change = kindOf(rolloutplan.ProgressingOf(&ip))
 		case last != nil && last.ID == t.plan.ToVersion:
 			t.plan.Change = last.Kind
 		case from == nil || t.plan.FromVersion == "":
@@ -578,15 +585,41 @@ func (s *simulation) classify(tracks map[string]*placementTrack, oldProg map[str
 		default:
 			t.plan.Change = ChangeUpgrade
 		}
-		if t.plan.Change == ChangeRollback && initial != nil {
-			if v := initial.Placement(t.plan.Placement).Find(t.target4history()); v != nil {
-				t.plan.RollbackTo = entry(v)
+	}
+}
+
+// settleKind takes the kind of a placement's change from its Progressing reason at the end of
+// the simulation when the first decision's did not name one (a placement that waited for its
+// canary first), and names the history entry a rollback returns to.
+func (t *placementTrack) settleKind(final *addonv1alpha1.InstallProgression, initial *history.Record) {
+	switch t.plan.Change {
+	case ChangeInstall, ChangeUpgrade, ChangeRollback:
+		if final != nil {
+			if k := kindOf(rolloutplan.ProgressingOf(final)); k != "" {
+				t.plan.Change = k
 			}
 		}
-		if t.plan.Canary != nil {
-			t.plan.Canary.Gates = t.plan.Change == ChangeInstall || t.plan.Change == ChangeUpgrade || t.plan.Change == ChangeContinue
+	}
+	if t.plan.Change == ChangeRollback && initial != nil {
+		if v := initial.Placement(t.plan.Placement).Find(t.target4history()); v != nil {
+			t.plan.RollbackTo = entry(v)
 		}
 	}
+	if t.plan.Canary != nil {
+		t.plan.Canary.Gates = t.plan.Change == ChangeInstall || t.plan.Change == ChangeUpgrade || t.plan.Change == ChangeContinue
+	}
+}
+
+// kindOf is the change kind a Progressing condition's reason names ("" for none).
+func kindOf(c *metav1.Condition) string {
+	if c == nil {
+		return ""
+	}
+	k, ok := addonstatus.KindOfReason(c.Reason)
+	if !ok {
+		return ""
+	}
+	return map[addonstatus.Kind]string{addonstatus.Install: ChangeInstall, addonstatus.Upgrade: ChangeUpgrade, addonstatus.Rollback: ChangeRollback}[k]
 }
 
 func (t *placementTrack) target4history() []history.Config {
