@@ -44,11 +44,13 @@ func specDiff(before, after *unstructured.Unstructured) (string, error) {
 	if a == b {
 		return "", nil
 	}
-	from := "hub"
+	from := "hub " + nsName(after.GetNamespace(), after.GetName())
 	if before == nil {
 		from = "/dev/null"
+	} else if before.GetName() != after.GetName() {
+		from = "hub " + nsName(before.GetNamespace(), before.GetName())
 	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: lines(a), B: lines(b), FromFile: from, ToFile: "change", Context: 3})
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: lines(a), B: lines(b), FromFile: from, ToFile: "change " + nsName(after.GetNamespace(), after.GetName()), Context: 3})
 }
 
 // lines splits s into lines that keep their newline; none for "".

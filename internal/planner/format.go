@@ -105,7 +105,7 @@ func (r *Report) writeText(w io.Writer) error {
 			fmt.Fprintln(&b, "  WARNING:", wn)
 		}
 		for _, c := range a.Configs {
-			fmt.Fprintf(&b, "  config %s (%s)\n", c.Config, c.Action)
+			fmt.Fprintf(&b, "  config %s (%s)\n", c.Config, configAction(c))
 			for _, l := range strings.Split(strings.TrimRight(c.Diff, "\n"), "\n") {
 				if l != "" {
 					fmt.Fprintln(&b, "    "+l)
@@ -182,7 +182,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "> **Warning (%s):** %s\n\n", a.Addon, mdEscape(wn))
 		}
 		for _, c := range a.Configs {
-			fmt.Fprintf(&b, "<details><summary>%s: config %s (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", a.Addon, mdEscape(c.Config), c.Action, c.Diff)
+			fmt.Fprintf(&b, "<details><summary>%s: config %s (%s)</summary>\n\n```diff\n%s```\n\n</details>\n\n", a.Addon, mdEscape(c.Config), mdEscape(configAction(c)), c.Diff)
 		}
 		for _, p := range a.Placements {
 			fmt.Fprintf(&b, "<details><summary>%s %s: %s</summary>\n\n", a.Addon, p.Placement, mdEscape(changeLine(p)))
@@ -216,6 +216,13 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func configAction(c ConfigChange) string {
+	if c.RenamedFrom != "" {
+		return c.Action + " of " + c.RenamedFrom
+	}
+	return c.Action
 }
 
 func mdEscape(s string) string {

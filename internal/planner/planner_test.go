@@ -105,7 +105,7 @@ func step(t *testing.T, s *Snapshot, docs ...string) (*Report, *Snapshot) {
 	return rep, next
 }
 
-func placementOf(t *testing.T, r *Report, key string) PlacementPlan {
+func placementOf(t testing.TB, r *Report, key string) PlacementPlan {
 	t.Helper()
 	for _, a := range r.Addons {
 		for _, p := range a.Placements {

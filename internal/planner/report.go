@@ -52,6 +52,9 @@ type ConfigChange struct {
 	Config string `json:"config"`
 	// Action is "add" or "edit".
 	Action string `json:"action"`
+	// RenamedFrom is, for a config config-hash renamed, the version the add-on used before (same
+	// kind, namespace and addonops.io/base-name): the diff is against it.
+	RenamedFrom string `json:"renamedFrom,omitempty"`
 	// Diff is a unified diff of its content (everything but apiVersion, kind, metadata and status).
 	Diff string `json:"diff,omitempty"`
 }

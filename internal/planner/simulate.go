@@ -82,7 +82,7 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 		start = o.Now
 	}
 	rep := &Report{SchemaVersion: SchemaVersion, Ignored: ch.ignored,
-		State: State{Source: o.Source, TakenAt: s.TakenAt.UTC().Format(time.RFC3339), AgeSeconds: int64(o.Now.Sub(start).Seconds())}}
+		State: State{Source: o.Source, TakenAt: s.TakenAt.UTC().Format(time.RFC3339), AgeSeconds: max(0, int64(o.Now.Sub(start).Seconds()))}}
 	rep.Warnings = append(rep.Warnings, s.Problems...)
 	for _, k := range ch.placementsChanged {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the change edits Placement %s: the plan uses its current decisions; OCM's placement controller decides again once it is applied", k))
@@ -728,6 +728,12 @@ func (s *simulation) configChanges() []ConfigChange {
 		cc := ConfigChange{Config: ref.String(), Action: "add"}
 		if before != nil {
 			cc.Action = "edit"
+		} else if prev, prevRef := s.previousVersion(ref, after); prev != nil {
+			// config-hash renames a config whose content changes: the diff that matters is against
+			// the version of the same base name the add-on used.
+			before = prev
+			cc.Action = "edit"
+			cc.RenamedFrom = prevRef.String()
 		}
 		d, err := specDiff(before, after)
 		if err != nil {
@@ -742,6 +748,39 @@ func (s *simulation) configChanges() []ConfigChange {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Config < out[j].Config })
 	return out
+}
+
+// previousVersion is the config the add-on referenced before the change (its CMA's defaults and
+// placements) that has the same kind, namespace and base name (configref.BaseNameAnnotation, which
+// config-hash writes) as after, a config the change adds.
+func (s *simulation) previousVersion(ref configref.Ref, after *unstructured.Unstructured) (*unstructured.Unstructured, configref.Ref) {
+	base := after.GetAnnotations()[configref.BaseNameAnnotation]
+	old := s.ch.oldCMAs[s.addon]
+	if base == "" || old == nil {
+		return nil, configref.Ref{}
+	}
+	var refs []configref.Ref
+	for _, sc := range old.Spec.SupportedConfigs {
+		if sc.DefaultConfig != nil {
+			refs = append(refs, configref.Ref{GroupResource: configref.GroupResource{Group: sc.Group, Resource: sc.Resource}, Namespace: sc.DefaultConfig.Namespace, Name: sc.DefaultConfig.Name})
+		}
+	}
+	for _, p := range old.Spec.InstallStrategy.Placements {
+		for _, c := range p.Configs {
+			refs = append(refs, configref.Ref{GroupResource: configref.GroupResource{Group: c.Group, Resource: c.Resource}, Namespace: c.Namespace, Name: c.Name})
+		}
+	}
+	for _, r := range refs {
+		if r == ref || r.GroupResource != ref.GroupResource || r.Namespace != ref.Namespace {
+			continue
+		}
+		if u := s.h.configs[r]; u != nil && u.GetAnnotations()[configref.BaseNameAnnotation] == base {
+			if _, changed := s.ch.newConfigs[r]; !changed {
+				return u, r
+			}
+		}
+	}
+	return nil, configref.Ref{}
 }
 
 // prunedInUse warns about configs clusters of the add-on still run that the rendered manifests
