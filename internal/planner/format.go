@@ -133,6 +133,14 @@ func (r *Report) writeText(w io.Writer) error {
 			for i, bt := range p.Batches {
 				fmt.Fprintf(&b, "    batch %d (step %d): %s\n", i+1, bt.Step, listed(bt.Clusters))
 			}
+			for _, m := range p.Manifests {
+				fmt.Fprintf(&b, "    manifests of %s: %s\n", listed(m.Clusters), manifestSummary(m))
+				for _, l := range strings.Split(strings.TrimRight(m.Diff, "\n"), "\n") {
+					if l != "" {
+						fmt.Fprintln(&b, "      "+l)
+					}
+				}
+			}
 			for _, c := range p.NotConfigured {
 				fmt.Fprintf(&b, "    cannot configure %s: %s\n", c.Cluster, c.Reason)
 			}
@@ -208,6 +216,13 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "- cannot configure %s: %s\n", c.Cluster, mdEscape(c.Reason))
 			}
 			fmt.Fprintf(&b, "- ends: %s %s\n", orDash(p.Outcome), mdEscape(p.OutcomeMessage))
+			for _, m := range p.Manifests {
+				fmt.Fprintf(&b, "\n<details><summary>manifests of %s: %s</summary>\n\n", listed(m.Clusters), mdEscape(manifestSummary(m)))
+				if m.Diff != "" {
+					fmt.Fprintf(&b, "```diff\n%s```\n", m.Diff)
+				}
+				fmt.Fprintf(&b, "\n</details>\n")
+			}
 			for _, wn := range p.Warnings {
 				fmt.Fprintf(&b, "- **Warning:** %s\n", mdEscape(wn))
 			}
@@ -216,6 +231,16 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func manifestSummary(m ManifestDiff) string {
+	switch {
+	case m.Error != "":
+		return "cannot render: " + m.Error
+	case m.Diff == "":
+		return "unchanged"
+	}
+	return "changed"
 }
 
 func configAction(c ConfigChange) string {

@@ -300,3 +300,38 @@ func TestFormatsAndSnapshotVersion(t *testing.T) {
 }
 
 var _ = rolloutplan.PushRecheck
+
+func TestTemplateManifestDiffsGroupClusters(t *testing.T) {
+	main := placementSpec{name: "main", strategy: `{type: All}`, groups: [][]string{{"c1", "c2", "c3"}}}
+	tpl := `{apiVersion: addon.open-cluster-management.io/v1alpha1, kind: AddOnTemplate, metadata: {name: hello-tpl}, spec: {addonName: hello, agentSpec: {workload: {manifests: [
+		{apiVersion: apps/v1, kind: Deployment, metadata: {name: agent, namespace: hello-agent}, spec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}}, spec: {containers: [{name: agent, image: "quay.io/hello/agent:{{VERSION}}", args: ["--cluster={{CLUSTER_NAME}}"]}]}}}}]}}}}`
+	withTemplate := func(cfg string) string {
+		return strings.Replace(cma(soak0, cfg, main), `supportedConfigs: [`, `supportedConfigs: [{group: addon.open-cluster-management.io, resource: addontemplates, defaultConfig: {name: hello-tpl}}, `, 1)
+	}
+	version := func(name, v string) string {
+		return fmt.Sprintf(`{apiVersion: addon.open-cluster-management.io/v1alpha1, kind: AddOnDeploymentConfig, metadata: {namespace: default, name: %s, generation: 1}, spec: {customizedVariables: [{name: VERSION, value: %q}]}}`, name, v)
+	}
+	objs := hubObjects(main)
+	for i, o := range objs {
+		if strings.Contains(o, "kind: ManagedCluster, metadata: {name: c2}") {
+			objs[i] = `{apiVersion: cluster.open-cluster-management.io/v1, kind: ManagedCluster, metadata: {name: c2, annotations: {open-cluster-management.io/image-registries: '{"registries":[{"mirror":"mirror.example/hello","source":"quay.io/hello"}]}'}}}`
+		}
+	}
+	base := snapshotOf(t, append(objs, withTemplate("cfg-v1"), tpl, version("cfg-v1", "1.0"))...)
+	_, s1 := step(t, base)
+	rep, _ := step(t, s1, withTemplate("cfg-v2"), version("cfg-v2", "2.0"))
+	p := expect(t, rep, "default/main", ChangeUpgrade, "c1,c2,c3")
+	if len(p.Manifests) != 2 {
+		t.Fatalf("manifest diffs: %+v", p.Manifests)
+	}
+	want := map[string]string{
+		"c1,c3": "-        image: quay.io/hello/agent:1.0\n+        image: quay.io/hello/agent:2.0\n",
+		"c2":    "-        image: mirror.example/hello/agent:1.0\n+        image: mirror.example/hello/agent:2.0\n",
+	}
+	for _, m := range p.Manifests {
+		key := strings.Join(m.Clusters, ",")
+		if m.Error != "" || !strings.Contains(m.Diff, want[key]) || want[key] == "" {
+			t.Errorf("clusters %s: error %q, diff:\n%s\nwant it to contain:\n%s", key, m.Error, m.Diff, want[key])
+		}
+	}
+}

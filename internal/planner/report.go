@@ -93,6 +93,8 @@ type PlacementPlan struct {
 	AlreadyOnTarget []string `json:"alreadyOnTarget,omitempty"`
 	// Batches are the clusters told the target version, in order.
 	Batches []Batch `json:"batches,omitempty"`
+	// Manifests are, for a template add-on, how its agent manifests change per group of clusters.
+	Manifests []ManifestDiff `json:"manifests,omitempty"`
 	// NotConfigured are clusters that cannot be configured, and why.
 	NotConfigured []ClusterProblem `json:"notConfigured,omitempty"`
 	// Outcome is the placement's Progressing reason when the simulation ended (the controller's

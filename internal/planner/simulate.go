@@ -516,6 +516,16 @@ func (s *simulation) run() AddonPlan {
 			}
 		}
 		slices.SortFunc(t.plan.NotConfigured, func(a, b ClusterProblem) int { return strings.Compare(a.Cluster, b.Cluster) })
+		if t.plan.Change == ChangeInstall || t.plan.Change == ChangeUpgrade || t.plan.Change == ChangeRollback {
+			var owned []string
+			for c, k := range owners {
+				if k.String() == key {
+					owned = append(owned, c)
+				}
+			}
+			slices.Sort(owned)
+			t.plan.Manifests = s.manifestDiffs(owned, startApplied, t.target)
+		}
 		if !t.plan.Completes && t.plan.Change != ChangeNoOp {
 			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("the rollout does not complete: %s (%s)", t.plan.Outcome, t.plan.OutcomeMessage))
 		}

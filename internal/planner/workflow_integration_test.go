@@ -161,7 +161,9 @@ func TestPlanWorkflow(t *testing.T) {
 	t.Logf("plan.md:\n%s", md)
 	for _, want := range []string{"| helloworld | default/global-placement | Upgrade |", "- strategy: Progressive, maxConcurrency 2,",
 		"- batch 1 (step 1): cluster-1, cluster-2\n", "- batch 4 (step 4): cluster-7, cluster-8\n", "<details><summary>helloworld: config addondeploymentconfigs.addon.open-cluster-management.io default/helloworld-config-77hdhg6tf9 (edit of addondeploymentconfigs.addon.open-cluster-management.io default/helloworld-config-",
-		"-    value: v0.10.0\n+    value: v0.11.0\n"} {
+		"-    value: v0.10.0\n+    value: v0.11.0\n",
+		"<details><summary>manifests of cluster-1, cluster-2, cluster-3, cluster-4, cluster-5, cluster-6, cluster-7, cluster-8: changed</summary>",
+		"-        image: quay.io/open-cluster-management/addon-examples:v0.10.0\n+        image: quay.io/open-cluster-management/addon-examples:v0.11.0\n"} {
 		if !strings.Contains(string(md), want) || strings.Contains(string(md), "Warning") {
 			t.Errorf("plan.md lacks %q:\n%s", want, md)
 		}
