@@ -336,7 +336,8 @@ func equalJSON(a, b any) bool {
 	return bytes.Equal(ab, bb)
 }
 
-// Undecodable implements rolloutplan.Raw.
+// rawFor is what the add-on's objects say beyond their Go types (rolloutplan.Raw), as the
+// controller's cache tells it.
 func (h *hub) rawFor(addon string) rolloutplan.Raw { return raw{h: h, addon: addon} }
 
 type raw struct {

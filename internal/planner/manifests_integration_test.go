@@ -154,4 +154,3 @@ func workManifestsOf(t *testing.T, s *rolloutsim.Scenario, clusters []string) ma
 	}
 	return out
 }
-

@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/operations"
-	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
 // The tests build a hub from YAML, as `addonops snapshot` writes it, settle it by planning the
@@ -298,8 +297,6 @@ func TestFormatsAndSnapshotVersion(t *testing.T) {
 		t.Fatalf("an old snapshot version: %v", err)
 	}
 }
-
-var _ = rolloutplan.PushRecheck
 
 func TestTemplateManifestDiffsGroupClusters(t *testing.T) {
 	main := placementSpec{name: "main", strategy: `{type: All}`, groups: [][]string{{"c1", "c2", "c3"}}}

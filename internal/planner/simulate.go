@@ -256,7 +256,7 @@ func (s *simulation) agent(ns string) bool {
 	before := s.h.mcas[s.addon][ns].Status
 	m.Status = st
 	s.h.mcas[s.addon][ns] = m
-	return changed || !jsonEqual(before, st)
+	return changed || !equalJSON(before, st)
 }
 
 func workv1Applied(w *workv1.ManifestWork) bool {
@@ -272,7 +272,7 @@ func (s *simulation) recheck() bool {
 	for ns, m := range s.h.mcas[s.addon] {
 		st, after := rolloutplan.Progress(m, s.h.addonWorks(ns, s.addon), rolloutplan.GateOf(s.h.cmas[s.addon]), rolloutplan.Now(s.now))
 		s.noteProgress(after)
-		if !jsonEqual(m.Status, st) {
+		if !equalJSON(m.Status, st) {
 			m = m.DeepCopy()
 			m.Status = st
 			s.h.mcas[s.addon][ns] = m
@@ -281,8 +281,6 @@ func (s *simulation) recheck() bool {
 	}
 	return changed
 }
-
-func jsonEqual(a, b any) bool { return equalJSON(a, b) }
 
 // placementTrack is what the simulation records of one placement.
 type placementTrack struct {
@@ -541,9 +539,7 @@ func (s *simulation) run() AddonPlan {
 		ap.Unplaced = append(ap.Unplaced, c)
 	}
 	slices.Sort(ap.Unplaced)
-	if len(ap.Unplaced) > 0 || len(ap.Configs) > 0 {
-		ap.Changed = ap.Changed || len(ap.Unplaced) > 0
-	}
+	ap.Changed = ap.Changed || len(ap.Unplaced) > 0
 	ap.Warnings = append(ap.Warnings, s.prunedInUse()...)
 	return ap
 }

@@ -103,18 +103,15 @@ func Collect(ctx context.Context, o CollectOptions) (*Snapshot, error) {
 		}
 		return l.Items, nil
 	}
-	cmas, err := list(gvrCMA, "", metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	for _, gvr := range []schema.GroupVersionResource{gvrMCA, gvrPlacement, gvrDecision} {
+	var objs []unstructured.Unstructured
+	for _, gvr := range []schema.GroupVersionResource{gvrCMA, gvrMCA, gvrPlacement, gvrDecision} {
 		items, err := list(gvr, "", metav1.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
-		cmas = append(cmas, items...)
+		objs = append(objs, items...)
 	}
-	for _, u := range cmas {
+	for _, u := range objs {
 		s.add(u.Object)
 	}
 
@@ -144,7 +141,7 @@ func Collect(ctx context.Context, o CollectOptions) (*Snapshot, error) {
 		s.add(trimWork(u.Object))
 	}
 
-	for _, gr := range referencedKinds(cmas) {
+	for _, gr := range referencedKinds(objs) {
 		kind, err := resolveKind(o.Mapper, gr)
 		if err != nil {
 			s.Problems = append(s.Problems, err.Error())
