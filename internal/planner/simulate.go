@@ -334,6 +334,10 @@ func (s *simulation) run() AddonPlan {
 		startApplied[ns] = rolloutplan.LastApplied(m)
 	}
 
+	hadMCA := map[string]bool{}
+	for ns := range s.h.mcas[s.addon] {
+		hadMCA[ns] = true
+	}
 	notCreated := s.install()
 	owners := rolloutplan.Owners(s.input())
 	canaries, _ := rolloutplan.ParseCanaries(cma.Annotations)
@@ -523,6 +527,17 @@ func (s *simulation) run() AddonPlan {
 			}
 			slices.Sort(owned)
 			t.plan.Manifests = s.manifestDiffs(owned, startApplied, t.target)
+		}
+		var fresh []string
+		for c, k := range owners {
+			if k.String() == key && !hadMCA[c] && s.h.mcas[s.addon][c] != nil {
+				fresh = append(fresh, c)
+			}
+		}
+		if len(fresh) > 1 && len(t.plan.Batches) > 1 {
+			slices.Sort(fresh)
+			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("%d clusters get their ManagedClusterAddOn from this change (%s): the controller's first decisions see those created so far, so which of them go first may differ from the batches shown; the batch sizes hold",
+				len(fresh), listed(fresh)))
 		}
 		if !t.plan.Completes && t.plan.Change != ChangeNoOp {
 			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("the rollout does not complete: %s (%s)", t.plan.Outcome, t.plan.OutcomeMessage))
