@@ -261,6 +261,8 @@ type change struct {
 	oldCMAs map[string]*addonv1alpha1.ClusterManagementAddOn
 	// renderedKinds are "group/kind namespace" of the configs the change holds.
 	renderedKinds map[string]bool
+	// addons are the ClusterManagementAddOns the change holds.
+	addons []string
 }
 
 func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
@@ -301,6 +303,9 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("the rendered manifests: %w", err)
+		}
+		if group == configref.AddonGroup && u.GetKind() == "ClusterManagementAddOn" {
+			c.addons = append(c.addons, u.GetName())
 		}
 		if isConfig {
 			c.oldConfigs[ref] = before

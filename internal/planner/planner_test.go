@@ -332,3 +332,13 @@ func TestTemplateManifestDiffsGroupClusters(t *testing.T) {
 		}
 	}
 }
+
+func TestUnmanagedAddonWarns(t *testing.T) {
+	main := placementSpec{name: "main", strategy: `{type: All}`, groups: [][]string{{"c1"}}}
+	base := snapshotOf(t, append(hubObjects(main), adc("cfg-v1", "1"))...)
+	ocm := strings.Replace(cma(soak0, "cfg-v1", main), "addon.open-cluster-management.io/lifecycle: self", "addon.open-cluster-management.io/lifecycle: addon-manager", 1)
+	rep, _ := step(t, base, ocm)
+	if len(rep.Addons) != 0 || !strings.Contains(strings.Join(rep.Warnings, "\n"), "add-on hello of the manifests is not managed by addonops") {
+		t.Fatalf("addons %+v, warnings %v", rep.Addons, rep.Warnings)
+	}
+}

@@ -77,6 +77,9 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	if o.MaxSteps == 0 {
 		o.MaxSteps = DefaultMaxSteps
 	}
+	if o.Addons == "" {
+		o.Addons = hubcache.AddonsSelf
+	}
 	start := s.TakenAt.Time
 	if start.IsZero() {
 		start = o.Now
@@ -86,6 +89,12 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	rep.Warnings = append(rep.Warnings, s.Problems...)
 	for _, k := range ch.placementsChanged {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the change edits Placement %s: the plan uses its current decisions; OCM's placement controller decides again once it is applied", k))
+	}
+	for _, name := range ch.addons {
+		if cma := h.cmas[name]; cma != nil && !hubcache.Selects(o.Addons, cma) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("add-on %s of the manifests is not managed by addonops: its annotation %s is missing or %q, and the plan takes the controller's --addons=%s (pass --addons %s if the controller runs so); the plan shows nothing of it",
+				name, addonv1alpha1.AddonLifecycleAnnotationKey, addonv1alpha1.AddonLifecycleAddonManagerAnnotationValue, o.Addons, hubcache.AddonsAll))
+		}
 	}
 	names := make([]string, 0, len(h.cmas))
 	for n := range h.cmas {
