@@ -78,6 +78,8 @@ Rollout:
                               out, config versions (desired, last applied, last known good),
                               canary state and failed clusters; --clusters: one line per cluster
   %[1]s history ADDON [flags]   the config versions each placement rolled out, oldest first
+  %[1]s plan -f RENDERED.yaml   what applying a change does: per placement its kind, batches, warnings
+  %[1]s snapshot -o FILE        the hub state a plan needs, to plan without hub credentials
 
 Day-2 operations: each writes one annotation on the ClusterManagementAddOn ADDON; committing the
 same annotation in Git does the same (see the README, "Day-2 operations"):
@@ -122,6 +124,8 @@ Exit codes: 0 ok; 1 the rollout failed and 2 --timeout passed (status --watch); 
 	root.AddCommand(
 		c.statusCommand(),
 		c.historyCommand(),
+		c.planCommand(),
+		c.snapshotCommand(),
 		c.pauseCommand(),
 		c.resumeCommand(),
 		c.promoteCommand(),

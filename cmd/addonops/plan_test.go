@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/addonops/addonops/internal/planner"
+)
+
+func TestPlanFromSnapshot(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"addonops", "plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "--max-age", "0", "-o", "json"}, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var rep planner.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if rep.SchemaVersion != planner.SchemaVersion || len(rep.Addons) != 1 || len(rep.Addons[0].Placements) != 1 {
+		t.Fatalf("plan: %s", out.String())
+	}
+	p := rep.Addons[0].Placements[0]
+	var got []string
+	for _, b := range p.Batches {
+		got = append(got, strings.Join(b.Clusters, ","))
+	}
+	if p.Change != planner.ChangeInstall || strings.Join(got, " | ") != "c1,c2 | c3" || !p.Completes {
+		t.Fatalf("placement: %+v", p)
+	}
+	if len(rep.Ignored) != 1 || rep.Ignored[0] != "Namespace hello-system" {
+		t.Fatalf("ignored: %v", rep.Ignored)
+	}
+}
+
+func TestPlanStaleSnapshotWarns(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"addonops", "plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml"}, &out, &errOut); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "WARNING: the snapshot is") || !strings.Contains(out.String(), "more than --max-age 1h0m0s") {
+		t.Fatalf("no stale warning:\n%s", out.String())
+	}
+}
+
+func TestPlanBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	oldSnap := write("old.yaml", "apiVersion: addonops.io/v0\nkind: HubSnapshot\nobjects: []\n")
+	noKind := write("nokind.yaml", "metadata: {name: x}\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no -f", []string{"plan", "--snapshot", "testdata/plan-snapshot.yaml"}, "-f is required"},
+		{"bad format", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "-o", "yaml"}, `--output "yaml"`},
+		{"old snapshot", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", oldSnap}, "this addonops reads apiVersion addonops.io/v1alpha1"},
+		{"manifest without kind", []string{"plan", "-f", noKind, "--snapshot", "testdata/plan-snapshot.yaml"}, "document 1: no apiVersion or kind"},
+		{"unreachable hub", []string{"plan", "-f", "testdata/plan-change.yaml", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify"}, "is the hub reachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(append([]string{"addonops"}, tc.args...), &out, &errOut)
+			if code != exitError || !strings.Contains(errOut.String(), tc.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errOut.String(), exitError, tc.want)
+			}
+		})
+	}
+}
