@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 	// The zone database is embedded: the controller's distroless image and a KRM function's
 	// container may have none, and a window must read the same on every host.
 	_ "time/tzdata"
