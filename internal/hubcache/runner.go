@@ -113,17 +113,13 @@ func (c *Cache) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	c.logger.Store(&logger)
+	// controller-runtime's cache runs the informers until ctx is done, and those created later
+	// (config kinds) at once; Run returns once they all stopped.
+	c.Configs.start()
 	var informers sync.WaitGroup
-	for _, inf := range c.decodedInformers {
-		informers.Go(func() { inf.RunWithContext(ctx) })
-	}
+	cacheErr := make(chan error, 1)
+	informers.Go(func() { cacheErr <- c.cr.Start(ctx) })
 	defer informers.Wait()
-	c.kubeFactory.Start(ctx.Done())
-	if c.historyFactory != nil {
-		c.historyFactory.Start(ctx.Done())
-	}
-	c.Configs.start(ctx)
-	defer c.shutdown()
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -142,6 +138,8 @@ func (c *Cache) Run(parent context.Context) error {
 			logger.Info("Stopped before the informer caches synced", "reason", context.Cause(parent))
 			return nil
 		}
+	case err := <-cacheErr:
+		return fmt.Errorf("the hub cache stopped before it synced: %w", err)
 	case err := <-errs:
 		// A controller gave up waiting for the caches (controller-runtime's CacheSyncTimeout):
 		// stop, so the process exits and a standby or a restart tries again.
@@ -167,30 +165,21 @@ func (c *Cache) Run(parent context.Context) error {
 	}
 }
 
-func (c *Cache) shutdown() {
-	c.kubeFactory.Shutdown()
-}
-
-// waitForSync waits until every informer started so far has synced, or ctx is done.
+// waitForSync waits until every informer created before Run has synced (config kinds: or is
+// refused), or ctx is done. Not controller-runtime's WaitForCacheSync: a config kind the
+// controller may not read never syncs, and config kinds added later are waited for by Ensure's
+// callers.
 func (c *Cache) waitForSync(ctx context.Context) bool {
-	var synced []cache.InformerSynced
-	for _, inf := range c.decodedInformers {
+	c.mu.Lock()
+	synced := make([]cache.InformerSynced, 0, len(c.informers))
+	for _, inf := range c.informers {
 		synced = append(synced, inf.HasSynced)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) || !allSynced(c.kubeFactory.WaitForCacheSync(ctx.Done())) ||
-		c.historyFactory != nil && !allSynced(c.historyFactory.WaitForCacheSync(ctx.Done())) {
+	c.mu.Unlock()
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return false
 	}
 	return c.Configs.waitForSync(ctx)
-}
-
-func allSynced[K comparable](m map[K]bool) bool {
-	for _, ok := range m {
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // Synced reports whether Run started the informers and all of them synced (readiness).
