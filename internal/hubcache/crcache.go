@@ -70,8 +70,8 @@ func (c *Cache) newCRCache(cfg *rest.Config, httpClient *http.Client, byAddonLab
 		// The version history ConfigMaps: only those labelled as an add-on's history, so the
 		// controller's namespace may hold anything else. Their namespace is set by newInformer (a
 		// ByObject namespace would make this a multi-namespace informer, which has no client-go store
-		// for the rollout's collector to read).
-		&corev1.ConfigMap{}: {Label: historyLabel, Transform: cache.TransformFunc(stripManagedFields)},
+		// for the rollout's collector to read). DefaultTransform strips them.
+		&corev1.ConfigMap{}: {Label: historyLabel},
 	}
 	for _, d := range c.decoded {
 		obj, ok := d.kind.newObj().(client.Object)
@@ -105,7 +105,7 @@ func (c *Cache) newInformer(lw cache.ListerWatcher, obj runtime.Object, resync t
 	description := fmt.Sprintf("%T", obj)
 	switch o := obj.(type) {
 	case *corev1.ConfigMap:
-		lw = c.historyListWatch(lw)
+		lw = c.historyListWatch()
 		indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc // the lister is by namespace
 	case *unstructured.Unstructured:
 		gvk := o.GroupVersionKind()
@@ -115,12 +115,11 @@ func (c *Cache) newInformer(lw cache.ListerWatcher, obj runtime.Object, resync t
 	return cache.NewSharedIndexInformerWithOptions(lw, obj, cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: indexers, ObjectDescription: description})
 }
 
-// historyListWatch lists and watches the history ConfigMaps in Options.HistoryNamespace only (with
-// controller-runtime's label selector, which lw's calls apply), as protobuf.
-func (c *Cache) historyListWatch(lw cache.ListerWatcher) cache.ListerWatcher {
+// historyListWatch lists and watches the history ConfigMaps in Options.HistoryNamespace only, with
+// ByObject's label selector, as protobuf (controller-runtime's list and watch are cluster-wide).
+func (c *Cache) historyListWatch() cache.ListerWatcher {
 	cms := c.Clients.Kube.CoreV1().ConfigMaps(c.opts.HistoryNamespace)
 	labelOf := func(o *metav1.ListOptions) { o.LabelSelector = history.AddonLabel }
-	_ = lw // cluster-wide: not used
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			labelOf(&o)
@@ -207,11 +206,4 @@ func (m knownFirst) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.
 		return mapping, nil
 	}
 	return m.RESTMapper.RESTMapping(gk, versions...)
-}
-
-func (m knownFirst) RESTMappings(gk schema.GroupKind, versions ...string) ([]*meta.RESTMapping, error) {
-	if mappings, err := m.known.RESTMappings(gk, versions...); err == nil && len(mappings) > 0 {
-		return mappings, nil
-	}
-	return m.RESTMapper.RESTMappings(gk, versions...)
 }

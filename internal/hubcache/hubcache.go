@@ -415,13 +415,6 @@ func (c *Cache) stripAndIntern(obj any) (any, error) {
 	return obj, nil
 }
 
-func stripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(metav1.Object); ok {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 // stripCluster drops what no reconciler reads of a ManagedCluster, most of its size on a real
 // fleet: the hub's client configs (CA bundles), taints, and of its status all but the Available
 // condition (capacity, allocatable, version, cluster claims, managed namespaces, the registration
