@@ -417,9 +417,11 @@ func (s *Configs) forgetHash(uid types.UID) {
 
 type memo struct{ resourceVersion, hash string }
 
-// observed is the list and watch of a config kind's informer (the cache's NewInformer), recording
-// whether the API server refuses them (configInformer.forbidden): a refused informer never syncs,
-// and the reflector only logs its retries. lw is controller-runtime's; other kinds pass through.
+// observed is the list and watch of a config kind's informer (the cache's NewInformer): every
+// object of the kind, whatever selector the cache has for its typed informer (a ConfigMap config
+// is no history ConfigMap), recording whether the API server refuses them
+// (configInformer.forbidden): a refused informer never syncs, and the reflector only logs its
+// retries. lw (controller-runtime's) is returned for a kind that is no config kind.
 func (s *Configs) observed(gvk schema.GroupVersionKind, lw cache.ListerWatcher) cache.ListerWatcher {
 	v, ok := s.access.Load(gvk)
 	if !ok {
@@ -427,15 +429,15 @@ func (s *Configs) observed(gvk schema.GroupVersionKind, lw cache.ListerWatcher) 
 	}
 	ci := v.(*configInformer)
 	gr := ci.gr
-	lwc := cache.ToListerWatcherWithContext(lw)
+	api := s.dynamic.Resource(ci.gvr)
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			list, err := lwc.ListWithContext(ctx, o)
+			list, err := api.List(ctx, o)
 			s.observeAccess(ctx, gr, ci, "list", err)
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			w, err := lwc.WatchWithContext(ctx, o)
+			w, err := api.Watch(ctx, o)
 			// A refused watch-list request (the reflector's first try, streaming the initial list)
 			// is followed at once by a plain list, which says the same as "list": recording both
 			// would make the problem flip between the two verbs at every retry.

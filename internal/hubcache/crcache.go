@@ -3,7 +3,7 @@ package hubcache
 // The cache's informers are controller-runtime's (sigs.k8s.io/controller-runtime/pkg/cache):
 // it creates, starts and stops them. What docs/benchmarks/cache.md showed controller-runtime's
 // cache does not do by itself comes in through its options:
-//   - ByObject: label selectors (add-on ManifestWorks, RoleBindings, CSRs and history ConfigMaps)
+//   - ByObject: label selectors (add-on ManifestWorks, RoleBindings and CSRs)
 //     and each kind's transform (per-object decoding of OCM's kinds, stripping and interning of the
 //     others); DefaultTransform strips managedFields from everything else (the config kinds).
 //   - NewInformer builds each informer: OCM's kinds on the cache's own list and watch (decode.go:
@@ -57,21 +57,12 @@ func (c *Cache) newCRCache(cfg *rest.Config, httpClient *http.Client, byAddonLab
 	if err != nil {
 		return nil, err
 	}
-	historyLabel, err := labels.Parse(history.AddonLabel)
-	if err != nil {
-		return nil, fmt.Errorf("history label: %w", err)
-	}
 	byObject := map[client.Object]crcache.ByObject{
 		// Only RoleBindings and CSRs labelled with an add-on name are add-on business. They share
 		// strings and maps as the decoded kinds do (a RoleBinding per cluster and add-on, its labels,
 		// role and owner the same on every cluster).
 		&rbacv1.RoleBinding{}:                       {Label: byAddonLabel, Transform: c.stripAndIntern},
 		&certificatesv1.CertificateSigningRequest{}: {Label: byAddonLabel, Transform: c.stripAndIntern},
-		// The version history ConfigMaps: only those labelled as an add-on's history, so the
-		// controller's namespace may hold anything else. Their namespace is set by newInformer (a
-		// ByObject namespace would make this a multi-namespace informer, which has no client-go store
-		// for the rollout's collector to read). DefaultTransform strips them.
-		&corev1.ConfigMap{}: {Label: historyLabel},
 	}
 	for _, d := range c.decoded {
 		obj, ok := d.kind.newObj().(client.Object)
@@ -115,8 +106,11 @@ func (c *Cache) newInformer(lw cache.ListerWatcher, obj runtime.Object, resync t
 	return cache.NewSharedIndexInformerWithOptions(lw, obj, cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: indexers, ObjectDescription: description})
 }
 
-// historyListWatch lists and watches the history ConfigMaps in Options.HistoryNamespace only, with
-// ByObject's label selector, as protobuf (controller-runtime's list and watch are cluster-wide).
+// historyListWatch lists and watches the version history ConfigMaps: in Options.HistoryNamespace,
+// only those labelled as an add-on's history (so the controller's namespace may hold anything
+// else), as protobuf; DefaultTransform strips them. Not ByObject's namespace and label: a ByObject
+// namespace makes a multi-namespace informer, which has no client-go store for the rollout's
+// collector to read, and a ByObject label would apply to a ConfigMap config kind's informer too.
 func (c *Cache) historyListWatch() cache.ListerWatcher {
 	cms := c.Clients.Kube.CoreV1().ConfigMaps(c.opts.HistoryNamespace)
 	labelOf := func(o *metav1.ListOptions) { o.LabelSelector = history.AddonLabel }

@@ -195,7 +195,7 @@ type Cache struct {
 	synced atomic.Bool
 }
 
-// New builds the cache for the hub cfg points at. Informers start with Start.
+// New builds the cache for the hub cfg points at. Its informers start with Run.
 func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	switch opts.Addons {
 	case "":
@@ -406,11 +406,14 @@ func protobuf(cfg *rest.Config) *rest.Config {
 	return out
 }
 
-// stripAndIntern is the transform of the add-on RoleBinding and CSR informers.
+// stripAndIntern is the transform of the add-on RoleBinding and CSR informers (controller-runtime
+// gives it to the unstructured informer of a config kind of theirs too: that one is only stripped).
 func (c *Cache) stripAndIntern(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
-		c.interned.object(m)
+		if _, config := obj.(*unstructured.Unstructured); !config {
+			c.interned.object(m)
+		}
 	}
 	return obj, nil
 }
