@@ -29,10 +29,10 @@ import (
 )
 
 // Configs caches add-on configs of any group/resource: one unstructured informer of the hub
-// cache's controller-runtime cache per group/resource, started when a reference to it is first seen
-// (Ensure), so it hashes exactly the objects the API
-// server returns (CRD defaults included), which is what OCM hashes; a config kind that nobody
-// hashes is what leaves OCM add-ons stuck with an empty spec hash. The rollout controller (hashes)
+// cache's controller-runtime cache per group/resource, started when a reference to it is first
+// seen (Ensure), so it hashes exactly the objects the API server returns (CRD defaults included),
+// which is what OCM hashes; a config kind that nobody hashes is what leaves OCM add-ons stuck with
+// an empty spec hash. The rollout controller (hashes)
 // and the template reconcilers (AddOnTemplates and AddOnDeploymentConfigs to render) share it, so
 // every config kind is watched once per process.
 type Configs struct {

@@ -3,13 +3,15 @@ package hubcache
 // The cache's informers are controller-runtime's (sigs.k8s.io/controller-runtime/pkg/cache):
 // it creates, starts and stops them. What docs/benchmarks/cache.md showed controller-runtime's
 // cache does not do by itself comes in through its options:
-//   - ByObject: label selectors (add-on ManifestWorks, RoleBindings and CSRs)
-//     and each kind's transform (per-object decoding of OCM's kinds, stripping and interning of the
-//     others); DefaultTransform strips managedFields from everything else (the config kinds).
+//   - ByObject: label selectors (add-on ManifestWorks, RoleBindings and CSRs) and each kind's
+//     transform (per-object decoding of OCM's kinds, stripping and interning of the others);
+//     DefaultTransform strips managedFields from everything else (config kinds, history
+//     ConfigMaps).
 //   - NewInformer builds each informer: OCM's kinds on the cache's own list and watch (decode.go:
 //     pages decoded as they arrive, placeholders for objects that do not decode; watchdecode.go:
-//     events decoded straight into Go types), config kinds with the list and watch calls recording
-//     a refusal (configs.go), and no namespace index where nothing looks up by namespace.
+//     events decoded straight into Go types), config kinds on list and watch calls of every object
+//     of the kind that record a refusal (configs.go), history ConfigMaps in their namespace only,
+//     and no namespace index where nothing looks up by namespace.
 //   - Mapper: OCM's kinds and the built-in ones the cache reads map without discovery (the cache
 //     is built before OCM's CRDs need to be served); config kinds map through discovery.
 
