@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -184,19 +185,7 @@ var (
 func markdownAnchors(text string) []string {
 	var out []string
 	seen := map[string]int{}
-	fence := ""
-	for _, l := range strings.Split(text, "\n") {
-		trimmed := strings.TrimLeft(l, " ")
-		if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
-			fence = trimmed[:3]
-			continue
-		}
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
+	for _, l := range proseLines(text) {
 		m := atxHeading.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -211,6 +200,29 @@ func markdownAnchors(text string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// proseLines yields the lines of a markdown page outside fenced code blocks, with their index.
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, l := range strings.Split(text, "\n") {
+			trimmed := strings.TrimLeft(l, " ")
+			if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+				fence = trimmed[:3]
+				continue
+			}
+			if fence != "" {
+				if strings.HasPrefix(trimmed, fence) {
+					fence = ""
+				}
+				continue
+			}
+			if !yield(i, l) {
+				return
+			}
+		}
+	}
 }
 
 // githubAnchor is the anchor GitHub gives a heading: the rendered text (a link's text, no markup)

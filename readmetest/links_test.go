@@ -74,19 +74,7 @@ func linkProblems(dir, rel, text string, anchors map[string][]string) []string {
 	if _, ok := anchors[rel]; !ok {
 		anchors[rel] = pageAnchors(text)
 	}
-	fence := ""
-	for i, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
-			fence = trimmed[:3]
-			continue
-		}
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
+	for i, line := range proseLines(text) {
 		line = inlineCode.ReplaceAllString(line, "")
 		var targets []string
 		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
