@@ -22,28 +22,21 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/spechash"
 )
 
-// Configs caches add-on configs of any group/resource: one unstructured informer of the hub
-// cache's controller-runtime cache per group/resource, started when a reference to it is first
-// seen (Ensure), so it hashes exactly the objects the API server returns (CRD defaults included),
-// which is what OCM hashes; a config kind that nobody hashes is what leaves OCM add-ons stuck with
-// an empty spec hash. The rollout controller (hashes)
+// Configs caches add-on configs of any group/resource: one dynamic informer per group/resource,
+// started when a reference to it is first seen (Ensure), so it hashes exactly the objects the API
+// server returns (CRD defaults included), which is what OCM hashes; a config kind that nobody
+// hashes is what leaves OCM add-ons stuck with an empty spec hash. The rollout controller (hashes)
 // and the template reconcilers (AddOnTemplates and AddOnDeploymentConfigs to render) share it, so
 // every config kind is watched once per process.
 type Configs struct {
-	dynamic dynamic.Interface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
-	// informerOf returns the cache's informer of a config kind (created and, once the cache runs,
-	// started if needed).
-	informerOf func(schema.GroupVersionKind) (cache.SharedIndexInformer, error)
-	// access holds, by GroupVersionKind, the *configInformer whose list and watch calls observed
-	// wraps (read while the cache builds an informer, with mu held).
-	access   sync.Map
+	dynamic  dynamic.Interface
+	mapper   *restmapper.DeferredDiscoveryRESTMapper
+	resync   time.Duration
 	onChange func()
 	// onAccess is called with the error every time listing or watching a config kind is refused
 	// (the informer retries with a backoff of up to about 30 s), and with nil once it is allowed
@@ -51,10 +44,10 @@ type Configs struct {
 	onAccess func(configref.GroupResource, *ForbiddenError)
 
 	mu sync.Mutex
-	// started is set when the cache starts; informers are created before (initial) or after.
-	started   bool
+	// runCtx runs the informers; nil until the cache starts (informers created before wait).
+	runCtx    context.Context
 	informers map[configref.GroupResource]*configInformer
-	// initial are the informers created before the cache started: Run waits for them.
+	// initial are the informers created before the cache started.
 	initial []*configInformer
 	// unserved remembers group/resources discovery did not know, and as of when (the time of the
 	// discovery answer that did not know them).
@@ -72,7 +65,6 @@ type Configs struct {
 }
 
 type configInformer struct {
-	gr         configref.GroupResource
 	gvr        schema.GroupVersionResource
 	namespaced bool
 	informer   cache.SharedIndexInformer
@@ -126,17 +118,17 @@ var errDiscoveryWait = errors.New("waiting to ask discovery again")
 // one request, so no number of unserved kinds costs more than one discovery per RediscoverAfter.
 const RediscoverAfter = 10 * time.Second
 
-func newConfigs(disc discovery.DiscoveryInterface, dyn dynamic.Interface, informerOf func(schema.GroupVersionKind) (cache.SharedIndexInformer, error)) *Configs {
+func newConfigs(disc discovery.DiscoveryInterface, dyn dynamic.Interface, resync time.Duration) *Configs {
 	return &Configs{
-		dynamic:    dyn,
-		mapper:     restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
-		informerOf: informerOf,
-		onChange:   func() {},
-		onAccess:   func(configref.GroupResource, *ForbiddenError) {},
-		informers:  map[configref.GroupResource]*configInformer{},
-		unserved:   map[configref.GroupResource]time.Time{},
-		hashes:     map[string]memo{},
-		now:        time.Now,
+		dynamic:   dyn,
+		mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)),
+		resync:    resync,
+		onChange:  func() {},
+		onAccess:  func(configref.GroupResource, *ForbiddenError) {},
+		informers: map[configref.GroupResource]*configInformer{},
+		unserved:  map[configref.GroupResource]time.Time{},
+		hashes:    map[string]memo{},
+		now:       time.Now,
 	}
 }
 
@@ -153,11 +145,10 @@ func (s *Configs) OnAccess(f func(configref.GroupResource, *ForbiddenError)) { s
 // no discovery, so the template reconcilers can register their handlers before the cache starts.
 var known = map[configref.GroupResource]struct {
 	gvr        schema.GroupVersionResource
-	gvk        schema.GroupVersionKind
 	namespaced bool
 }{
-	configref.AddOnTemplates:         {AddOnTemplatesGVR, addonv1alpha1.SchemeGroupVersion.WithKind("AddOnTemplate"), false},
-	configref.AddOnDeploymentConfigs: {AddOnDeploymentConfigsGVR, addonv1alpha1.SchemeGroupVersion.WithKind("AddOnDeploymentConfig"), true},
+	configref.AddOnTemplates:         {AddOnTemplatesGVR, false},
+	configref.AddOnDeploymentConfigs: {AddOnDeploymentConfigsGVR, true},
 }
 
 // Watch returns the informer of a config kind OCM's API defines (AddOnTemplates,
@@ -172,18 +163,22 @@ func (s *Configs) Watch(gr configref.GroupResource) (cache.SharedIndexInformer, 
 	if !ok {
 		return nil, fmt.Errorf("watching %s: not a config kind of OCM's API; use Ensure", gr)
 	}
-	ci, err := s.addLocked(gr, k.gvr, k.gvk, k.namespaced)
+	ci, err := s.addLocked(gr, k.gvr, k.namespaced)
 	if err != nil {
 		return nil, err
 	}
 	return ci.informer, nil
 }
 
-// start notes that the cache started: informers created from now on are not waited for by Run.
-func (s *Configs) start() {
+// start runs the informers created so far, and makes later ones run at once, until ctx is done.
+func (s *Configs) start(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.started = true
+	s.runCtx = ctx
+	for _, ci := range s.informers {
+		s.initial = append(s.initial, ci)
+		go ci.informer.RunWithContext(ctx)
+	}
 }
 
 // waitForSync waits until every informer created before the cache started (the ones reconcilers
@@ -286,7 +281,7 @@ func (s *Configs) informerFor(ctx context.Context, gr configref.GroupResource) (
 	}
 	delete(s.unserved, gr)
 
-	ci, err := s.addLocked(gr, gvr, gvk, mapping.Scope.Name() == meta.RESTScopeNameNamespace)
+	ci, err := s.addLocked(gr, gvr, mapping.Scope.Name() == meta.RESTScopeNameNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -294,15 +289,17 @@ func (s *Configs) informerFor(ctx context.Context, gr configref.GroupResource) (
 	return ci, nil
 }
 
-// addLocked creates the informer of a config kind (the cache runs it once it starts, or at once).
-func (s *Configs) addLocked(gr configref.GroupResource, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, namespaced bool) (*configInformer, error) {
-	ci := &configInformer{gr: gr, gvr: gvr, namespaced: namespaced}
-	s.access.Store(gvk, ci)
-	inf, err := s.informerOf(gvk)
-	if err != nil {
-		s.access.Delete(gvk)
-		return nil, err
-	}
+// addLocked creates the informer of a config kind; it runs at once if the cache has started.
+func (s *Configs) addLocked(gr configref.GroupResource, gvr schema.GroupVersionResource, namespaced bool) (*configInformer, error) {
+	ci := &configInformer{gvr: gvr, namespaced: namespaced}
+	inf := s.newInformer(gr, ci)
+	// managedFields is metadata and never part of a spec hash; dropping it saves memory.
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			u.SetManagedFields(nil)
+		}
+		return obj, nil
+	})
 	notify := func(any) { s.onChange() }
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: notify,
@@ -324,8 +321,8 @@ func (s *Configs) addLocked(gr configref.GroupResource, gvr schema.GroupVersionR
 		return nil, fmt.Errorf("watching %s: %w", gvr, err)
 	}
 	ci.informer = inf
-	if !s.started {
-		s.initial = append(s.initial, ci)
+	if s.runCtx != nil {
+		go inf.RunWithContext(s.runCtx)
 	}
 	s.informers[gr] = ci
 	return ci, nil
@@ -417,20 +414,12 @@ func (s *Configs) forgetHash(uid types.UID) {
 
 type memo struct{ resourceVersion, hash string }
 
-// observed is the list and watch of a config kind's informer (the cache's NewInformer): every
-// object of the kind, whatever selector the cache has for its typed informer (a ConfigMap config
-// is no history ConfigMap), recording whether the API server refuses them
-// (configInformer.forbidden): a refused informer never syncs, and the reflector only logs its
-// retries. lw (controller-runtime's) is returned for a kind that is no config kind.
-func (s *Configs) observed(gvk schema.GroupVersionKind, lw cache.ListerWatcher) cache.ListerWatcher {
-	v, ok := s.access.Load(gvk)
-	if !ok {
-		return lw
-	}
-	ci := v.(*configInformer)
-	gr := ci.gr
+// newInformer is dynamicinformer.NewFilteredDynamicInformer with list and watch calls that record
+// whether the API server refuses them (ci.forbidden): a refused informer never syncs, and the
+// reflector only logs its retries.
+func (s *Configs) newInformer(gr configref.GroupResource, ci *configInformer) cache.SharedIndexInformer {
 	api := s.dynamic.Resource(ci.gvr)
-	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			list, err := api.List(ctx, o)
 			s.observeAccess(ctx, gr, ci, "list", err)
@@ -451,7 +440,9 @@ func (s *Configs) observed(gvk schema.GroupVersionKind, lw cache.ListerWatcher) 
 			}
 			return w, err
 		},
-	}, s.dynamic)
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.dynamic),
+		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{ResyncPeriod: s.resync, ObjectDescription: ci.gvr.String()})
 }
 
 // observeAccess records the outcome of a list or watch call: a refusal sets ci.forbidden (logged

@@ -11,13 +11,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/addonops/addonops/internal/configref"
 )
@@ -116,13 +114,7 @@ func newTestConfigs(t *testing.T) (*Configs, *countingDiscovery, *time.Time) {
 	t.Helper()
 	disc := &countingDiscovery{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}}
 	disc.Resources = []*metav1.APIResourceList{coreResources}
-	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
-	s := newConfigs(disc, dyn, func(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, error) {
-		// An informer never run: these tests count discovery requests and the kinds watched.
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		return cache.NewSharedIndexInformer(&cache.ListWatch{}, u, time.Minute, cache.Indexers{}), nil
-	})
+	s := newConfigs(disc, dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), time.Minute)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return now }
 	return s, disc, &now

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -72,17 +71,15 @@ type decodedKind struct {
 	gvk    schema.GroupVersionKind
 	gvr    schema.GroupVersionResource
 	newObj func() runtime.Object
-	// namespaced: the kind's objects live in namespaces.
-	namespaced bool
 }
 
 var (
-	kindCMA       = decodedKind{addonv1alpha1.SchemeGroupVersion.WithKind(KindClusterManagementAddOn), addonv1alpha1.SchemeGroupVersion.WithResource("clustermanagementaddons"), func() runtime.Object { return &addonv1alpha1.ClusterManagementAddOn{} }, false}
-	kindMCA       = decodedKind{addonv1alpha1.SchemeGroupVersion.WithKind(KindManagedClusterAddOn), addonv1alpha1.SchemeGroupVersion.WithResource("managedclusteraddons"), func() runtime.Object { return &addonv1alpha1.ManagedClusterAddOn{} }, true}
-	kindCluster   = decodedKind{clusterv1.SchemeGroupVersion.WithKind(KindManagedCluster), clusterv1.SchemeGroupVersion.WithResource("managedclusters"), func() runtime.Object { return &clusterv1.ManagedCluster{} }, false}
-	kindPlacement = decodedKind{clusterv1beta1.SchemeGroupVersion.WithKind(KindPlacement), clusterv1beta1.SchemeGroupVersion.WithResource("placements"), func() runtime.Object { return &clusterv1beta1.Placement{} }, true}
-	kindDecision  = decodedKind{clusterv1beta1.SchemeGroupVersion.WithKind(KindPlacementDecision), clusterv1beta1.SchemeGroupVersion.WithResource("placementdecisions"), func() runtime.Object { return &clusterv1beta1.PlacementDecision{} }, true}
-	kindWork      = decodedKind{workv1.SchemeGroupVersion.WithKind(KindManifestWork), workv1.SchemeGroupVersion.WithResource("manifestworks"), func() runtime.Object { return &workv1.ManifestWork{} }, true}
+	kindCMA       = decodedKind{addonv1alpha1.SchemeGroupVersion.WithKind(KindClusterManagementAddOn), addonv1alpha1.SchemeGroupVersion.WithResource("clustermanagementaddons"), func() runtime.Object { return &addonv1alpha1.ClusterManagementAddOn{} }}
+	kindMCA       = decodedKind{addonv1alpha1.SchemeGroupVersion.WithKind(KindManagedClusterAddOn), addonv1alpha1.SchemeGroupVersion.WithResource("managedclusteraddons"), func() runtime.Object { return &addonv1alpha1.ManagedClusterAddOn{} }}
+	kindCluster   = decodedKind{clusterv1.SchemeGroupVersion.WithKind(KindManagedCluster), clusterv1.SchemeGroupVersion.WithResource("managedclusters"), func() runtime.Object { return &clusterv1.ManagedCluster{} }}
+	kindPlacement = decodedKind{clusterv1beta1.SchemeGroupVersion.WithKind(KindPlacement), clusterv1beta1.SchemeGroupVersion.WithResource("placements"), func() runtime.Object { return &clusterv1beta1.Placement{} }}
+	kindDecision  = decodedKind{clusterv1beta1.SchemeGroupVersion.WithKind(KindPlacementDecision), clusterv1beta1.SchemeGroupVersion.WithResource("placementdecisions"), func() runtime.Object { return &clusterv1beta1.PlacementDecision{} }}
+	kindWork      = decodedKind{workv1.SchemeGroupVersion.WithKind(KindManifestWork), workv1.SchemeGroupVersion.WithResource("manifestworks"), func() runtime.Object { return &workv1.ManifestWork{} }}
 )
 
 // kindOf is the decoded kind of a typed object, by its Go type.
@@ -257,56 +254,42 @@ func (c *Cache) Undecodable(kind string) []*DecodeError {
 // the cache shows it: it must not block. Set it before the cache starts.
 func (c *Cache) OnUndecodable(f func(*DecodeError)) { c.onUndecodable = f }
 
-// decodedSpec is how the cache reads one decoded kind: what it strips, what sees the unstructured
-// object (after), which objects it selects and whether it indexes them by namespace.
-type decodedSpec struct {
-	kind decodedKind
-	// label selects the objects cached (nil: all); controller-runtime's ByObject has the same.
-	label labels.Selector
-	strip stripper
-	after func(*unstructured.Unstructured, runtime.Object)
-	// byNamespace indexes the objects by namespace, for the kinds looked up by namespace (an index
-	// entry per namespace: 5,000 of them for MCAs or works at 5,000 clusters). Works are looked up
-	// by namespace and add-on (IndexWorksByAddon), MCAs by key.
-	byNamespace bool
-	// transform is the informer's transform (decode), set by controller-runtime from ByObject.
-	transform cache.TransformFunc
-	// watch watches the kind decoded straight into its Go type (watchdecode.go), or is nil.
-	watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
-}
-
-// decodedInformer is the informer controller-runtime's cache gets (Options.NewInformer) for a
-// decoded kind: one that keeps its objects as their Go type (see the top of this file). It lists
-// unstructured objects page by page and converts them (decodedList), and watches them decoded
-// straight into the Go type (watchdecode.go) unless d.after is set. Controller-runtime sets
-// d.transform on it (ByObject.Transform).
-func (c *Cache) decodedInformer(d *decodedSpec, resync time.Duration) cache.SharedIndexInformer {
-	client := c.Clients.Dynamic.Resource(d.kind.gvr)
-	selected := func(o *metav1.ListOptions) {
-		if d.label != nil {
-			o.LabelSelector = d.label.String()
-		}
-	}
+// decodedInformer is a shared informer of kind k that keeps its objects as their Go type (see the
+// top of this file): it lists unstructured objects and converts them, and watches them decoded
+// straight into the Go type (watchdecode.go) unless after is set. strip drops what the cache does
+// not need; after sees every object that converted.
+func (c *Cache) decodedInformer(k decodedKind, tweak func(*metav1.ListOptions), strip stripper,
+	after func(*unstructured.Unstructured, runtime.Object), byNamespace bool) (cache.SharedIndexInformer, error) {
+	transform := c.decode(k, strip.unstructured, after)
+	client := c.Clients.Dynamic.Resource(k.gvr)
 	list := func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-		selected(&o)
-		return decodedList(ctx, client, o, d.transform)
+		if tweak != nil {
+			tweak(&o)
+		}
+		return decodedList(ctx, client, o, transform)
 	}
 	// Events arrive as Go types (watchdecode.go), except for kinds whose transform also reads the
 	// unstructured object (after): those few (CMAs) come as unstructured objects, as lists do.
 	var example runtime.Object = &unstructured.Unstructured{}
 	watchObjects := client.Watch
-	if d.watch != nil {
-		watchObjects, example = d.watch, d.kind.newObj()
+	if after == nil {
+		typedWatch, err := c.typedWatch(k, strip.typed, transform)
+		if err != nil {
+			return nil, err
+		}
+		watchObjects, example = typedWatch, k.newObj()
 	}
 	watchFunc := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		selected(&o)
+		if tweak != nil {
+			tweak(&o)
+		}
 		return watchObjects(ctx, o)
 	}
 	indexers := cache.Indexers{}
-	if d.byNamespace {
+	if byNamespace {
 		indexers[cache.NamespaceIndex] = cache.MetaNamespaceIndexFunc
 	}
-	return cache.NewSharedIndexInformerWithOptions(
+	inf := cache.NewSharedIndexInformerWithOptions(
 		// The client supports watch-list streaming (the wrapper tells the reflector so), as
 		// dynamicinformer's informer does.
 		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
@@ -316,13 +299,13 @@ func (c *Cache) decodedInformer(d *decodedSpec, resync time.Duration) cache.Shar
 			WatchFunc:            func(o metav1.ListOptions) (watch.Interface, error) { return watchFunc(context.Background(), o) },
 		}, c.Clients.Dynamic),
 		example,
-		cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: indexers, ObjectDescription: d.kind.gvr.String()})
-}
-
-// forgetLeft registers the handlers that drop what the cache knows of a decoded kind's object
-// versions that left it (decode errors, trims).
-func (c *Cache) forgetLeft(kind string, inf cache.SharedIndexInformer) error {
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		cache.SharedIndexInformerOptions{ResyncPeriod: c.opts.Resync, Indexers: indexers,
+			ObjectDescription: k.gvr.String()})
+	if err := inf.SetTransform(transform); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", k.gvr, err)
+	}
+	kind := k.gvk.Kind
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, cur any) {
 			o, ok1 := old.(metav1.Object)
 			n, ok2 := cur.(metav1.Object)
@@ -336,8 +319,14 @@ func (c *Cache) forgetLeft(kind string, inf cache.SharedIndexInformer) error {
 				c.trimmed.forget(kind, m)
 			}
 		},
-	})
-	return err
+	}); err != nil {
+		return nil, fmt.Errorf("watching %s: %w", k.gvr, err)
+	}
+	if c.decodedInformers == nil {
+		c.decodedInformers = map[string]cache.SharedIndexInformer{}
+	}
+	c.decodedInformers[kind] = inf
+	return inf, nil
 }
 
 // decodedList is a decoded kind's list call: the list as the reflector asks for it, its objects

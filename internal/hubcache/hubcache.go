@@ -18,17 +18,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/dynamic"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
@@ -42,10 +39,7 @@ import (
 	clusterlistersv1beta1 "open-cluster-management.io/api/client/cluster/listers/cluster/v1beta1"
 	workclient "open-cluster-management.io/api/client/work/clientset/versioned"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
-	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	workv1 "open-cluster-management.io/api/work/v1"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
@@ -132,15 +126,12 @@ type Cache struct {
 	refused refusals
 	only    map[string]bool
 
-	// cr is controller-runtime's cache, which holds every informer (crcache.go).
-	cr crcache.Cache
-	// decoded are the kinds read per object (decode.go), by GroupVersionKind.
-	decoded map[schema.GroupVersionKind]*decodedSpec
-	// decodedInformers are their informers, by kind, for Undecodable.
+	// decodedInformers are the informers of the kinds read per object (decode.go), by kind.
 	decodedInformers map[string]cache.SharedIndexInformer
 	// restConfig and httpClient build the decoded kinds' watch clients (watchdecode.go).
-	restConfig *rest.Config
-	httpClient *http.Client
+	restConfig  *rest.Config
+	httpClient  *http.Client
+	kubeFactory kubeinformers.SharedInformerFactory
 	// undecodable records the objects the decoded informers hold placeholders for.
 	undecodable   undecodable
 	onUndecodable func(*DecodeError)
@@ -155,6 +146,8 @@ type Cache struct {
 	// strategies are the CMAs' rollout strategies as the API server returned them, by CMA name.
 	strategiesMu sync.Mutex
 	strategies   map[string]rolloutStrategies
+	// historyFactory caches the version history ConfigMaps (Options.HistoryNamespace), or is nil.
+	historyFactory kubeinformers.SharedInformerFactory
 	// typed are the templates and deployment configs converted and compiled (typed.go).
 	typed *typedConfigs
 
@@ -184,9 +177,7 @@ type Cache struct {
 	HistoryInformer cache.SharedIndexInformer
 	Histories       corelisters.ConfigMapNamespaceLister
 
-	mu sync.Mutex
-	// informers are those Run waits for: all but the config kinds (Configs waits for those).
-	informers   []cache.SharedIndexInformer
+	mu          sync.Mutex
 	started     bool
 	reconcilers []Reconciler
 	loops       []func(context.Context)
@@ -195,7 +186,7 @@ type Cache struct {
 	synced atomic.Bool
 }
 
-// New builds the cache for the hub cfg points at. Its informers start with Run.
+// New builds the cache for the hub cfg points at. Informers start with Start.
 func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	switch opts.Addons {
 	case "":
@@ -258,7 +249,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	byAddonLabel := labels.NewSelector().Add(*addonLabelExists)
+	byAddonLabel := func(o *metav1.ListOptions) { o.LabelSelector = addonLabelExists.String() }
 	// Objects are cached without managedFields (decode drops them), and works without their
 	// manifests, or with stand-ins of them when the template reconcilers need them: at thousands of
 	// clusters that is most of the memory.
@@ -268,48 +259,34 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		stripWork = workManifestsStripper
 		stripClusters = clusterStatusStripper
 	}
-	// OCM's kinds are decoded per object (decode.go): one that does not decode cannot fail a list.
-	c.decoded = map[schema.GroupVersionKind]*decodedSpec{}
-	for _, d := range []*decodedSpec{
-		{kind: kindCMA, after: c.noteRolloutStrategies},
-		{kind: kindMCA},
-		{kind: kindCluster, strip: stripClusters},
-		{kind: kindPlacement, byNamespace: true},
-		{kind: kindDecision, byNamespace: true},
-		{kind: kindWork, label: byAddonLabel, strip: stripWork},
-	} {
-		d.transform = c.decode(d.kind, d.strip.unstructured, d.after)
-		if d.after == nil {
-			if d.watch, err = c.typedWatch(d.kind, d.strip.typed, d.transform); err != nil {
-				return nil, err
-			}
-		}
-		c.decoded[d.kind.gvk] = d
-	}
-	if c.cr, err = c.newCRCache(cfg, httpClient, byAddonLabel); err != nil {
-		return nil, err
-	}
-	c.Configs = newConfigs(c.Clients.Kube.Discovery(), c.Clients.Dynamic, c.configInformer)
+	// Only RoleBindings and CSRs labelled with an add-on name are add-on business. They share
+	// strings and maps as the decoded kinds do (a RoleBinding per cluster and add-on, its labels,
+	// role and owner the same on every cluster).
+	c.kubeFactory = kubeinformers.NewSharedInformerFactoryWithOptions(c.Clients.Kube, opts.Resync,
+		kubeinformers.WithTransform(c.stripAndIntern), kubeinformers.WithTweakListOptions(byAddonLabel))
+	c.Configs = newConfigs(c.Clients.Kube.Discovery(), c.Clients.Dynamic, opts.Resync)
 
-	c.decodedInformers = map[string]cache.SharedIndexInformer{}
+	// OCM's kinds are decoded per object (decode.go): one that does not decode cannot fail a list.
 	for _, d := range []struct {
-		inf *cache.SharedIndexInformer
-		obj client.Object
+		inf   *cache.SharedIndexInformer
+		kind  decodedKind
+		tweak func(*metav1.ListOptions)
+		strip stripper
+		after func(*unstructured.Unstructured, runtime.Object)
+		// byNamespace indexes the objects by namespace, for the kinds looked up by namespace (an
+		// index entry per namespace: 5,000 of them for MCAs or works at 5,000 clusters). Works
+		// are looked up by namespace and add-on (IndexWorksByAddon), MCAs by key.
+		byNamespace bool
 	}{
-		{&c.CMAInformer, &addonv1alpha1.ClusterManagementAddOn{}},
-		{&c.MCAInformer, &addonv1alpha1.ManagedClusterAddOn{}},
-		{&c.ClusterInformer, &clusterv1.ManagedCluster{}},
-		{&c.PlacementInformer, &clusterv1beta1.Placement{}},
-		{&c.DecisionInformer, &clusterv1beta1.PlacementDecision{}},
-		{&c.WorkInformer, &workv1.ManifestWork{}},
+		{&c.CMAInformer, kindCMA, nil, stripper{}, c.noteRolloutStrategies, false},
+		{&c.MCAInformer, kindMCA, nil, stripper{}, nil, false},
+		{&c.ClusterInformer, kindCluster, nil, stripClusters, nil, false},
+		{&c.PlacementInformer, kindPlacement, nil, stripper{}, nil, true},
+		{&c.DecisionInformer, kindDecision, nil, stripper{}, nil, true},
+		{&c.WorkInformer, kindWork, byAddonLabel, stripWork, nil, false},
 	} {
-		if *d.inf, err = c.informer(d.obj); err != nil {
+		if *d.inf, err = c.decodedInformer(d.kind, d.tweak, d.strip, d.after, d.byNamespace); err != nil {
 			return nil, err
-		}
-		k, _ := kindOf(d.obj)
-		c.decodedInformers[k.gvk.Kind] = *d.inf
-		if err := c.forgetLeft(k.gvk.Kind, *d.inf); err != nil {
-			return nil, fmt.Errorf("watching %s: %w", k.gvr, err)
 		}
 	}
 	if _, err := c.CMAInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.forgetRolloutStrategies}); err != nil {
@@ -337,12 +314,8 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	c.Placements = clusterlistersv1beta1.NewPlacementLister(c.PlacementInformer.GetIndexer())
 	c.Decisions = decisionLister{clusterlistersv1beta1.NewPlacementDecisionLister(c.DecisionInformer.GetIndexer()), c}
 	if opts.DeployTemplates {
-		if c.RoleBindingInformer, err = c.informer(&rbacv1.RoleBinding{}); err != nil {
-			return nil, err
-		}
-		if c.CSRInformer, err = c.informer(&certificatesv1.CertificateSigningRequest{}); err != nil {
-			return nil, err
-		}
+		c.RoleBindingInformer = c.kubeFactory.Rbac().V1().RoleBindings().Informer()
+		c.CSRInformer = c.kubeFactory.Certificates().V1().CertificateSigningRequests().Informer()
 		if c.TemplateInformer, err = c.Configs.Watch(configref.AddOnTemplates); err != nil {
 			return nil, err
 		}
@@ -350,11 +323,9 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 			return nil, err
 		}
 	}
+
 	if opts.HistoryNamespace != "" {
-		if c.HistoryInformer, err = c.informer(&corev1.ConfigMap{}); err != nil {
-			return nil, err
-		}
-		c.Histories = corelisters.NewConfigMapLister(c.HistoryInformer.GetIndexer()).ConfigMaps(opts.HistoryNamespace)
+		c.watchHistories(opts.HistoryNamespace)
 	}
 
 	if err := c.MCAInformer.AddIndexers(cache.Indexers{
@@ -406,14 +377,18 @@ func protobuf(cfg *rest.Config) *rest.Config {
 	return out
 }
 
-// stripAndIntern is the transform of the add-on RoleBinding and CSR informers (controller-runtime
-// gives it to the unstructured informer of a config kind of theirs too: that one is only stripped).
+// stripAndIntern is the transform of the add-on RoleBinding and CSR informers.
 func (c *Cache) stripAndIntern(obj any) (any, error) {
 	if m, ok := obj.(metav1.Object); ok {
 		m.SetManagedFields(nil)
-		if _, config := obj.(*unstructured.Unstructured); !config {
-			c.interned.object(m)
-		}
+		c.interned.object(m)
+	}
+	return obj, nil
+}
+
+func stripManagedFields(obj any) (any, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
 	}
 	return obj, nil
 }

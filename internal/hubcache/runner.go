@@ -16,7 +16,6 @@ import (
 	"k8s.io/klog/v2"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
 // Queue is a reconciler's work queue: keys are "<namespace>/<name>" or "<name>".
@@ -102,7 +101,7 @@ func (c *Cache) Run(parent context.Context) error {
 	// Controllers are built here, with the caller's logger: tests run several in one process.
 	var controllers []crcontroller.TypedController[string]
 	for _, r := range reconcilers {
-		ctrl, err := newController(r, logger)
+		ctrl, err := newController(r, logger, c.waitForSync)
 		if err != nil {
 			return err
 		}
@@ -114,45 +113,45 @@ func (c *Cache) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	c.logger.Store(&logger)
-	// controller-runtime's cache runs the informers until ctx is done, and those created later
-	// (config kinds) at once; Run returns once they all stopped.
-	c.Configs.start()
 	var informers sync.WaitGroup
-	cacheErr := make(chan error, 1)
-	informers.Go(func() { cacheErr <- c.cr.Start(ctx) })
+	for _, inf := range c.decodedInformers {
+		informers.Go(func() { inf.RunWithContext(ctx) })
+	}
 	defer informers.Wait()
+	c.kubeFactory.Start(ctx.Done())
+	if c.historyFactory != nil {
+		c.historyFactory.Start(ctx.Done())
+	}
+	c.Configs.start(ctx)
+	defer c.shutdown()
 
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel() // before wg.Wait: the controllers and loops stop on it
-	// The controllers start once the cache has synced: their sources register event handlers on
-	// synced informers (which replay every cached object as an add), so no worker reads a cache
-	// that is still filling. A cache that does not sync within controller-runtime's default
-	// CacheSyncTimeout stops Run, so the process exits and a standby or a restart tries again.
-	syncCtx, cancelSync := context.WithTimeoutCause(ctx, cacheSyncTimeout,
-		fmt.Errorf("the hub cache did not sync within %s (is the API server reachable, are OCM's CRDs installed, may the controller list and watch them?)", cacheSyncTimeout))
-	defer cancelSync()
+	errs := make(chan error, len(controllers))
+	for _, ctrl := range controllers {
+		// Each controller waits for the cache to sync (its source) before its workers start.
+		wg.Go(func() { errs <- ctrl.Start(ctx) })
+	}
 	synced := make(chan bool, 1)
-	go func() { synced <- c.waitForSync(syncCtx) }()
+	go func() { synced <- c.waitForSync(ctx) }()
 	select {
 	case ok := <-synced:
 		if !ok {
-			if parent.Err() != nil {
-				// A stop before the caches synced is a clean shutdown.
-				logger.Info("Stopped before the informer caches synced", "reason", context.Cause(parent))
-				return nil
-			}
-			return context.Cause(syncCtx)
+			// Only a stop ends the wait early: a stop before the caches synced is a clean shutdown.
+			logger.Info("Stopped before the informer caches synced", "reason", context.Cause(parent))
+			return nil
 		}
-	case err := <-cacheErr:
-		return fmt.Errorf("the hub cache stopped before it synced: %w", err)
+	case err := <-errs:
+		// A controller gave up waiting for the caches (controller-runtime's CacheSyncTimeout):
+		// stop, so the process exits and a standby or a restart tries again.
+		if parent.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("a reconciler stopped before the caches synced: %w", err)
 	}
 	c.synced.Store(true)
 	logger.Info("Caches synced", "addons", c.opts.Addons, "reconcilers", len(controllers))
-	errs := make(chan error, len(controllers))
-	for _, ctrl := range controllers {
-		wg.Go(func() { errs <- ctrl.Start(ctx) })
-	}
 	for _, loop := range loops {
 		wg.Go(func() { loop(ctx) })
 	}
@@ -168,25 +167,30 @@ func (c *Cache) Run(parent context.Context) error {
 	}
 }
 
-// cacheSyncTimeout is how long Run waits for the cache to sync: controller-runtime's default
-// CacheSyncTimeout, which the controllers' own wait used when they waited.
-const cacheSyncTimeout = 2 * time.Minute
+func (c *Cache) shutdown() {
+	c.kubeFactory.Shutdown()
+}
 
-// waitForSync waits until every informer created before Run has synced (config kinds: or is
-// refused), or ctx is done. Not controller-runtime's WaitForCacheSync: a config kind the
-// controller may not read never syncs, and config kinds added later are waited for by Ensure's
-// callers.
+// waitForSync waits until every informer started so far has synced, or ctx is done.
 func (c *Cache) waitForSync(ctx context.Context) bool {
-	c.mu.Lock()
-	synced := make([]cache.InformerSynced, 0, len(c.informers))
-	for _, inf := range c.informers {
+	var synced []cache.InformerSynced
+	for _, inf := range c.decodedInformers {
 		synced = append(synced, inf.HasSynced)
 	}
-	c.mu.Unlock()
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) || !allSynced(c.kubeFactory.WaitForCacheSync(ctx.Done())) ||
+		c.historyFactory != nil && !allSynced(c.historyFactory.WaitForCacheSync(ctx.Done())) {
 		return false
 	}
 	return c.Configs.waitForSync(ctx)
+}
+
+func allSynced[K comparable](m map[K]bool) bool {
+	for _, ok := range m {
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Synced reports whether Run started the informers and all of them synced (readiness).
@@ -195,7 +199,7 @@ func (c *Cache) Synced() bool { return c.synced.Load() }
 // newController makes r a controller-runtime controller, run by Run rather than by a manager: the
 // whole cache runs under the manager's leader election as one runnable, so a replica that is not
 // the leader holds no cache at all.
-func newController(r Reconciler, logger klog.Logger) (crcontroller.TypedController[string], error) {
+func newController(r Reconciler, logger klog.Logger, waitForSync func(context.Context) bool) (crcontroller.TypedController[string], error) {
 	sync := r.Sync
 	workers := max(1, r.Workers)
 	ctrl, err := crcontroller.NewTypedUnmanaged(r.Name, crcontroller.TypedOptions[string]{
@@ -232,22 +236,39 @@ func newController(r Reconciler, logger klog.Logger) (crcontroller.TypedControll
 	if err != nil {
 		return nil, fmt.Errorf("building reconciler %s: %w", r.Name, err)
 	}
-	// The reconciler's event handlers, registered on the cache's informers with the controller's
-	// queue when it starts (after the cache synced: Run).
-	watch := r.Watch
-	if err := ctrl.Watch(source.TypedFunc[string](func(_ context.Context, q Queue) error {
-		if watch == nil {
-			return nil
-		}
-		if err := watch(q); err != nil {
-			return fmt.Errorf("registering the event handlers of %s: %w", r.Name, err)
-		}
-		return nil
-	})); err != nil {
+	if err := ctrl.Watch(&source{name: r.Name, watch: r.Watch, waitForSync: waitForSync}); err != nil {
 		return nil, fmt.Errorf("watching for reconciler %s: %w", r.Name, err)
 	}
 	return ctrl, nil
 }
+
+// source feeds a controller from the cache's informers: Start registers the reconciler's event
+// handlers with the controller's queue; WaitForSync holds its workers until the cache has synced
+// (controller-runtime gives up after its CacheSyncTimeout, 2 minutes, and Run then fails).
+type source struct {
+	name        string
+	watch       func(Queue) error
+	waitForSync func(context.Context) bool
+}
+
+func (s *source) WaitForSync(ctx context.Context) error {
+	if !s.waitForSync(ctx) {
+		return fmt.Errorf("the hub cache did not sync: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+func (s *source) Start(_ context.Context, q Queue) error {
+	if s.watch == nil {
+		return nil
+	}
+	if err := s.watch(q); err != nil {
+		return fmt.Errorf("registering the event handlers of %s: %w", s.name, err)
+	}
+	return nil
+}
+
+func (s *source) String() string { return "hubcache/" + s.name }
 
 // Tombstone unwraps the object of a delete event.
 func Tombstone[T any](obj any) (T, bool) {
