@@ -7,6 +7,8 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/spechash"
 )
 
 // content is what of a config counts for its spec hash (spechash.Of): everything but apiVersion,
@@ -15,15 +17,7 @@ func content(u *unstructured.Unstructured) (string, error) {
 	if u == nil {
 		return "", nil
 	}
-	c := map[string]any{}
-	for k, v := range u.Object {
-		switch k {
-		case "apiVersion", "kind", "metadata", "status":
-		default:
-			c[k] = v
-		}
-	}
-	b, err := yaml.Marshal(c)
+	b, err := yaml.Marshal(spechash.Content(u.Object))
 	if err != nil {
 		return "", fmt.Errorf("encoding %s %s: %w", u.GetKind(), u.GetName(), err)
 	}

@@ -24,18 +24,24 @@ func Of(obj map[string]any) (string, error) {
 	if obj == nil {
 		return "", errors.New("object is nil")
 	}
+	b, err := json.Marshal(Content(obj))
+	if err != nil {
+		return "", fmt.Errorf("encoding config content as JSON: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Content is what of obj the spec hash covers: every top-level field but apiVersion, kind,
+// metadata and status (a shallow copy).
+func Content(obj map[string]any) map[string]any {
 	content := make(map[string]any, len(obj))
 	for k, v := range obj {
 		if !excluded[k] {
 			content[k] = v
 		}
 	}
-	b, err := json.Marshal(content)
-	if err != nil {
-		return "", fmt.Errorf("encoding config content as JSON: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return content
 }
 
 // SuffixLen is the length of the name suffix derived from a hash.
