@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,10 +237,16 @@ func runScenario(b *testing.B, n int, strategy string) {
 	f.install = time.Since(start)
 	f.cpuInstall = proc.cpu() - cpu0
 
-	// Upgrade: the measured part.
+	// Upgrade: the measured part. The trace says what the writes over the budget of two per MCA
+	// changed and who wrote them.
 	if err := counter.reset(); err != nil {
 		b.Fatal(err)
 	}
+	trace := &writesTrace{}
+	if err := trace.start(ctx, cfg); err != nil {
+		b.Fatal(err)
+	}
+	traceFrom := time.Now()
 	cpu1 := proc.cpu()
 	hubCPU1 := []float64{cpuOf(hubPIDs[0]), cpuOf(hubPIDs[1])}
 	self1 := cpuOf(os.Getpid())
@@ -285,6 +292,32 @@ func runScenario(b *testing.B, n int, strategy string) {
 	fmt.Printf("CMA status writes during the upgrade:    %8d\n", f.cmaWrites)
 	fmt.Printf("controller CPU, whole run:               %8.1f s   peak RSS %.0f MB\n", f.cpuTotal, f.peakRSSMB)
 	fmt.Printf("simulated agent: %d works created, %d updated, %d status reports\n", f.agent.WorksCreated, f.agent.WorksUpdated, f.agent.WorkStatusUpdates)
+	if f.maxWrites > 2 {
+		fmt.Print(overBudget(trace.between("MCA", traceFrom, time.Now()), 2, 3))
+	}
+}
+
+// overBudget describes the writes of up to most MCAs that were written more than budget times
+// (the most written first): what each write changed and who wrote it.
+func overBudget(mcas map[string][]change, budget, most int) string {
+	var keys []string
+	for k, cs := range mcas {
+		if count(cs, func(c change) bool { return c.status }) > budget {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(mcas[keys[i]]) != len(mcas[keys[j]]) {
+			return len(mcas[keys[i]]) > len(mcas[keys[j]])
+		}
+		return keys[i] < keys[j]
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d MCAs had more than %d status writes; the most written:\n", len(keys), budget)
+	for _, k := range keys[:min(most, len(keys))] {
+		fmt.Fprintf(&b, "MCA %s:\n%s", k, list(mcas[k]))
+	}
+	return b.String()
 }
 
 func adcRef(ns, name string) addonv1alpha1.AddOnConfig {

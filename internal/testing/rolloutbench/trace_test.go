@@ -83,6 +83,9 @@ func (tr *writesTrace) start(ctx context.Context, cfg *rest.Config) error {
 			}
 			statusWhat := statusDiff(o.Status, m.Status)
 			what := append(metaDiff(o.ObjectMeta, m.ObjectMeta), statusWhat...)
+			if by := writers(o.ManagedFields, m.ManagedFields); by != "" {
+				what = append(what, "by "+by)
+			}
 			if !reflect.DeepEqual(o.Spec, m.Spec) {
 				what = append(what, "spec")
 			}
@@ -135,6 +138,24 @@ func (tr *writesTrace) between(kind string, from, to time.Time) map[string][]cha
 		}
 	}
 	return out
+}
+
+// writers names the field managers whose entries an update changed (the managers that wrote it).
+func writers(o, n []metav1.ManagedFieldsEntry) string {
+	var out []string
+	for _, e := range n {
+		changed := true
+		for _, p := range o {
+			if p.Manager == e.Manager && p.Operation == e.Operation && p.Subresource == e.Subresource {
+				changed = !reflect.DeepEqual(p, e)
+				break
+			}
+		}
+		if changed {
+			out = append(out, e.Manager)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // metaDiff names the metadata an update changed that a manager writes: finalizers, labels,
