@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -21,7 +22,9 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/addonops/addonops/examples/exampletest"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
@@ -45,6 +48,9 @@ func hubOutput(step string) string { return dir + "/" + step + "/expected/hub.ya
 // seedVocabulary is step 3 written in the design's rollout vocabulary, translated by
 // rollout-strategy.
 const seedVocabulary = "seed-vocabulary"
+
+// weekendFreeze is step 2 with a maintenance window that holds new batches over the weekend.
+const weekendFreeze = "weekend-freeze"
 
 func TestREADMECommandsPrintTheCommittedOutput(t *testing.T) {
 	exampletest.CheckCommands(t, readme)
@@ -72,7 +78,7 @@ func TestREADMEBuildsEveryStep(t *testing.T) {
 			builds[d] = r.Output
 		}
 	}
-	for _, s := range append(steps, struct{ name, version string }{seedVocabulary, ""}) {
+	for _, s := range append(steps, struct{ name, version string }{seedVocabulary, ""}, struct{ name, version string }{weekendFreeze, ""}) {
 		if got := builds[dir+"/"+s.name]; got != hubOutput(s.name) {
 			t.Errorf("%s: the build of %s must write %s, got %q", readme, s.name, hubOutput(s.name), got)
 		}
@@ -402,5 +408,68 @@ func TestSeedVocabularyIsStep3(t *testing.T) {
 	line := rolloutplan.CanaryAnnotation + ": '" + s.cma.Annotations[rolloutplan.CanaryAnnotation] + "'"
 	if !bytes.Contains(doc, []byte(line)) {
 		t.Errorf("%s does not show the annotation rollout-strategy writes, %s", readme, line)
+	}
+}
+
+// TestWeekendFreeze checks what the README says of weekend-freeze: step 2's output with one more
+// annotation, whose window the controller reads (package maintwindow) as closed to new batches
+// from Friday 18:00 to Monday 09:00 in Berlin, and open to a rollback.
+func TestWeekendFreeze(t *testing.T) {
+	step2 := exampletest.Output(t, readme, hubOutput("02-rolling-update"))
+	got := exampletest.Output(t, readme, hubOutput(weekendFreeze))
+	s := load(t, weekendFreeze)
+	raw, ok := s.cma.Annotations[maintwindow.Annotation]
+	if !ok {
+		t.Fatalf("%s: the ClusterManagementAddOn has no %s annotation", weekendFreeze, maintwindow.Annotation)
+	}
+	// Without the annotation's lines (its key and the deeper-indented continuation of its value),
+	// the output is step 2's, byte for byte.
+	var kept []string
+	lines := strings.Split(string(got), "\n")
+	for i := 0; i < len(lines); i++ {
+		key := strings.TrimLeft(lines[i], " ")
+		if !strings.HasPrefix(key, maintwindow.Annotation+":") {
+			kept = append(kept, lines[i])
+			continue
+		}
+		indent := len(lines[i]) - len(key)
+		for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent {
+			i++
+		}
+	}
+	if without := []byte(strings.Join(kept, "\n")); !bytes.Equal(without, step2) {
+		t.Errorf("%s without its window differs from step 2's output:\n%s", weekendFreeze, exampletest.LineDiff(step2, without))
+	}
+
+	ws, err := maintwindow.ParseValue(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", weekendFreeze, err)
+	}
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	global := canary.PlacementKey{Namespace: "default", Name: "global-placement"}
+	for _, c := range []struct {
+		at       time.Time
+		rollback bool
+		open     bool
+	}{
+		{time.Date(2026, 11, 27, 17, 59, 0, 0, berlin), false, true}, // Friday, before the freeze
+		{time.Date(2026, 11, 27, 18, 0, 0, 0, berlin), false, false}, // Friday 18:00
+		{time.Date(2026, 11, 28, 12, 0, 0, 0, berlin), false, false}, // Saturday
+		{time.Date(2026, 11, 30, 8, 59, 0, 0, berlin), false, false}, // Monday, before 09:00
+		{time.Date(2026, 11, 30, 9, 0, 0, 0, berlin), false, true},   // Monday 09:00
+		{time.Date(2026, 11, 28, 12, 0, 0, 0, berlin), true, true},   // a rollback on Saturday
+		{time.Date(2026, 3, 28, 12, 0, 0, 0, berlin), false, false},  // the weekend clocks go forward
+		{time.Date(2026, 3, 30, 10, 0, 0, 0, berlin), false, true},   // Monday after it
+	} {
+		if got := ws.For(global, c.rollback).Open(c.at); got != c.open {
+			t.Errorf("at %s (rollback %v): open %v, want %v", c.at.Format(time.RFC1123), c.rollback, got, c.open)
+		}
+	}
+	next, ok := ws.For(global, false).NextOpen(time.Date(2026, 11, 28, 12, 0, 0, 0, berlin))
+	if want := time.Date(2026, 11, 30, 9, 0, 0, 0, berlin); !ok || !next.Equal(want) {
+		t.Errorf("next opening from Saturday: %s (%v), want %s", next, ok, want)
 	}
 }
