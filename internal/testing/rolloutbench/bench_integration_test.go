@@ -298,12 +298,17 @@ func runScenario(b *testing.B, n int, strategy string) {
 }
 
 // overBudget describes the writes of up to most MCAs that were written more than budget times
-// (the most written first): what each write changed and who wrote it.
+// (the most written first): what each write changed and who wrote it. Every change counts, not
+// only status changes: the benchmark's counter counts every MODIFIED event.
 func overBudget(mcas map[string][]change, budget, most int) string {
 	var keys []string
+	statusOnly := 0
 	for k, cs := range mcas {
-		if count(cs, func(c change) bool { return c.status }) > budget {
+		if count(cs, func(c change) bool { return !c.created }) > budget {
 			keys = append(keys, k)
+		}
+		if count(cs, func(c change) bool { return c.status }) > budget {
+			statusOnly++
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -313,7 +318,7 @@ func overBudget(mcas map[string][]change, budget, most int) string {
 		return keys[i] < keys[j]
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d MCAs had more than %d status writes; the most written:\n", len(keys), budget)
+	fmt.Fprintf(&b, "%d MCAs had more than %d writes (%d more than %d that changed their status); the most written:\n", len(keys), budget, statusOnly, budget)
 	for _, k := range keys[:min(most, len(keys))] {
 		fmt.Fprintf(&b, "MCA %s:\n%s", k, list(mcas[k]))
 	}

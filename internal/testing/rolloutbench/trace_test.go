@@ -83,6 +83,9 @@ func (tr *writesTrace) start(ctx context.Context, cfg *rest.Config) error {
 			}
 			statusWhat := statusDiff(o.Status, m.Status)
 			what := append(metaDiff(o.ObjectMeta, m.ObjectMeta), statusWhat...)
+			if len(what) == 0 {
+				what = append(what, "nothing the trace compares (managedFields only?)")
+			}
 			if by := writers(o.ManagedFields, m.ManagedFields); by != "" {
 				what = append(what, "by "+by)
 			}
