@@ -49,6 +49,8 @@ func tools(t testing.TB) string {
 			return
 		}
 		toolsBin = dir
+		// About 230 MB of binaries per test run: removed when the package's tests end.
+		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
 		if toolsErr = krmfntest.Build(root, dir+string(filepath.Separator), "./cmd/addonops", "./cmd/addonops-controller",
 			"./functions/config-hash", "./functions/addon-template", "./functions/rollout-strategy"); toolsErr != nil {
 			return

@@ -15,7 +15,16 @@ import (
 	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
-func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
+func TestMain(m *testing.M) {
+	code := localhub.RunTests(m)
+	for _, f := range afterTests {
+		f()
+	}
+	os.Exit(code)
+}
+
+// afterTests run once every test has: the integration tier removes the tools it built there.
+var afterTests []func()
 
 // verbs are the markers' verbs, with the block languages each applies to ("" is a block without
 // a language).
