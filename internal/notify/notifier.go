@@ -23,6 +23,8 @@ import (
 	"k8s.io/klog/v2"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/addonops/addonops/internal/addonstatus"
 )
 
 const (
@@ -34,7 +36,7 @@ const (
 	// EventReasonNotificationFailed is the Warning event on a CMA whose notification was not
 	// delivered: the service failed or timed out, the queue was full, or the configuration does
 	// not parse.
-	EventReasonNotificationFailed = "NotificationFailed"
+	EventReasonNotificationFailed = addonstatus.ReasonNotificationFailed
 )
 
 // Results of a send, the metric's result label.
