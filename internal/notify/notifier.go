@@ -103,6 +103,7 @@ func New(kube kubernetes.Interface, recorder record.EventRecorder, opts Options)
 	if opts.Namespace == "" {
 		return nil, errors.New("notifications: no namespace for the ConfigMap " + ConfigMapName + " and the Secret " + SecretName)
 	}
+	routeLibraryLogs()
 	if opts.SendTimeout <= 0 {
 		opts.SendTimeout = 30 * time.Second
 	}
