@@ -153,9 +153,9 @@ func (n *Notifier) Run(ctx context.Context) {
 
 func (n *Notifier) synced() bool { return n.cms.HasSynced() && n.secrets.HasSynced() }
 
-// destinations returns the destinations of trigger for cma: the ConfigMap's default
-// subscriptions that select it by label and the subscription annotations on it. ok is false with
-// a configuration that does not parse.
+// destinations returns the notification API and the destinations of trigger for cma: the
+// ConfigMap's default subscriptions that select it by its labels and the subscription annotations
+// on it; an error when the configuration does not parse.
 func (n *Notifier) destinations(cma *addonv1alpha1.ClusterManagementAddOn, trigger string) (api.API, services.Destinations, error) {
 	a, err := n.factory.GetAPI()
 	if err != nil {
@@ -267,10 +267,19 @@ func (n *Notifier) work(ctx context.Context) {
 // deliver sends one moment to its destinations.
 func (n *Notifier) deliver(ctx context.Context, j job) {
 	logger := klog.FromContext(ctx).WithValues("addon", j.moment.Addon, "trigger", j.moment.Trigger, "placement", j.moment.Placement, "version", j.moment.VersionID)
-	if !cache.WaitForCacheSync(ctx.Done(), n.cms.HasSynced, n.secrets.HasSynced) {
+	// Moments claimed before the configuration was read wait for it, as long as a send may take.
+	syncCtx, cancel := context.WithTimeout(ctx, n.opts.SendTimeout)
+	synced := cache.WaitForCacheSync(syncCtx.Done(), n.cms.HasSynced, n.secrets.HasSynced)
+	cancel()
+	if ctx.Err() != nil {
 		return
 	}
-	a, dests, err := n.destinations(j.cma, j.moment.Trigger)
+	var a api.API
+	var dests services.Destinations
+	err := fmt.Errorf("not read within %s: may the controller get, list and watch them (config/rbac/notifications_role.yaml)? Its log says why", n.opts.SendTimeout)
+	if synced {
+		a, dests, err = n.destinations(j.cma, j.moment.Trigger)
+	}
 	if err != nil {
 		n.mu.Lock()
 		n.configError(ctx, j.cma, j.moment, err)
