@@ -376,3 +376,44 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 	}
 	return true
 }
+
+// A notification ConfigMap that does not parse: the rollout goes on, the add-on's subscriber is
+// told by a NotificationFailed event that names the ConfigMap, and config-error is counted; once
+// fixed, the next moment is sent.
+func TestNotificationsBrokenConfig(t *testing.T) {
+	t.Parallel()
+	recv := newReceiver(t)
+	e, all := upgradeEnvWith(t, func(e *env) (Options, map[string]string) {
+		e.notificationConfig(map[string]string{"fixed": recv.srv.URL})
+		cm, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Get(e.ctx, notify.ConfigMapName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["trigger.broken"] = "- when: [not a condition"
+		if _, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Update(e.ctx, cm, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return Options{Notifications: &notify.Options{Namespace: e.name, SendTimeout: 2 * time.Second}}, subscribeAll("fixed")
+	})
+	e.waitCMAEvent(30*time.Second, "Warning "+notify.EventReasonNotificationFailed, "ConfigMap "+e.name+"/"+notify.ConfigMapName)
+	e.waitFor(10*time.Second, "addonops_notifications_total{service=fixed,result=config-error}", func() bool {
+		return notificationCount(t, notify.OnRolloutCompleted, "fixed", notify.ResultConfigError) >= 1
+	})
+	if got := recv.deliveries(); len(got) != 0 {
+		t.Fatalf("delivered with a broken configuration: %+v", got)
+	}
+
+	cm, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Get(e.ctx, notify.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	delete(cm.Data, "trigger.broken")
+	if _, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Update(e.ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.setConfig("p", "cfg-b")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	e.waitFor(30*time.Second, "on-rollout-completed of cfg-b delivered", func() bool {
+		return slices.ContainsFunc(recv.deliveries(), func(d delivery) bool { return d.Trigger == notify.OnRolloutCompleted })
+	})
+}
