@@ -1,6 +1,9 @@
 package notify
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +132,28 @@ func TestMark(t *testing.T) {
 	}
 	if diff := cmp.Diff(got, back); diff != "" {
 		t.Errorf("history round trip (-want +got):\n%s", diff)
+	}
+}
+
+// The guide's table of triggers lists every trigger with the event reasons that fire it.
+func TestGuideListsTheTriggers(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "guides", "notifications.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) > 3 && strings.HasPrefix(strings.TrimSpace(cells[1]), "`on-") {
+			rows[strings.Trim(strings.TrimSpace(cells[1]), "`")] = strings.TrimSpace(cells[2])
+		}
+	}
+	for _, trig := range Triggers() {
+		if got, want := rows[trig], strings.Join(ReasonsOf(trig), ", "); got != want {
+			t.Errorf("docs/guides/notifications.md: %s lists reasons %q, want %q", trig, got, want)
+		}
+	}
+	if len(rows) != len(Triggers()) {
+		t.Errorf("docs/guides/notifications.md lists %d triggers, want %d", len(rows), len(Triggers()))
 	}
 }
