@@ -15,16 +15,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/argoproj/notifications-engine/pkg/api"
+	"github.com/argoproj/notifications-engine/pkg/services"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/examples/exampletest"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/maintwindow"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
@@ -471,5 +476,65 @@ func TestWeekendFreeze(t *testing.T) {
 	next, ok := ws.For(global, false).NextOpen(time.Date(2026, 11, 28, 12, 0, 0, 0, berlin))
 	if want := time.Date(2026, 11, 30, 9, 0, 0, 0, berlin); !ok || !next.Equal(want) {
 		t.Errorf("next opening from Saturday: %s (%v), want %s", next, ok, want)
+	}
+}
+
+// The notifications example as the controller's notification library reads it: the catalog's
+// triggers, the Slack and webhook services (their secrets resolved from the Secret), and default
+// subscriptions that send every failure to the on-call channel.
+func TestNotificationsExample(t *testing.T) {
+	tl := exampletest.Get(t)
+	data, err := os.ReadFile(filepath.Join(tl.RepoRoot, dir, "notifications", "expected", "hub.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *corev1.ConfigMap
+	var secret *corev1.Secret
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var probe struct{ Kind string }
+		if err := yaml.Unmarshal([]byte(doc), &probe); err != nil {
+			t.Fatal(err)
+		}
+		switch probe.Kind {
+		case "ConfigMap":
+			cm = &corev1.ConfigMap{}
+			err = yaml.UnmarshalStrict([]byte(doc), cm)
+		case "Secret":
+			secret = &corev1.Secret{}
+			err = yaml.UnmarshalStrict([]byte(doc), secret)
+		default:
+			t.Fatalf("unexpected kind %q in the notifications example", probe.Kind)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cm == nil || secret == nil || cm.Name != notify.ConfigMapName || secret.Name != notify.SecretName || cm.Namespace != secret.Namespace {
+		t.Fatalf("want the ConfigMap %s and the Secret %s in one namespace, got %v and %v", notify.ConfigMapName, notify.SecretName, cm, secret)
+	}
+	cfg, err := api.ParseConfig(cm, secret)
+	if err != nil {
+		t.Fatalf("the notifications example does not parse: %v", err)
+	}
+	for _, s := range []string{"slack", "webhook"} {
+		if _, ok := cfg.Services[s]; !ok {
+			t.Errorf("no service %s", s)
+		}
+	}
+	for _, trig := range notify.Triggers() {
+		if _, ok := cfg.Triggers[trig]; !ok {
+			t.Errorf("trigger %s not defined", trig)
+		}
+	}
+	dests := cfg.GetGlobalDestinations(nil)
+	for _, trig := range []string{notify.OnBatchFailed, notify.OnCanaryFailed, notify.OnRollbackFailed, notify.OnAborted, notify.OnVerificationFailed} {
+		if !slices.ContainsFunc(dests[trig], func(d services.Destination) bool { return d.Service == "slack" && d.Recipient == "platform-oncall" }) {
+			t.Errorf("%s does not reach slack:platform-oncall: %v", trig, dests[trig])
+		}
+	}
+	for _, trig := range notify.Triggers() {
+		if !slices.ContainsFunc(dests[trig], func(d services.Destination) bool { return d.Service == "webhook" }) {
+			t.Errorf("%s does not reach the webhook: %v", trig, dests[trig])
+		}
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/metricsauth"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/registration"
 	"github.com/addonops/addonops/internal/rolloutmetrics"
@@ -85,6 +86,7 @@ type flags struct {
 	leaderElect        bool
 	leaderNamespace    string
 	historyNamespace   string
+	notifications      bool
 	metricsAddr        string
 	metricsCertDir     string
 	probeAddr          string
@@ -149,6 +151,7 @@ Out of a pod, the Lease and the version histories live in the kubeconfig context
 	fs.BoolVar(&f.leaderElect, "leader-elect", true, "run the controller only while holding the Lease "+LeaderElectionID+", so several replicas can run; --leader-elect=false for a single local process")
 	fs.StringVar(&f.leaderNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace, from POD_NAMESPACE or the service account's namespace file; out of a pod the kubeconfig context's namespace, else \"default\")")
 	fs.StringVar(&f.historyNamespace, "history-namespace", "", "namespace of the add-ons' version histories, one ConfigMap per add-on (default: --leader-election-namespace, else as for the Lease)")
+	fs.BoolVar(&f.notifications, "notifications", true, "send notifications of the rollouts' moments (docs/guides/notifications.md) as the ConfigMap "+notify.ConfigMapName+" and the Secret "+notify.SecretName+" in the controller's namespace (as for the Lease) configure them and the add-ons' subscription annotations ask; --notifications=false reads neither")
 	fs.IntVar(&opts.HistoryLimit, "history-limit", history.DefaultLimit, "config versions kept per placement in an add-on's version history (a revert to any of them that once completed is a rollback)")
 	fs.DurationVar(&opts.PlacementGrace, "placement-grace", rolloutplan.DefaultPlacementGrace, "how long a Placement an add-on's install strategy names may be missing before the placement is Degraded (PlacementNotFound); within it the placement is Progressing, since a GitOps sync may apply the Placement after the add-on")
 	fs.DurationVar(&opts.DeployerWait, "deployer-wait", rolloutplan.DefaultDeployerWait, "how long a cluster told to run its configs may go without any ManifestApplied from a deployer before its ManagedClusterAddOn, its placement's progression and a Warning event on the ClusterManagementAddOn say that no add-on manager seems to deploy the add-on")
@@ -276,6 +279,13 @@ func (f *flags) run(ctx context.Context, fs *pflag.FlagSet) error {
 		if opts.HistoryNamespace = f.leaderNamespace; opts.HistoryNamespace == "" {
 			opts.HistoryNamespace = ns.namespace
 		}
+	}
+	if f.notifications {
+		notifyNS := f.leaderNamespace
+		if notifyNS == "" {
+			notifyNS = ns.namespace
+		}
+		opts.Notifications = &notify.Options{Namespace: notifyNS}
 	}
 	logger.V(1).Info("Garbage collection target", "percent", gcPercent, "from", gcSource)
 	if (f.leaderElect && f.leaderNamespace == "") || f.historyNamespace == "" && f.leaderNamespace == "" {

@@ -7,14 +7,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -24,6 +29,7 @@ import (
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/controller"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
@@ -47,10 +53,31 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// applyNotificationConfig creates or replaces the notification ConfigMap (one trigger and
+// template, a webhook service whose URL is in the Secret) and Secret in configtest.Namespace.
+func applyNotificationConfig(ctx context.Context, t *testing.T, kube kubernetes.Interface, url string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: configtest.Namespace, Name: notify.ConfigMapName}, Data: map[string]string{
+		"service.webhook":                    "url: $url\n",
+		"trigger." + notify.OnRolloutStarted: "- when: \"true\"\n  send: [started]\n",
+		"template.started":                   "message: started {{.addon}} {{.versionID}}\n",
+	}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: configtest.Namespace, Name: notify.SecretName}, StringData: map[string]string{"url": url}}
+	_ = kube.CoreV1().ConfigMaps(configtest.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+	_ = kube.CoreV1().Secrets(configtest.Namespace).Delete(ctx, secret.Name, metav1.DeleteOptions{})
+	if _, err := kube.CoreV1().ConfigMaps(configtest.Namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().Secrets(configtest.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRolloutControllerWithBaseRBAC runs the rollout controller alone (no --deploy-templates) with
 // nothing but a token of config/default's ServiceAccount: it installs an add-on's MCAs from a
 // placement, writes their desired configs and the CMA's progress, removes the MCA of a cluster
-// the placement drops, and is never refused.
+// the placement drops, sends a notification configured by the ConfigMap and Secret it may read, and
+// is never refused.
 func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	hub, _ := hubWith(t, base)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,9 +92,16 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// Notifications: the ConfigMap and the Secret (which holds the receiver's URL) in the
+	// controller's namespace, read with config/default's Role for them alone.
+	var notified atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { notified.Add(1) }))
+	defer receiver.Close()
+	applyNotificationConfig(ctx, t, c.Kube, receiver.URL)
 	adcs := addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
 	if _, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Create(ctx, &addonv1alpha1.ClusterManagementAddOn{
-		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue}},
+		ObjectMeta: metav1.ObjectMeta{Name: addon, Annotations: map[string]string{addonv1alpha1.AddonLifecycleAnnotationKey: addonv1alpha1.AddonLifecycleSelfManageAnnotationValue,
+			"notifications.argoproj.io/subscribe." + notify.OnRolloutStarted + ".webhook": ""}},
 		Spec: addonv1alpha1.ClusterManagementAddOnSpec{
 			SupportedConfigs: []addonv1alpha1.ConfigMeta{{ConfigGroupResource: adcs}},
 			InstallStrategy: addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{{
@@ -90,7 +124,8 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 	// client-go's event broadcaster reports a refused event through the global logger.
 	klog.SetLogger(logger)
 	defer klog.ClearLogger()
-	ctrl, err := rolloutsim.StartController(runCtx, cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Coalesce: 50 * time.Millisecond})
+	ctrl, err := rolloutsim.StartController(runCtx, cfg, controller.Options{Addons: controller.AddonsSelf, HistoryNamespace: configtest.Namespace, Coalesce: 50 * time.Millisecond,
+		Notifications: &notify.Options{Namespace: configtest.Namespace}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +187,12 @@ func TestRolloutControllerWithBaseRBAC(t *testing.T) {
 		}
 		if len(evs.Items) == 0 {
 			return "no event yet"
+		}
+		return ""
+	})
+	waitFor("the on-rollout-started notification delivered to the URL in the Secret", func() string {
+		if notified.Load() == 0 {
+			return "nothing delivered yet"
 		}
 		return ""
 	})

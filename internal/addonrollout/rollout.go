@@ -30,6 +30,7 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutmetrics"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/statuswrite"
@@ -46,6 +47,8 @@ type RolloutOptions struct {
 	DeployerWait time.Duration
 	// PlacementGrace is rolloutplan.Input.PlacementGrace.
 	PlacementGrace time.Duration
+	// Notifier, when set, sends the notifications of the decisions' moments (package notify).
+	Notifier *notify.Notifier
 }
 
 // Rollout is the rollout reconciler.
@@ -172,6 +175,14 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		c.WrittenCMAs.Wrote(name, cma.ResourceVersion, res)
 		rolloutmetrics.ObserveProgressions(name, cma.Status.InstallProgressions, plan.Status.InstallProgressions, time.Now())
 	}
+
+	// Notifications once the CMA status records the moments they announce, whatever happens to
+	// the MCA writes: the next decision, on this status, does not see those moments again.
+	recorded := hist
+	if plan.History != nil && histErr == nil {
+		recorded = plan.History
+	}
+	c.notify(ctx, cma, plan.Events, recorded, histOK && (plan.History == nil || histErr == nil))
 
 	if len(plan.Updates) > 0 {
 		logger.V(2).Info("Updating MCA status", "count", len(plan.Updates))

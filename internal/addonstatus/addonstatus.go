@@ -72,6 +72,11 @@ const (
 	ReasonWaitingForDeployer = "WaitingForDeployer"
 )
 
+// ReasonNotificationFailed is the Warning event on a CMA whose notification of a rollout moment
+// was not delivered (package notify): its service failed or timed out, the send queue was full, or
+// the notification configuration cannot be read. The rollout never waits for a notification.
+const ReasonNotificationFailed = "NotificationFailed"
+
 // WaitingForDeployer reports whether the MCA's Progressing condition says it waits for a deployer
 // (MessageWaitingForDeployer): the controller's verdict, which only it can time.
 func WaitingForDeployer(mca *addonv1alpha1.ManagedClusterAddOn) bool {

@@ -50,6 +50,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutmetrics"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
@@ -113,6 +114,9 @@ type Options struct {
 	// (addonrollout.Options.InterimHold). Default rolloutplan.DefaultInterimHold, 15s; negative
 	// writes every change at once.
 	InterimHold time.Duration
+	// Notifications, when set, sends notifications of the rollouts' moments (package notify),
+	// configured by the ConfigMap and Secret in Notifications.Namespace (--notifications).
+	Notifications *notify.Options
 }
 
 // ConfigGCOptions configure the garbage collection of superseded config versions.
@@ -220,7 +224,17 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		view: addonrollout.NewView(hub, recorder, opts.Coalesce, opts.WriteParallelism)}
 
 	installs := installer.NewInstall(c.view)
-	roller := addonrollout.NewRollout(c.view, addonrollout.RolloutOptions{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace})
+	var notifier *notify.Notifier
+	if opts.Notifications != nil {
+		if notifier, err = notify.New(hub.Clients.Kube, recorder, *opts.Notifications); err != nil {
+			return nil, err
+		}
+		if err := hub.AddLoop(notifier.Run); err != nil {
+			return nil, err
+		}
+	}
+	roller := addonrollout.NewRollout(c.view, addonrollout.RolloutOptions{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace,
+		Notifier: notifier})
 	tracker := addonrollout.NewProgress(c.view, addonrollout.ProgressOptions{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
 		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)

@@ -155,6 +155,9 @@ type Version struct {
 	// (`addonops override-window`).
 	WindowWaits      int  `json:"windowWaits,omitempty"`
 	WindowOverridden bool `json:"windowOverridden,omitempty"`
+	// Notified are the notification triggers (package notify) already sent for this version of
+	// the placement, sorted: each is sent once, also across a controller restart.
+	Notified []string `json:"notified,omitempty"`
 }
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by

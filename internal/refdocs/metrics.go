@@ -176,6 +176,10 @@ var metricNotes = map[string]metricNote{
 		Source: "incremented when the controller writes an install progression that went from RollingBack to RollbackSucceeded or RollbackFailed.",
 		Query:  `increase(addonops_rollbacks_total[1d])`,
 	},
+	"addonops_notifications_total": {
+		Source: "incremented by the notifier ([notifications](../guides/notifications.md)) once per rollout moment and destination it tried: `sent`, `failed` (the service returned an error), `timeout` (no answer within the send timeout), `dropped` (the send queue was full), `config-error` (the trigger is not defined, or the ConfigMap or Secret cannot be read).",
+		Query:  `sum by (service, result) (increase(addonops_notifications_total{result!="sent"}[1h]))`,
+	},
 	"addonops_config_gc_deletions_total": {
 		Source: "incremented by the garbage collection of superseded config versions (`--config-gc`) for each version it deleted, or with `--config-gc-dry-run` would have deleted (`dry_run=\"true\"`).",
 		Query:  `sum by (resource) (increase(addonops_config_gc_deletions_total{dry_run="false"}[1d]))`,

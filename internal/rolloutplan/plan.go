@@ -108,6 +108,9 @@ type Event struct {
 	Warning bool
 	Reason  string
 	Message string
+	// Subject is what a placement's event is about (nil for an event of the whole add-on): the
+	// notifications (package notify) send it to templates.
+	Subject *EventSubject
 }
 
 // Decide takes the decision for in.CMA.
@@ -235,9 +238,11 @@ func (d *decider) decide() Plan {
 	d.windows = windows
 	for _, k := range order {
 		p := byKey[k]
+		n := len(d.events)
 		d.evaluate(p)
 		d.windowCondition(p)
 		d.windowOverrideEvent(p)
+		d.subject(p, n)
 	}
 
 	unknown := false
@@ -255,7 +260,9 @@ func (d *decider) decide() Plan {
 	d.waiting = d.deployerWaits(states)
 	for _, p := range states {
 		ip := d.progression(p)
+		n := len(d.events)
 		d.progressionEvents(p, oldProgression(cma, p.key), &ip)
+		d.subject(p, n)
 		status.InstallProgressions = append(status.InstallProgressions, ip)
 	}
 	return d.plan(status)
