@@ -155,7 +155,36 @@ type Version struct {
 	// (`addonops override-window`).
 	WindowWaits      int  `json:"windowWaits,omitempty"`
 	WindowOverridden bool `json:"windowOverridden,omitempty"`
+	// Verifications are the verification runs of its rollout's batches (package verification), in
+	// batch order.
+	Verifications []Verification `json:"verifications,omitempty"`
 }
+
+// Verification is the outcome of one batch's verification run. It names at most MaxSample
+// clusters: the record does not grow with the fleet. Covers says which clusters it judged: those
+// of the placement that finished the version (their health soak included) by then and were not
+// judged by an earlier run.
+type Verification struct {
+	Batch int `json:"batch"`
+	// Clusters counts the batch's clusters; Sample names the first of them, sorted.
+	Clusters int      `json:"clusters"`
+	Sample   []string `json:"sample,omitempty"`
+	// Covers is when the last of the batch's clusters finished.
+	Covers metav1.Time `json:"covers"`
+	// Template names the template ("AnalysisTemplate default/error-rate").
+	Template string `json:"template"`
+	// Phase is Successful, Failed or Inconclusive.
+	Phase   string `json:"phase"`
+	Message string `json:"message,omitempty"`
+	// Started and Finished bound the run.
+	Started  metav1.Time `json:"started"`
+	Finished metav1.Time `json:"finished"`
+	// Promoted says a person passed an Inconclusive run (`addonops promote`).
+	Promoted bool `json:"promoted,omitempty"`
+}
+
+// MaxSample bounds the clusters a Verification names.
+const MaxSample = 5
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by
 // failing or being aborted, which keep it desired until the configs change).

@@ -48,6 +48,9 @@ type placementState struct {
 	// Maintenance windows (maintenance.go), as the last roll of this decision left them.
 	windowWait     *maintwindow.Closure // clusters whose turn came wait for a window; nil when none does
 	windowOverride string               // a window override let this version id's clusters start
+	// Verification (verify.go), as the last roll toward the desired version left it; nil when none
+	// applies.
+	verify *verifyState
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is

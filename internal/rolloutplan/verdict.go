@@ -58,6 +58,10 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []C
 		}
 	}
 	if done == len(clusters) {
+		if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && (s.verify.holds() || s.verify.running != nil) {
+			// The canary's last batch must pass its verification before the gate opens.
+			return false, fmt.Sprintf("waiting for the verification of canary placement %s (see its progression): every cluster runs %s", canaryKey, describe(v)), false
+		}
 		return true, "", false
 	}
 	msg := fmt.Sprintf("waiting for canary placement %s to run %s on every cluster, healthy: %d/%d do", canaryKey, describe(v), done, len(clusters))
@@ -187,6 +191,12 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 		if !same {
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
+		return
+	case nc.Reason == addonstatus.ReasonVerifying || nc.Reason == addonstatus.ReasonVerificationInconclusive:
+		// verifyEvents tells of the run and its result.
+		return
+	case oc != nil && (oc.Reason == addonstatus.ReasonVerifying || oc.Reason == addonstatus.ReasonVerificationInconclusive) && addonstatus.IsBusyReason(nc.Reason):
+		// The next batch starts after a verification passed (VerificationPassed, VerificationPromoted).
 		return
 	case nc.Reason == addonstatus.ReasonAborted:
 		if !same {
