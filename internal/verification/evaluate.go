@@ -42,7 +42,9 @@ func conditionEnv(result any) map[string]any {
 		"asFloat": asFloat,
 		"isNaN":   math.IsNaN,
 		"isInf":   func(f float64) bool { return math.IsInf(f, 0) },
-		"isNil":   func(v any) bool { return v == nil || reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil() },
+		"isNil": func(v any) bool {
+			return v == nil || reflect.ValueOf(v).Kind() == reflect.Pointer && reflect.ValueOf(v).IsNil()
+		},
 		"default": func(v, d any) any {
 			if v == nil {
 				return d

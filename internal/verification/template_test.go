@@ -131,11 +131,11 @@ func TestParseAnnotation(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"placement": "x"}`: "want a JSON list",
 		`[{"placement": "default/p", "template": "t"}, {"placement": "default/p", "template": "u"}]`: "has another entry",
-		`[{"placement": "p", "template": "t"}]`:                                                       `placement "p"`,
-		`[{"placement": "*", "template": "t", "args": {"clusters": "x"}}]`:                            "the controller sets clusters",
-		`[{"placement": "*", "template": "t", "kind": "Job"}]`:                                        `kind "Job"`,
-		`[{"placement": "*", "template": "t", "job": {}}]`:                                            "unknown field",
-		`[{"placement": "*", "template": ""}]`:                                                        "template is empty",
+		`[{"placement": "p", "template": "t"}]`:                                                      `placement "p"`,
+		`[{"placement": "*", "template": "t", "args": {"clusters": "x"}}]`:                           "the controller sets clusters",
+		`[{"placement": "*", "template": "t", "kind": "Job"}]`:                                       `kind "Job"`,
+		`[{"placement": "*", "template": "t", "job": {}}]`:                                           "unknown field",
+		`[{"placement": "*", "template": ""}]`:                                                       "template is empty",
 	} {
 		if _, err := ParseValue(raw); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseValue(%s) = %v, want an error containing %q", raw, err, want)
