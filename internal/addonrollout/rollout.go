@@ -46,6 +46,9 @@ type RolloutOptions struct {
 	DeployerWait time.Duration
 	// PlacementGrace is rolloutplan.Input.PlacementGrace.
 	PlacementGrace time.Duration
+	// Verifier runs the batches' verifications (verify.go); nil: a placement with a verification
+	// waits at its first finished batch.
+	Verifier Verifier
 }
 
 // Rollout is the rollout reconciler.
@@ -131,6 +134,7 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		Raw:            raw,
 		DeployerWait:   c.opts.DeployerWait,
 		PlacementGrace: c.opts.PlacementGrace,
+		Verifications:  c.lookupVerifications(),
 	})
 	c.pace.Took(name, time.Since(started))
 
@@ -206,6 +210,11 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		return nil
 	})
 
+	// Verifications once the decision is written: a run's end takes the decision again, which
+	// must see the status that asked for it.
+	if err == nil {
+		c.startVerifications(plan.Verify)
+	}
 	// Events once the decision is written: a person reads them next to the status they describe.
 	if err == nil {
 		for _, ev := range plan.Events {
