@@ -388,12 +388,14 @@ func TestVerificationPrometheusGate(t *testing.T) {
 		// The canary is told to run cfg-b, which applies and is ready; its error rate rises.
 		e.waitFor(60*time.Second, "k1 told to run cfg-b", func() bool { return e.rec.firstDesireIndex("cfg-b", e.clusters("k1")) >= 0 })
 		exp.ErrorRate.WithLabelValues(e.cluster("k1")).Set(0.4)
-		e.waitCluster(60*time.Second, "k1", "cfg-b/cfg-b/True/UpgradeSucceed")
 		e.waitProgression(90*time.Second, "canary", addonstatus.ReasonAborted, "aborted automatically")
 		e.waitCMAEvent(10*time.Second, "VerificationFailed", "placement "+e.name+"/canary: the verification of batch 1")
 		vs := e.waitVerifications(10*time.Second, "canary", "1:Failed")
 		if !strings.Contains(vs[0].Message, "last value [0.4]") {
 			t.Fatalf("the failed run's message does not show the series: %s", vs[0].Message)
+		}
+		if e.rec.lastApplyIndex("cfg-b", e.clusters("k1")) < 0 {
+			t.Fatalf("the canary never applied cfg-b: the gate must judge a version that runs")
 		}
 		e.waitCluster(60*time.Second, "k1", "cfg-a/cfg-a/True/RollbackSucceeded")
 		if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c1", "c2")); i >= 0 {

@@ -176,6 +176,14 @@ var metricNotes = map[string]metricNote{
 		Source: "incremented when the controller writes an install progression that went from RollingBack to RollbackSucceeded or RollbackFailed.",
 		Query:  `increase(addonops_rollbacks_total[1d])`,
 	},
+	"addonops_verification_runs_total": {
+		Source: "incremented when a verification run of a rollout batch ends (annotation [`addonops.io/verification`](annotations.md#addonopsioverification)); `phase` is Successful, Failed or Inconclusive.",
+		Query:  `sum by (addon, placement) (increase(addonops_verification_runs_total{phase!="Successful"}[1d]))`,
+	},
+	"addonops_verification_run_duration_seconds": {
+		Source: "observed when a verification run of a rollout batch ends: from the run's start (the batch finished) to its verdict. Buckets from 1 s to about 4.5 h.",
+		Query:  `histogram_quantile(0.9, sum by (le, addon) (rate(addonops_verification_run_duration_seconds_bucket[1d])))`,
+	},
 	"addonops_config_gc_deletions_total": {
 		Source: "incremented by the garbage collection of superseded config versions (`--config-gc`) for each version it deleted, or with `--config-gc-dry-run` would have deleted (`dry_run=\"true\"`).",
 		Query:  `sum by (resource) (increase(addonops_config_gc_deletions_total{dry_run="false"}[1d]))`,
@@ -204,7 +212,7 @@ func MetricsPage(src *Source, path string) (Page, error) {
 		return Page{}, fmt.Errorf("the metrics reference:\n  %s", strings.Join(problems, "\n  "))
 	}
 	var b strings.Builder
-	b.WriteString(generatedBy("the Prometheus metric definitions (internal/rolloutmetrics, internal/addonrollout) and internal/refdocs"))
+	b.WriteString(generatedBy("the Prometheus metric definitions (internal/rolloutmetrics, internal/addonrollout, internal/verifyrun) and internal/refdocs"))
 	b.WriteString("# Metrics\n\n")
 	b.WriteString("The controller serves Prometheus metrics on `--metrics-bind-address` (`:8443`, HTTPS; clients need a bearer token the hub " +
 		"authenticates and authorises for the non-resource URL `/metrics`). The controller alone writes them, from its own caches " +
