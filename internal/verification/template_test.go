@@ -1,6 +1,7 @@
 package verification
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,26 @@ func TestParseAnnotation(t *testing.T) {
 	}
 	if refs, err := Parse(map[string]string{}); refs != nil || err != nil {
 		t.Errorf("no annotation: %v, %v", refs, err)
+	}
+}
+
+// The templates of docs/guides/verification.md decode and resolve.
+func TestGuideTemplates(t *testing.T) {
+	for _, f := range []string{"testdata/error-rate.yaml", "testdata/webhook.yaml"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl, err := decodeYAML(t, string(data))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		ms, err := tmpl.Resolve(NewBatch("observability", "default/canary", "c77f2ce289", 1, []string{"cluster1", "cluster2"}).BuiltinArgs(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if f == "testdata/error-rate.yaml" && !strings.Contains(ms[0].Prometheus.Query, `cluster=~"cluster1|cluster2"`) {
+			t.Fatalf("%s: query %s", f, ms[0].Prometheus.Query)
+		}
 	}
 }
