@@ -169,3 +169,13 @@ func TestTableNotes(t *testing.T) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
 }
+
+func TestVerificationSummary(t *testing.T) {
+	vs := []Verification{{Batch: 1, Phase: "Successful"}, {Batch: 2, Phase: "Inconclusive", Promoted: true}, {Batch: 3, Phase: "Successful"}}
+	if got, want := verificationSummary(vs), "verified 3 batches: 2 Successful, 1 Inconclusive (promoted)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := verificationSummary(nil); got != "" {
+		t.Errorf("no runs: %q", got)
+	}
+}
