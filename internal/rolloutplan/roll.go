@@ -273,7 +273,7 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			if !IsConfigured(w.mca, false) {
 				d.updates[c] = Hold(w.mca, d.in.Now)
 			}
-		case st.Status == rollout.ToApply && rolling && vs.holds():
+		case st.Status == rollout.ToApply && rolling && vs.holdsPushes():
 			// A finished batch waits for its verification: its turn came, but no new cluster starts.
 			r.verifyHeld++
 			if !IsConfigured(w.mca, false) {

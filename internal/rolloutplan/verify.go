@@ -58,12 +58,22 @@ type verifyState struct {
 	// recorded is the run this decision recorded; promoted the runs a promote passed in it.
 	recorded *history.Verification
 	promoted []int
+	// settling: the last run covers clusters that finished in the decision's second. Times are
+	// whole seconds, so a cluster that starts in that second and finishes in it would read as
+	// judged by that run: no cluster starts until the second has passed.
+	settling bool
 }
 
 // holds reports whether no new cluster may start: a batch waits for its verification, or an
 // inconclusive one waits for a person.
 func (v *verifyState) holds() bool {
 	return v != nil && (len(v.pending) > 0 || v.inconclusive != nil)
+}
+
+// holdsPushes reports whether no new cluster may start now: holds, or the last run's second has not
+// passed (settling).
+func (v *verifyState) holdsPushes() bool {
+	return v.holds() || v != nil && v.settling
 }
 
 // covering returns the run that judged a cluster that finished at at: the first whose Covers is
@@ -169,6 +179,13 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 			}
 		}
 	}
+	defer func() {
+		if n := len(v.entries); n > 0 && !v.entries[n-1].Covers.Time.Before(now) && len(v.pending) == 0 && v.inconclusive == nil {
+			v.settling = true
+			next := v.entries[n-1].Covers.Add(time.Second).Sub(now)
+			d.noteRecheck(&next)
+		}
+	}()
 	if len(v.pending) == 0 || v.inFlight || v.inconclusive != nil {
 		return v
 	}

@@ -329,3 +329,34 @@ func TestInvalidVerification(t *testing.T) {
 		})
 	}
 }
+
+// Times are whole seconds: a verdict in the second the batch finished lets the next batch start
+// only once that second has passed, so no cluster of it can finish in the second the run covers.
+func TestVerificationNextBatchAfterTheCoveredSecond(t *testing.T) {
+	v := verdicts{}
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2"})
+	w.installAll()
+	w.verifyWith(v)
+	w.setConfig(p, "b")
+	w.step()
+	w.agent("c1", succeed)
+	v["c1"] = verification.Successful // the run ends in the second c1 finished
+	w.step()
+	if got := w.verificationsOf(p); got != "1:Successful" {
+		t.Fatalf("history: %s", got)
+	}
+	w.expectStates("c1=b/b/T c2=a/a/F")
+	if got := w.lastPlan.RecheckAfter; got <= 0 || got > time.Second {
+		t.Fatalf("RecheckAfter = %s, want within a second", got)
+	}
+	w.advance(time.Second)
+	w.step()
+	w.expectStates("c1=b/b/T c2=b/a/T")
+	// c2 finishes; its batch is its own, not c1's.
+	w.agent("c2", succeed)
+	w.step()
+	w.expectRequested("default/p#2:c2")
+}
