@@ -2,6 +2,8 @@ package rolloutplan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,8 +60,13 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []C
 		}
 	}
 	if done == len(clusters) {
-		if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && (s.verify.holds() || s.verify.running != nil) {
-			// The canary's last batch must pass its verification before the gate opens.
+		if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && !s.complete {
+			// A verified canary passes once its rollout completed: its last batch's run passed, and
+			// no run failed any of its clusters (those still run the version, healthy, until an
+			// abort moves them).
+			if failed := slices.Sorted(maps.Keys(s.verify.failed)); len(failed) > 0 {
+				return false, fmt.Sprintf("the verification of canary placement %s failed on %s: no version passes it until that is fixed (a fix or a revert of its configs in Git, or abort)", canaryKey, listed(failed)), true
+			}
 			return false, fmt.Sprintf("waiting for the verification of canary placement %s (see its progression): every cluster runs %s", canaryKey, describe(v)), false
 		}
 		return true, "", false

@@ -360,3 +360,30 @@ func TestVerificationNextBatchAfterTheCoveredSecond(t *testing.T) {
 	w.step()
 	w.expectRequested("default/p#2:c2")
 }
+
+// A canary whose verification failed never opens the gate, though its clusters still run the
+// version, healthy (no auto-abort here).
+func TestVerificationFailedCanaryKeepsTheGateShut(t *testing.T) {
+	v := verdicts{}
+	w, aws, canaryKey := canaryWorld(t)
+	w.installAll()
+	w.verifyWith(v)
+	w.cma.Annotations[verification.Annotation] = `[{"placement": "default/canary", "template": "error-rate"}]`
+	w.setConfig(aws, "b")
+	w.setConfig(canaryKey, "b")
+	w.step()
+	w.agents(succeed, "k1", "k2")
+	v["k1,k2"] = verification.Failed
+	w.advance(time.Second)
+	w.step()
+	w.expectProgression(canaryKey, addonstatus.ReasonUpgradeFailed, "failed: k1 (verification failed: metric error-rate Failed), k2 (verification failed", "b", "a", "a")
+	for range 3 {
+		w.advance(time.Minute)
+		w.step()
+		w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/b/T k2=b/b/T")
+		w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "the verification of canary placement default/canary failed on k1, k2", "b", "a", "a")
+	}
+	if c := ProgressingOf(w.progression(aws)); c.Status != metav1.ConditionFalse {
+		t.Fatalf("gated placement %+v: want Progressing=False (a person must act)", c)
+	}
+}
