@@ -181,6 +181,9 @@ type Verification struct {
 	Finished metav1.Time `json:"finished"`
 	// Promoted says a person passed an Inconclusive run (`addonops promote`).
 	Promoted bool `json:"promoted,omitempty"`
+	// Retried says a person asked for the batch to be verified again (`addonops retry` after the
+	// run ended): the run no longer judges its clusters.
+	Retried bool `json:"retried,omitempty"`
 }
 
 // MaxSample bounds the clusters a Verification names.

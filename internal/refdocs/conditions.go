@@ -149,7 +149,7 @@ var reasonDocs = []reasonDoc{
 		""},
 	{"ReasonVerificationInconclusive", addonstatus.ReasonVerificationInconclusive, []string{onProgression}, []metav1.ConditionStatus{condFalse},
 		"A batch's [verification](annotations.md#addonopsioverification) could not tell whether the version is good (a metric inconclusive, or in error: Prometheus unreachable, a webhook timing out, a template that cannot be read): no new cluster starts, clusters in flight finish. The message names the batch, the template and why.",
-		"`addonops promote ADDON --placement NS/NAME` to pass it (every inconclusive run of that version), or `addonops abort ADDON --placement NS/NAME` to revert the version."},
+		"`addonops promote ADDON --placement NS/NAME` to pass it (every inconclusive run of that version), `addonops retry ADDON --placement NS/NAME` to verify the batch again once its cause is fixed, or `addonops abort ADDON --placement NS/NAME` to revert the version."},
 	{"ReasonInvalidVerification", addonstatus.ReasonInvalidVerification, []string{onProgression}, []metav1.ConditionStatus{condFalse},
 		"The [`addonops.io/verification`](annotations.md#addonopsioverification) annotation does not parse or names a placement the add-on does not install: every placement is held (a typo in a gate lets nothing through), with one Warning event.",
 		"Fix the annotation in Git; the message says what is wrong."},

@@ -80,8 +80,8 @@ func (v *verifyState) holdsPushes() bool {
 // not before it.
 func (v *verifyState) covering(at time.Time) *history.Verification {
 	for i := range v.entries {
-		if !v.entries[i].Covers.Time.Before(at) {
-			return &v.entries[i]
+		if e := &v.entries[i]; !e.Retried && !e.Covers.Time.Before(at) {
+			return e
 		}
 	}
 	return nil
@@ -137,9 +137,16 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 		}
 		v.entries = slices.Clone(last.Verifications)
 	}
+	// `addonops retry` after a run failed or was inconclusive verifies its clusters again: a
+	// template fixed since, or a flaky Prometheus, gets another run (a new batch number).
+	for i := range v.entries {
+		if e := &v.entries[i]; p.retriedAt != nil && !e.Retried && e.Phase != string(verification.Successful) && !e.Promoted && e.Finished.Before(p.retriedAt) {
+			e.Retried, v.changed = true, true
+		}
+	}
 	promote := d.requests.Promote[canary.PlacementKey(p.key)] == id
 	for i := range v.entries {
-		if e := &v.entries[i]; e.Phase == string(verification.Inconclusive) && !e.Promoted && promote {
+		if e := &v.entries[i]; e.Phase == string(verification.Inconclusive) && !e.Promoted && !e.Retried && promote {
 			e.Promoted, v.changed = true, true
 			v.promoted = append(v.promoted, e.Batch)
 		}

@@ -387,3 +387,42 @@ func TestVerificationFailedCanaryKeepsTheGateShut(t *testing.T) {
 		t.Fatalf("gated placement %+v: want Progressing=False (a person must act)", c)
 	}
 }
+
+// `addonops retry` after an inconclusive run verifies the batch again, as a new batch number.
+func TestVerificationRetry(t *testing.T) {
+	v := verdicts{}
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2"})
+	w.installAll()
+	w.verifyWith(v)
+	w.setConfig(p, "b")
+	w.step()
+	w.agent("c1", succeed)
+	w.step()
+	v["c1"] = verification.Inconclusive
+	w.advance(time.Second)
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonVerificationInconclusive, "", "b", "a", "a")
+	// The template is fixed; a person retries.
+	w.verifications = func(b verification.Batch) (verification.Result, bool) {
+		if b.Index == 2 {
+			return verification.Result{Phase: verification.Successful, Message: "ok", Started: w.now, Finished: w.now}, true
+		}
+		return verification.Result{Phase: verification.Inconclusive, Message: "still the old run", Started: w.now, Finished: w.now}, true
+	}
+	w.advance(time.Minute)
+	w.annotateAs("addonops-cli", operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): "r1"}))
+	w.advance(time.Second)
+	w.step()
+	if got := w.verificationsOf(p); got != "1:Inconclusive 2:Successful" {
+		t.Fatalf("history: %s", got)
+	}
+	if !w.history.Placement(p.String()).Last().Verifications[0].Retried {
+		t.Fatalf("the first run is not marked retried")
+	}
+	w.advance(time.Second)
+	w.step()
+	w.expectStates("c1=b/b/T c2=b/a/T")
+}
