@@ -263,8 +263,8 @@ func (d *decider) verifyCondition(p *placementState) {
 	case v.inconclusive != nil:
 		e := v.inconclusive
 		p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionFalse, Reason: addonstatus.ReasonVerificationInconclusive,
-			Message: fmt.Sprintf("the verification of batch %d (%d clusters: %s) with %s was inconclusive: %s; no new cluster starts, clusters in flight finish; %s; to pass it: `addonops promote %s --placement %s`; to revert the version: `addonops abort %s --placement %s`",
-				e.Batch, e.Clusters, listed(e.Sample), tmpl, e.Message, counts, d.in.CMA.Name, p.key, d.in.CMA.Name, p.key)}
+			Message: fmt.Sprintf("the verification of batch %d (%d clusters: %s) with %s was inconclusive: %s; no new cluster starts, clusters in flight finish; %s; to pass it: `addonops promote %s --placement %s`; to verify it again once its cause is fixed: `addonops retry %s --placement %s`; to revert the version: `addonops abort %s --placement %s`",
+				e.Batch, e.Clusters, listed(e.Sample), tmpl, e.Message, counts, d.in.CMA.Name, p.key, d.in.CMA.Name, p.key, d.in.CMA.Name, p.key)}
 		p.problem = true
 	case v.running != nil:
 		p.cond = metav1.Condition{Type: addonstatus.ConditionProgressing, Status: metav1.ConditionTrue, Reason: addonstatus.ReasonVerifying,
