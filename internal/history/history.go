@@ -166,6 +166,9 @@ type Version struct {
 // judged by an earlier run.
 type Verification struct {
 	Batch int `json:"batch"`
+	// FirstBatch, when set, is the first of the batches this entry stands for: CompactVerifications
+	// merged the runs of batches FirstBatch..Batch, which ended alike.
+	FirstBatch int `json:"firstBatch,omitempty"`
 	// Clusters counts the batch's clusters; Sample names the first of them, sorted.
 	Clusters int      `json:"clusters"`
 	Sample   []string `json:"sample,omitempty"`
@@ -188,6 +191,44 @@ type Verification struct {
 
 // MaxSample bounds the clusters a Verification names.
 const MaxSample = 5
+
+// MaxVerifications bounds the runs a version keeps: a rollout one cluster at a time over thousands
+// of clusters has thousands of batches, and the record must stay far below a ConfigMap's 1 MiB.
+const MaxVerifications = 30
+
+// CompactVerifications keeps at most max runs (in batch order) by merging the oldest neighbours
+// that ended alike (same phase, both promoted or not, both retried or not) into one entry that
+// covers both: a cluster is judged by the first run whose Covers is not before it finished, so two
+// neighbours that judged alike judge as one. Runs that ended differently are never merged, so the
+// bound holds only as far as phases alternate.
+func CompactVerifications(vs []Verification, max int) []Verification {
+	out := slices.Clone(vs)
+	for len(out) > max {
+		merged := false
+		for i := 0; i+1 < len(out); i++ {
+			a, b := out[i], out[i+1]
+			if a.Phase != b.Phase || a.Promoted != b.Promoted || a.Retried != b.Retried {
+				continue
+			}
+			first := a.Batch
+			if a.FirstBatch != 0 {
+				first = a.FirstBatch
+			}
+			b.FirstBatch = first
+			b.Clusters += a.Clusters
+			b.Sample = a.Sample
+			b.Started = a.Started
+			out[i+1] = b
+			out = slices.Delete(out, i, i+1)
+			merged = true
+			break
+		}
+		if !merged {
+			break
+		}
+	}
+	return out
+}
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by
 // failing or being aborted, which keep it desired until the configs change).

@@ -196,7 +196,11 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 	if len(v.pending) == 0 || v.inFlight || v.inconclusive != nil {
 		return v
 	}
-	b := verification.NewBatch(d.in.CMA.Name, p.key.String(), id, len(v.entries)+1, v.pending)
+	next := 1
+	if n := len(v.entries); n > 0 {
+		next = v.entries[n-1].Batch + 1
+	}
+	b := verification.NewBatch(d.in.CMA.Name, p.key.String(), id, next, v.pending)
 	var res verification.Result
 	ok := false
 	if d.in.Verifications != nil {
@@ -213,9 +217,9 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 	if e.Phase == string(verification.Inconclusive) && promote {
 		e.Promoted = true
 	}
-	v.entries = append(v.entries, e)
+	v.entries = history.CompactVerifications(append(v.entries, e), history.MaxVerifications)
 	v.changed = true
-	last := &v.entries[len(v.entries)-1]
+	last := &e // the run itself, for the events and the condition, whatever compaction merged it with
 	v.recorded = last
 	v.pending = nil
 	switch {

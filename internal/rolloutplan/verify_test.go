@@ -1,6 +1,7 @@
 package rolloutplan
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/verification"
 )
@@ -425,4 +427,49 @@ func TestVerificationRetry(t *testing.T) {
 	w.advance(time.Second)
 	w.step()
 	w.expectStates("c1=b/b/T c2=b/a/T")
+}
+
+// A rollout of many one-cluster batches keeps a bounded record: runs that ended alike merge.
+func TestVerificationRecordStaysBounded(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	var clusters []string
+	for i := range 45 {
+		clusters = append(clusters, fmt.Sprintf("c%02d", i))
+	}
+	p := w.placement("p", "a", all(), clusters)
+	w.installAll()
+	w.cma.Spec.InstallStrategy.Placements[0].RolloutStrategy = progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{})
+	w.verifyWith(verdicts{})
+	runs := 0
+	w.verifications = func(b verification.Batch) (verification.Result, bool) {
+		runs++
+		if b.Index != runs {
+			t.Fatalf("batch %d asked for as run %d: batch numbers must go on after merged runs", b.Index, runs)
+		}
+		return verification.Result{Phase: verification.Successful, Message: "ok", Started: w.now, Finished: w.now}, true
+	}
+	w.setConfig(p, "b")
+	for range 200 {
+		for _, c := range clusters {
+			if m := w.mcas[c]; len(Desired(m)) > 0 && !addonstatus.Applied(m) && isConfigured(m) {
+				w.agent(c, succeed)
+			}
+		}
+		w.step()
+		w.advance(time.Second)
+		if c := ProgressingOf(w.progression(p)); c.Reason == addonstatus.ReasonUpgradeSucceed {
+			break
+		}
+	}
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "45/45 upgrade completed", "b", "b", "b")
+	vs := w.history.Placement(p.String()).Last().Verifications
+	total := 0
+	for _, v := range vs {
+		total += v.Clusters
+	}
+	if runs != 45 || len(vs) > history.MaxVerifications || total != 45 || vs[len(vs)-1].Batch != 45 {
+		t.Fatalf("%d runs, %d entries (bound %d) covering %d clusters, last batch %d", runs, len(vs), history.MaxVerifications, total, vs[len(vs)-1].Batch)
+	}
 }
