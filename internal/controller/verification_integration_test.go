@@ -282,7 +282,7 @@ func TestVerificationWebhookGateFails(t *testing.T) {
 	start := time.Now()
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonAborted, "aborted automatically: more clusters failed than maxFailures allows")
-	e.waitCMAEvent(10*time.Second, "VerificationFailed", "placement "+e.name+"/p: the verification of batch 1")
+	e.waitCMAEvent(10*time.Second, "Warning VerificationFailed", "placement "+e.name+"/p: the verification of batch 1")
 	e.waitCluster(30*time.Second, "c1", "cfg-a/cfg-a/True/RollbackSucceeded")
 	e.waitCluster(30*time.Second, "c2", "cfg-a/cfg-a/True/RollbackSucceeded")
 	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
@@ -303,7 +303,7 @@ func TestVerificationWebhookGateTimesOut(t *testing.T) {
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerificationInconclusive, "the verification of batch 1 (2 clusters: "+strings.Join(e.clusters("c1", "c2"), ", ")+") with AnalysisTemplate "+e.name+"/webhook was inconclusive")
 	e.waitProgression(time.Second, "p", addonstatus.ReasonVerificationInconclusive, "context deadline exceeded")
-	e.waitCMAEvent(10*time.Second, "VerificationInconclusive", "was inconclusive")
+	e.waitCMAEvent(10*time.Second, "Warning VerificationInconclusive", "was inconclusive")
 	vs := e.waitVerifications(10*time.Second, "p", "1:Inconclusive")
 	e.quiet(time.Second)
 	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
@@ -389,7 +389,7 @@ func TestVerificationPrometheusGate(t *testing.T) {
 		e.waitFor(60*time.Second, "k1 told to run cfg-b", func() bool { return e.rec.firstDesireIndex("cfg-b", e.clusters("k1")) >= 0 })
 		exp.ErrorRate.WithLabelValues(e.cluster("k1")).Set(0.4)
 		e.waitProgression(90*time.Second, "canary", addonstatus.ReasonAborted, "aborted automatically")
-		e.waitCMAEvent(10*time.Second, "VerificationFailed", "placement "+e.name+"/canary: the verification of batch 1")
+		e.waitCMAEvent(10*time.Second, "Warning VerificationFailed", "placement "+e.name+"/canary: the verification of batch 1")
 		vs := e.waitVerifications(10*time.Second, "canary", "1:Failed")
 		if !strings.Contains(vs[0].Message, "last value [0.4]") {
 			t.Fatalf("the failed run's message does not show the series: %s", vs[0].Message)
