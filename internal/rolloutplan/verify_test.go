@@ -473,3 +473,33 @@ func TestVerificationRecordStaysBounded(t *testing.T) {
 		t.Fatalf("%d runs, %d entries (bound %d) covering %d clusters, last batch %d", runs, len(vs), history.MaxVerifications, total, vs[len(vs)-1].Batch)
 	}
 }
+
+// A verified install stays an install: Verifying tells no kind of change, the history does.
+func TestVerifiedInstallSucceedsAsAnInstall(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2", "c3", "c4"})
+	w.verifyWith(verdicts{})
+	asked := map[string]int{}
+	w.verifications = func(b verification.Batch) (verification.Result, bool) {
+		asked[b.Key()]++ // each run ends after the decision that asked for it
+		return verification.Result{Phase: verification.Successful, Started: w.now, Finished: w.now}, asked[b.Key()] > 1
+	}
+	var reasons []string
+	for range 8 {
+		for _, c := range []string{"c1", "c2", "c3", "c4"} {
+			if m := w.mcas[c]; len(Desired(m)) > 0 && !addonstatus.Applied(m) && isConfigured(m) {
+				w.agent(c, succeed)
+			}
+		}
+		w.step()
+		if r := ProgressingOf(w.progression(p)).Reason; len(reasons) == 0 || reasons[len(reasons)-1] != r {
+			reasons = append(reasons, r)
+		}
+		w.advance(time.Second)
+	}
+	if got, want := strings.Join(reasons, " "), "Installing Verifying Installing Verifying InstallSucceed"; got != want {
+		t.Fatalf("reasons %s, want %s", got, want)
+	}
+	w.expectVersions(p, "a:Succeeded:c")
+}
