@@ -183,9 +183,9 @@ func (rc *receiver) received() ([]verification.Batch, []time.Time) {
 }
 
 // webhookTemplate is a web gate: POST the batch, pass on {"verdict": "pass"}, fail on "fail";
-// a request that takes more than a second is an error, and one error ends the metric (Error:
-// inconclusive).
-func webhookTemplate(url string) string {
+// a request that takes more than timeout seconds is an error, and one error ends the metric
+// (Error: inconclusive).
+func webhookTemplate(url string, timeout int) string {
 	return `
 apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
@@ -204,7 +204,7 @@ spec:
         url: ` + url + `/verify?version={{args.version}}
         method: POST
         jsonPath: "{$.verdict}"
-        timeoutSeconds: 1
+        timeoutSeconds: ` + fmt.Sprint(timeout) + `
 `
 }
 
@@ -238,7 +238,8 @@ const verifyAll = `[{"placement": "*", "template": "webhook"}]`
 func TestVerificationWebhookGatePasses(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, "pass")
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL), map[string]string{verification.Annotation: verifyAll})
+	// The receiver holds its answer while the test looks: a timeout longer than that.
+	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 30), map[string]string{verification.Annotation: verifyAll})
 	installRuns, _ := rc.received()
 	rc.mu.Lock()
 	rc.hold = make(chan struct{})
@@ -277,7 +278,7 @@ func TestVerificationWebhookGatePasses(t *testing.T) {
 func TestVerificationWebhookGateFails(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, "pass")
-	e, _ := verificationEnv(t, webhookTemplate(rc.srv.URL), map[string]string{verification.Annotation: verifyAll, operations.AutoAbortAnnotation: "true"})
+	e, _ := verificationEnv(t, webhookTemplate(rc.srv.URL, 1), map[string]string{verification.Annotation: verifyAll, operations.AutoAbortAnnotation: "true"})
 	rc.set("fail", 0)
 	start := time.Now()
 	e.setConfig("p", "cfg-b")
@@ -298,7 +299,7 @@ func TestVerificationWebhookGateFails(t *testing.T) {
 func TestVerificationWebhookGateTimesOut(t *testing.T) {
 	t.Parallel()
 	rc := newReceiver(t, "pass")
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL), map[string]string{verification.Annotation: verifyAll})
+	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 1), map[string]string{verification.Annotation: verifyAll})
 	rc.set("pass", 5*time.Second) // past timeoutSeconds: 1
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerificationInconclusive, "the verification of batch 1 (2 clusters: "+strings.Join(e.clusters("c1", "c2"), ", ")+") with AnalysisTemplate "+e.name+"/webhook was inconclusive")
