@@ -344,7 +344,7 @@ spec:
 `
 }
 
-// promEnv: placement "prod" (c1..c4, one cluster at a time) gated by "canary" (k1, All); the canary
+// promEnv: placement "prod" (c1, c2, one cluster at a time) gated by "canary" (k1); the canary
 // and prod are verified against the error-rate series a real Prometheus scrapes from the test's
 // exporter; both run cfg-a, healthy.
 func promEnv(t *testing.T, address string, exp *promserver.Exporter) *env {
@@ -366,7 +366,8 @@ func promEnv(t *testing.T, address string, exp *promserver.Exporter) *env {
 		operations.AutoAbortAnnotation:            "true",
 	},
 		install{placement: "prod", config: "cfg-a", strategy: progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{})},
-		install{placement: "canary", config: "cfg-a", strategy: allStrategy},
+		// Progressive (maxFailures 0): a failed cluster exceeds maxFailures, which auto-abort acts on.
+		install{placement: "canary", config: "cfg-a", strategy: progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{})},
 	)
 	e.startController(Options{})
 	e.waitInstalled(60*time.Second, "cfg-a", append(slices.Clone(prod), "k1")...)
@@ -408,7 +409,8 @@ func TestVerificationPrometheusGate(t *testing.T) {
 	t.Run("healthy series", func(t *testing.T) {
 		e := promEnv(t, prom.URL, exp)
 		e.setBoth("cfg-b")
-		e.waitUpgraded(120*time.Second, "cfg-b", "c1", "c2")
+		e.waitCluster(120*time.Second, "c1", "cfg-b/cfg-b/True/UpgradeSucceed")
+		e.waitCluster(60*time.Second, "c2", "cfg-b/cfg-b/True/UpgradeSucceed")
 		e.waitProgression(30*time.Second, "prod", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
 		e.waitVerifications(10*time.Second, "canary", "1:Successful")
 		vs := e.waitVerifications(10*time.Second, "prod", "1:Successful 2:Successful")
