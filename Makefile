@@ -73,7 +73,7 @@ test-unit: ## Only the unit tier: pure and fake-client tests, no binary built or
 	$(GO_BUILD_ENV) $(GO) test -count=1 -timeout 10m ./...
 
 .PHONY: test
-test: hub-binaries ocm-binaries kubectl kpt prometheus-tools $(GITOPS_ENGINES) build lint ## Run every test (unit, golden, integration on a real API server, e2e with Argo CD and Flux).
+test: hub-binaries ocm-binaries kubectl kpt prometheus-tools prometheus-server $(GITOPS_ENGINES) build lint ## Run every test (unit, golden, integration on a real API server, e2e with Argo CD and Flux).
 	$(GO_BUILD_ENV) $(GO) test $(INTEGRATION_TAGS) -count=1 -timeout 45m ./...
 
 .PHONY: test-gitops

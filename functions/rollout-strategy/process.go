@@ -15,6 +15,7 @@ import (
 	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/krmfn"
 	"github.com/addonops/addonops/internal/maintwindow"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 const (
@@ -43,7 +44,7 @@ func process(req *krmfn.Request) error {
 			placements[canary.PlacementKey{Namespace: it.GetNamespace(), Name: it.GetName()}] = true
 		}
 	}
-	in := inputPlacements{all: placements, unused: maps.Clone(placements)}
+	in := inputPlacements{all: placements, unused: maps.Clone(placements), templates: verificationTemplates(req.Items)}
 	for k := range usedPlacements(req.Items) {
 		delete(in.unused, k)
 	}
@@ -75,6 +76,8 @@ type inputPlacements struct {
 	// unused are those no ClusterManagementAddOn of the input names, as an install placement or a
 	// canary: where an install placement that is not in the input was most likely meant to point.
 	unused map[canary.PlacementKey]bool
+	// templates are the verification templates of the input (verification.go).
+	templates map[verification.TemplateKey]*yaml.RNode
 }
 
 // usedPlacements returns the placements the ClusterManagementAddOns of the input name, as install
@@ -240,6 +243,7 @@ func processAddon(req *krmfn.Request, cma *yaml.RNode, cfg settings, placements 
 	missing, warns := checkInstallPlacements(install, placements, cfg)
 	probs = append(probs, missing...)
 	probs = append(probs, checkWindows(cma, install)...)
+	probs = append(probs, checkVerification(cma, install, placements.templates)...)
 
 	// Warnings are reported alongside errors too, so that one failed build shows all there is to fix.
 	for _, w := range warns {

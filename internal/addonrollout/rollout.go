@@ -49,6 +49,9 @@ type RolloutOptions struct {
 	PlacementGrace time.Duration
 	// Notifier, when set, sends the notifications of the decisions' moments (package notify).
 	Notifier *notify.Notifier
+	// Verifier runs the batches' verifications (verify.go); nil: a placement with a verification
+	// waits at its first finished batch.
+	Verifier Verifier
 }
 
 // Rollout is the rollout reconciler.
@@ -134,6 +137,7 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		Raw:            raw,
 		DeployerWait:   c.opts.DeployerWait,
 		PlacementGrace: c.opts.PlacementGrace,
+		Verifications:  c.lookupVerifications(),
 	})
 	c.pace.Took(name, time.Since(started))
 
@@ -217,6 +221,11 @@ func (c *Rollout) Sync(ctx context.Context, name string) (time.Duration, error) 
 		return nil
 	})
 
+	// Verifications once the decision is written: a run's end takes the decision again, which
+	// must see the status that asked for it.
+	if err == nil {
+		c.startVerifications(plan.Verify)
+	}
 	// Events once the decision is written: a person reads them next to the status they describe.
 	if err == nil {
 		for _, ev := range plan.Events {

@@ -211,12 +211,28 @@ const (
 	ReasonInvalidMaintenanceWindows = "InvalidMaintenanceWindows"
 )
 
+// Verification reasons of an install progression (package internal/verification).
+const (
+	// ReasonVerifying (Progressing=True): a batch finished and its verification runs; no new
+	// cluster starts until it passes.
+	ReasonVerifying = "Verifying"
+	// ReasonVerificationInconclusive (Progressing=False, Degraded): a batch's verification could not
+	// tell whether the version is good (its metrics were inconclusive, or errored: Prometheus
+	// unreachable); no new cluster starts until a person promotes the version (`addonops promote`)
+	// or aborts it (`addonops abort`).
+	ReasonVerificationInconclusive = "VerificationInconclusive"
+	// ReasonInvalidVerification (Progressing=False, Degraded): the verification annotation does not
+	// parse or names a placement the add-on does not install; no batch starts until it is fixed
+	// (fail closed).
+	ReasonInvalidVerification = "InvalidVerification"
+)
+
 // WaitingReasons are the progression reasons that mean "this placement is blocked by a problem a
 // person must fix"; the reconciler raises a warning event when a progression enters one. (A
 // WaitingForCanary with Progressing=False is one too: see the classification below.)
 var WaitingReasons = sets.New(ReasonPlacementNotFound, ReasonPlacementDecisionInvalid,
 	ReasonConfigurationNotFound, ReasonConfigurationForbidden, ReasonInvalidRolloutStrategy, ReasonInvalidCanaryPlacements,
-	ReasonClustersNotConfigurable, ReasonUndecodable, ReasonInvalidMaintenanceWindows)
+	ReasonClustersNotConfigurable, ReasonUndecodable, ReasonInvalidMaintenanceWindows, ReasonInvalidVerification)
 
 // Degraded or Progressing: the one rule, decided by the controller and read the same way by
 // internal/rolloutview (`addonops status`), the Argo CD health scripts and the Flux health

@@ -40,6 +40,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -55,6 +56,7 @@ import (
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
 	"github.com/addonops/addonops/internal/templatedeploy"
+	"github.com/addonops/addonops/internal/verifyrun"
 )
 
 // Add-on selection modes (--addons).
@@ -233,8 +235,17 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 			return nil, err
 		}
 	}
-	roller := addonrollout.NewRollout(c.view, addonrollout.RolloutOptions{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace,
-		Notifier: notifier})
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the dynamic client that reads verification templates: %w", err)
+	}
+	var roller *addonrollout.Rollout
+	verifier := verifyrun.New(verifyrun.Options{Templates: templateReader(dyn), Done: func(addon string) { roller.Enqueue(addon) }})
+	roller = addonrollout.NewRollout(c.view, addonrollout.RolloutOptions{HistoryNamespace: opts.HistoryNamespace, HistoryLimit: opts.HistoryLimit, DeployerWait: opts.DeployerWait, PlacementGrace: opts.PlacementGrace,
+		Notifier: notifier, Verifier: verifier})
+	if err := hub.AddLoop(verifier.Loop); err != nil {
+		return nil, err
+	}
 	tracker := addonrollout.NewProgress(c.view, addonrollout.ProgressOptions{DeployerWait: opts.DeployerWait, ProbeHealth: opts.DeployTemplates != nil,
 		InterimHold: opts.InterimHold})
 	hub.OnUndecodable(c.undecodableEvent)

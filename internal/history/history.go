@@ -158,6 +158,79 @@ type Version struct {
 	// Notified are the notification triggers (package notify) already sent for this version of
 	// the placement, sorted: each is sent once, also across a controller restart.
 	Notified []string `json:"notified,omitempty"`
+	// Verifications are the verification runs of its rollout's batches (package verification), in
+	// batch order.
+	Verifications []Verification `json:"verifications,omitempty"`
+}
+
+// Verification is the outcome of one batch's verification run. It names at most MaxSample
+// clusters: the record does not grow with the fleet. Covers says which clusters it judged: those
+// of the placement that finished the version (their health soak included) by then and were not
+// judged by an earlier run.
+type Verification struct {
+	Batch int `json:"batch"`
+	// FirstBatch, when set, is the first of the batches this entry stands for: CompactVerifications
+	// merged the runs of batches FirstBatch..Batch, which ended alike.
+	FirstBatch int `json:"firstBatch,omitempty"`
+	// Clusters counts the batch's clusters; Sample names the first of them, sorted.
+	Clusters int      `json:"clusters"`
+	Sample   []string `json:"sample,omitempty"`
+	// Covers is when the last of the batch's clusters finished.
+	Covers metav1.Time `json:"covers"`
+	// Template names the template ("AnalysisTemplate default/error-rate").
+	Template string `json:"template"`
+	// Phase is Successful, Failed or Inconclusive.
+	Phase   string `json:"phase"`
+	Message string `json:"message,omitempty"`
+	// Started and Finished bound the run.
+	Started  metav1.Time `json:"started"`
+	Finished metav1.Time `json:"finished"`
+	// Promoted says a person passed an Inconclusive run (`addonops promote`).
+	Promoted bool `json:"promoted,omitempty"`
+	// Retried says a person asked for the batch to be verified again (`addonops retry` after the
+	// run ended): the run no longer judges its clusters.
+	Retried bool `json:"retried,omitempty"`
+}
+
+// MaxSample bounds the clusters a Verification names.
+const MaxSample = 5
+
+// MaxVerifications bounds the runs a version keeps: a rollout one cluster at a time over thousands
+// of clusters has thousands of batches, and the record must stay far below a ConfigMap's 1 MiB.
+const MaxVerifications = 30
+
+// CompactVerifications keeps at most max runs (in batch order) by merging the oldest neighbours
+// that ended alike (same phase, both promoted or not, both retried or not) into one entry that
+// covers both: a cluster is judged by the first run whose Covers is not before it finished, so two
+// neighbours that judged alike judge as one. Runs that ended differently are never merged, so the
+// bound holds only as far as phases alternate.
+func CompactVerifications(vs []Verification, max int) []Verification {
+	out := slices.Clone(vs)
+	for len(out) > max {
+		merged := false
+		for i := 0; i+1 < len(out); i++ {
+			a, b := out[i], out[i+1]
+			if a.Phase != b.Phase || a.Promoted != b.Promoted || a.Retried != b.Retried {
+				continue
+			}
+			first := a.Batch
+			if a.FirstBatch != 0 {
+				first = a.FirstBatch
+			}
+			b.FirstBatch = first
+			b.Clusters += a.Clusters
+			b.Sample = a.Sample
+			b.Started = a.Started
+			out[i+1] = b
+			out = slices.Delete(out, i, i+1)
+			merged = true
+			break
+		}
+		if !merged {
+			break
+		}
+	}
+	return out
 }
 
 // Current reports whether v is still the placement's desired version (not ended otherwise than by

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,45 @@ func TestTableNotes(t *testing.T) {
 	}
 	if want := "InProgress (retried 1x) (waited for a window 2x) (window overridden)"; !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}
+
+func TestVerificationSummary(t *testing.T) {
+	vs := []Verification{{Batch: 1, Phase: "Successful"}, {Batch: 2, Phase: "Inconclusive", Promoted: true}, {Batch: 3, Phase: "Successful"}}
+	if got, want := verificationSummary(vs), "verified 3 batches: 2 Successful, 1 Inconclusive (promoted)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := verificationSummary(nil); got != "" {
+		t.Errorf("no runs: %q", got)
+	}
+}
+
+func TestCompactVerifications(t *testing.T) {
+	at := func(sec int64) metav1.Time { return metav1.Unix(sec, 0) }
+	vs := []Verification{
+		{Batch: 1, Clusters: 1, Covers: at(10), Phase: "Successful", Sample: []string{"a"}},
+		{Batch: 2, Clusters: 2, Covers: at(20), Phase: "Successful"},
+		{Batch: 3, Clusters: 1, Covers: at(30), Phase: "Failed"},
+		{Batch: 4, Clusters: 1, Covers: at(40), Phase: "Successful"},
+		{Batch: 5, Clusters: 1, Covers: at(50), Phase: "Successful"},
+	}
+	got := CompactVerifications(vs, 3)
+	var parts []string
+	for _, v := range got {
+		parts = append(parts, fmt.Sprintf("%d-%d:%s:%d:%d", v.FirstBatch, v.Batch, v.Phase, v.Clusters, v.Covers.Unix()))
+	}
+	if s, want := strings.Join(parts, " "), "1-2:Successful:3:20 0-3:Failed:1:30 4-5:Successful:2:50"; s != want {
+		t.Fatalf("got %s, want %s", s, want)
+	}
+	if got[0].Sample[0] != "a" {
+		t.Errorf("the merged entry's sample: %v", got[0].Sample)
+	}
+	// Alternating phases cannot be merged: the bound gives way, no run is lost.
+	alt := []Verification{{Batch: 1, Phase: "Successful"}, {Batch: 2, Phase: "Failed"}, {Batch: 3, Phase: "Successful"}}
+	if n := len(CompactVerifications(alt, 1)); n != 3 {
+		t.Errorf("alternating runs: %d kept, want 3", n)
+	}
+	if len(vs) != 5 {
+		t.Errorf("the input was changed")
 	}
 }

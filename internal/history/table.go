@@ -40,6 +40,9 @@ func WriteTable(w io.Writer, rec *Record, name func(Config) string) error {
 			if v.WindowOverridden {
 				result += " (window overridden)"
 			}
+			if s := verificationSummary(v.Verifications); s != "" {
+				result += " (" + s + ")"
+			}
 			names := make([]string, 0, len(v.Configs))
 			for _, c := range Sorted(v.Configs) {
 				names = append(names, name(c))
@@ -66,4 +69,29 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// verificationSummary counts a version's verification runs by phase: "verified 2 batches: 1
+// Successful, 1 Failed"; "" without any. The runs themselves are in `addonops history -o yaml`.
+func verificationSummary(vs []Verification) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, v := range vs {
+		phase := v.Phase
+		if v.Promoted {
+			phase += " (promoted)"
+		}
+		if counts[phase] == 0 {
+			order = append(order, phase)
+		}
+		counts[phase]++
+	}
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[p], p)
+	}
+	return fmt.Sprintf("verified %d batches: %s", len(vs), strings.Join(parts, ", "))
 }

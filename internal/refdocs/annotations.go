@@ -87,6 +87,14 @@ var annotationDocs = map[string]annotationDoc{
 		Values:  "a JSON list of windows: `kind` (`allow` or `deny`), `schedule` (five-field cron), `duration` (`2h`), `timeZone` (IANA, default `UTC`), `placements` (`ns/name` list, default every install placement), `rollbacks` (default `true`).",
 		Example: "annotations:\n  addonops.io/maintenance-windows: '[{\"kind\": \"deny\", \"schedule\": \"0 18 * * 5\", \"duration\": \"63h\", \"timeZone\": \"Europe/Berlin\"}]'\n", ExampleKind: "ClusterManagementAddOn", ExamplePath: "metadata",
 	},
+	"addonops.io/verification": {
+		Section: sectionRollout, What: "annotation on a ClusterManagementAddOn",
+		Writers: "Git or a person",
+		Trust:   "the add-on's desired state: the controller follows it. No managed cluster can write it.",
+		Meaning: "Verification gates ([guide](../guides/verification.md)): after each batch of a placement's rollout (its clusters done, health soak included), before the next batch starts, the controller runs the named Argo Rollouts `AnalysisTemplate` (or `ClusterAnalysisTemplate`) with the batch's clusters, the add-on, the version id and the placement as arguments; a canary placement's last batch passes it before the placements it gates adopt the version. `Successful` lets the next batch start (`Verifying` meanwhile); `Failed` fails the batch's clusters (they count toward `maxFailures`; `auto-abort` reverts them); `Inconclusive` (an unreachable Prometheus included) holds the placement (`VerificationInconclusive`) until `addonops promote` passes it or `addonops abort` reverts it. Rollbacks and aborts are never held. Each run is in the version history (`addonops history`) and events. A value that does not parse, or names a placement the add-on does not install, holds every placement (`InvalidVerification`, Degraded).",
+		Values:  "a JSON list, at most one entry per placement: `placement` (`ns/name`, or `*` for every placement without its own entry), `template` (the template's name), `kind` (`AnalysisTemplate`, default, or `ClusterAnalysisTemplate`), `namespace` (of an AnalysisTemplate; default the placement's), `args` (values for the template's `spec.args`; `clusters`, `addon`, `version`, `placement` and `batch` are set by the controller).",
+		Example: "annotations:\n  addonops.io/verification: '[{\"placement\": \"default/canary\", \"template\": \"error-rate\", \"args\": {\"threshold\": \"0.05\"}}]'\n", ExampleKind: "ClusterManagementAddOn", ExamplePath: "metadata",
+	},
 	"addonops.io/window-override": {
 		Section: sectionDay2, What: "annotation on a ClusterManagementAddOn",
 		Writers: "`addonops override-window`, or the same annotation committed in Git",

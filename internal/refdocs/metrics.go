@@ -180,6 +180,14 @@ var metricNotes = map[string]metricNote{
 		Source: "incremented by the notifier ([notifications](../guides/notifications.md)) once per rollout moment and destination it tried: `sent`, `failed` (the service returned an error), `timeout` (no answer within the send timeout), `dropped` (the send queue was full), `config-error` (the trigger is not defined, or the ConfigMap or Secret cannot be read).",
 		Query:  `sum by (service, result) (increase(addonops_notifications_total{result!="sent"}[1h]))`,
 	},
+	"addonops_verification_runs_total": {
+		Source: "incremented when a verification run of a rollout batch ends (annotation [`addonops.io/verification`](annotations.md#addonopsioverification)); `phase` is Successful, Failed or Inconclusive.",
+		Query:  `sum by (addon, placement) (increase(addonops_verification_runs_total{phase!="Successful"}[1d]))`,
+	},
+	"addonops_verification_run_duration_seconds": {
+		Source: "observed when a verification run of a rollout batch ends: from the run's start (the batch finished) to its verdict. Buckets from 1 s to about 4.5 h.",
+		Query:  `histogram_quantile(0.9, sum by (le, addon) (rate(addonops_verification_run_duration_seconds_bucket[1d])))`,
+	},
 	"addonops_config_gc_deletions_total": {
 		Source: "incremented by the garbage collection of superseded config versions (`--config-gc`) for each version it deleted, or with `--config-gc-dry-run` would have deleted (`dry_run=\"true\"`).",
 		Query:  `sum by (resource) (increase(addonops_config_gc_deletions_total{dry_run="false"}[1d]))`,
@@ -208,7 +216,7 @@ func MetricsPage(src *Source, path string) (Page, error) {
 		return Page{}, fmt.Errorf("the metrics reference:\n  %s", strings.Join(problems, "\n  "))
 	}
 	var b strings.Builder
-	b.WriteString(generatedBy("the Prometheus metric definitions (internal/rolloutmetrics, internal/addonrollout) and internal/refdocs"))
+	b.WriteString(generatedBy("the Prometheus metric definitions (internal/rolloutmetrics, internal/addonrollout, internal/verifyrun) and internal/refdocs"))
 	b.WriteString("# Metrics\n\n")
 	b.WriteString("The controller serves Prometheus metrics on `--metrics-bind-address` (`:8443`, HTTPS; clients need a bearer token the hub " +
 		"authenticates and authorises for the non-resource URL `/metrics`). The controller alone writes them, from its own caches " +

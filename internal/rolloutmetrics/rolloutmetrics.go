@@ -156,7 +156,9 @@ func Transitions(old, new []addonv1alpha1.InstallProgression, now time.Time) []T
 				break
 			}
 		}
-		if prev == nil || prev.Status != metav1.ConditionTrue || !addonstatus.IsBusyReason(prev.Reason) {
+		// A rollout whose last batch was verified ends from Verifying, which keeps the busy
+		// period's transition time (Progressing stays True).
+		if prev == nil || prev.Status != metav1.ConditionTrue || !(addonstatus.IsBusyReason(prev.Reason) || prev.Reason == addonstatus.ReasonVerifying) {
 			continue
 		}
 		d := now.Sub(prev.LastTransitionTime.Time)

@@ -236,6 +236,11 @@ func (d *decider) recordHistory(states []*placementState) {
 		if p.windowOverride != "" {
 			next.WindowOverride = p.windowOverride
 		}
+		if v := p.verify; v != nil && v.changed {
+			if last := next.Last(); last != nil && last.ID == v.id {
+				last.Verifications = v.entries
+			}
+		}
 		if idx < 0 {
 			rec.Placements = append(rec.Placements, next)
 		} else {

@@ -48,6 +48,9 @@ type placementState struct {
 	// Maintenance windows (maintenance.go), as the last roll of this decision left them.
 	windowWait     *maintwindow.Closure // clusters whose turn came wait for a window; nil when none does
 	windowOverride string               // a window override let this version id's clusters start
+	// Verification (verify.go), as the last roll toward the desired version left it; nil when none
+	// applies.
+	verify *verifyState
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is
@@ -333,7 +336,8 @@ func (d *decider) isRollback(p *placementState) bool {
 			return false
 		}
 		k, ok := addonstatus.KindOfReason(p.oldCond.Reason)
-		if !ok && (p.oldCond.Reason == addonstatus.ReasonPaused || p.oldCond.Reason == addonstatus.ReasonWaitingForWindow) {
+		if !ok && (p.oldCond.Reason == addonstatus.ReasonPaused || p.oldCond.Reason == addonstatus.ReasonWaitingForWindow ||
+			p.oldCond.Reason == addonstatus.ReasonVerifying || p.oldCond.Reason == addonstatus.ReasonVerificationInconclusive) {
 			// Paused (and WaitingForWindow) says nothing of the change's kind, and what is known good now may not be what
 			// was when the change began (a gated placement's canary may pass the new version while
 			// it is paused; the version may complete before a pause): the version history recorded
@@ -387,7 +391,7 @@ func (d *decider) placementKind(p *placementState, target []Config) addonstatus.
 	}
 	if len(p.applied) == 0 {
 		if p.oldCond != nil {
-			if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Upgrade && !addonstatus.IsDoneReason(p.oldCond.Reason) {
+			if k, ok := addonstatus.KindOfReason(d.oldKindReason(p)); ok && k == addonstatus.Upgrade && !addonstatus.IsDoneReason(p.oldCond.Reason) {
 				return addonstatus.Upgrade // an upgrade stays one until it completes
 			}
 		}
@@ -405,10 +409,28 @@ func (d *decider) placementKind(p *placementState, target []Config) addonstatus.
 	if !Equal(p.applied, target) || p.oldCond == nil {
 		return addonstatus.Upgrade
 	}
-	if k, ok := addonstatus.KindOfReason(p.oldCond.Reason); ok && k == addonstatus.Install {
+	if k, ok := addonstatus.KindOfReason(d.oldKindReason(p)); ok && k == addonstatus.Install {
 		return addonstatus.Install
 	}
 	return addonstatus.Upgrade
+}
+
+// oldKindReason is the reason of p's previous Progressing condition as far as it tells the kind of
+// change: Verifying and VerificationInconclusive tell none (a batch's verification interrupts an
+// install, upgrade or rollback), so the busy reason of the kind the version history recorded for
+// the desired version stands for them.
+func (d *decider) oldKindReason(p *placementState) string {
+	r := p.oldCond.Reason
+	if r != addonstatus.ReasonVerifying && r != addonstatus.ReasonVerificationInconclusive {
+		return r
+	}
+	hk := d.historyKind(p, p.desired)
+	for _, k := range []addonstatus.Kind{addonstatus.Install, addonstatus.Upgrade, addonstatus.Rollback} {
+		if kindName(k) == hk {
+			return k.BusyReason()
+		}
+	}
+	return r
 }
 
 // mcaKind is what moving one MCA of placement p is.

@@ -28,6 +28,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 // ConfigLookup returns the spec hash of the config a reference points at, as the API server holds
@@ -75,6 +76,8 @@ type Input struct {
 	// MaxPushes bounds how many clusters one decision moves to a new version; 0 means
 	// DefaultMaxPushes.
 	MaxPushes int
+	// Verifications looks up the results of verification runs (verify.go); nil: none ended.
+	Verifications VerificationLookup
 }
 
 // Update is a new status for one MCA.
@@ -101,6 +104,9 @@ type Plan struct {
 	// DeployerWaits are the clusters whose MCA waits for a deployer (WaitingForDeployer),
 	// sorted: the reconciler raises DeployerWaitEvent when they appear.
 	DeployerWaits []string
+	// Verify are the batches whose verification must run (verify.go); the reconciler hands them
+	// to the runner, which takes the decision again when a run ends.
+	Verify []VerifyRequest
 }
 
 // Event is a Kubernetes event on the CMA.
@@ -153,6 +159,10 @@ type decider struct {
 	pushed int
 	// windows are the add-on's maintenance windows (package maintwindow).
 	windows maintwindow.Windows
+	// verifs are the add-on's verification references (package verification); verify the runs
+	// this decision asks for.
+	verifs verification.Refs
+	verify []VerifyRequest
 }
 
 // status is the MCA's status as this decision leaves it so far: a canary-gated placement judges
@@ -236,12 +246,22 @@ func (d *decider) decide() Plan {
 		}
 	}
 	d.windows = windows
+	verifs, verifyErr := parseVerifications(cma.Annotations, keys)
+	if verifyErr != nil {
+		// Fail closed: a gate meant to stop a bad version must not let it through because of a typo.
+		for _, p := range states {
+			p.wait(addonstatus.ReasonInvalidVerification, invalidVerification(cma.Name, verifyErr))
+		}
+	}
+	d.verifs = verifs
 	for _, k := range order {
 		p := byKey[k]
 		n := len(d.events)
 		d.evaluate(p)
 		d.windowCondition(p)
 		d.windowOverrideEvent(p)
+		d.verifyCondition(p)
+		d.verifyEvents(p)
 		d.subject(p, n)
 	}
 
@@ -252,7 +272,7 @@ func (d *decider) decide() Plan {
 	// MCAs that no placement owns take the defaults, unless some placement's clusters are unknown:
 	// they might be its clusters, which must wait rather than be moved to other configs.
 	// Maintenance windows that do not parse hold them too (fail closed).
-	if !unknown && canaryErr == nil && windowErr == nil && len(defaultProblems) == 0 {
+	if !unknown && canaryErr == nil && windowErr == nil && verifyErr == nil && len(defaultProblems) == 0 {
 		d.rolloutUnplaced(defaultCfgs)
 	}
 
@@ -272,7 +292,7 @@ func (d *decider) plan(status addonv1alpha1.ClusterManagementAddOnStatus) Plan {
 	d.observeGenerations()
 	// Updates sized once: at fleet scale a decision updates thousands of MCAs, and appending would
 	// hold up to twice their statuses.
-	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting, Updates: make([]Update, 0, len(d.updates))}
+	p := Plan{Status: status, RecheckAfter: d.recheck, Events: d.events, DeployerWaits: d.waiting, Updates: make([]Update, 0, len(d.updates)), Verify: d.verify}
 	if d.history != nil && !equality.Semantic.DeepEqual(d.history, d.in.History) {
 		p.History = d.history
 	}

@@ -22,6 +22,10 @@ type rollResult struct {
 	total, done, inProgress, failed, timedOut int
 	held                                      int // clusters whose turn came while paused
 	windowHeld                                int // clusters whose turn came while a maintenance window is closed
+	verifyHeld                                int // clusters whose turn came while a batch's verification holds the placement
+	// verifying: a finished batch waits for its verification (or an inconclusive one for a
+	// person), so the rollout is neither complete nor stopped.
+	verifying bool
 	// waiting counts the clusters whose turn has not come (sdk-go left them out of the batch).
 	waiting int
 	// holding counts the failed clusters sdk-go keeps in the batch: a failed cluster keeps its place
@@ -44,7 +48,7 @@ type rollResult struct {
 // paused (a resume moves it) or while a maintenance window is closed (its opening does), and none waiting for a failed cluster's place that its
 // progressDeadline will free (awaitsDeadline). A failure within maxFailures alone never stops it.
 func (r rollResult) stopped() bool {
-	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0 && r.held == 0 && r.windowHeld == 0 && !r.awaitsDeadline())
+	return !r.complete && (r.breach || r.failed+r.timedOut > 0 && r.inProgress == 0 && r.held == 0 && r.windowHeld == 0 && !r.verifying && !r.awaitsDeadline())
 }
 
 // awaitsDeadline reports whether clusters wait for their turn behind failed clusters that keep their
@@ -225,6 +229,10 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 	soak := minSuccessTime(strategy)
 	deadline := unhealthyDeadline(strategy)
 	retryFailures(statuses, p.retriedAt, deadline)
+	vs := d.verifyBatches(p, target, statuses, soak)
+	if vs != nil {
+		p.verify = vs
+	}
 	_, result, err := handler.GetRolloutCluster(strategy, statuses)
 	if err != nil {
 		p.wait(addonstatus.ReasonInvalidRolloutStrategy, fmt.Sprintf("rollout strategy of placement %s: %v", p.key, err))
@@ -262,6 +270,12 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 		case st.Status == rollout.ToApply && rolling && closed:
 			// A maintenance window is closed: its turn came, but no new cluster starts.
 			r.windowHeld++
+			if !IsConfigured(w.mca, false) {
+				d.updates[c] = Hold(w.mca, d.in.Now)
+			}
+		case st.Status == rollout.ToApply && rolling && vs.holdsPushes():
+			// A finished batch waits for its verification: its turn came, but no new cluster starts.
+			r.verifyHeld++
 			if !IsConfigured(w.mca, false) {
 				d.updates[c] = Hold(w.mca, d.in.Now)
 			}
@@ -309,7 +323,11 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
 			case status == rollout.Failed:
 				r.failed++
-				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+				why := cause(cur.Status)
+				if msg, ok := vs.failedBy(c); ok {
+					why = "verification failed: " + msg
+				}
+				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, why))
 				if rolling {
 					r.holding++
 				}
@@ -320,7 +338,8 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			}
 		}
 	}
-	r.complete = r.total > 0 && r.done == r.total
+	r.verifying = vs.holds() || vs != nil && vs.running != nil
+	r.complete = r.total > 0 && r.done == r.total && !r.verifying
 	p.windowWait, p.windowOverride = nil, ""
 	if r.windowHeld > 0 {
 		p.windowWait = wait

@@ -2,6 +2,8 @@ package rolloutplan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -58,6 +60,15 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []C
 		}
 	}
 	if done == len(clusters) {
+		if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && !s.complete {
+			// A verified canary passes once its rollout completed: its last batch's run passed, and
+			// no run failed any of its clusters (those still run the version, healthy, until an
+			// abort moves them).
+			if failed := slices.Sorted(maps.Keys(s.verify.failed)); len(failed) > 0 {
+				return false, fmt.Sprintf("the verification of canary placement %s failed on %s: no version passes it until that is fixed (a fix or a revert of its configs in Git, or abort)", canaryKey, listed(failed)), true
+			}
+			return false, fmt.Sprintf("waiting for the verification of canary placement %s (see its progression): every cluster runs %s", canaryKey, describe(v)), false
+		}
 		return true, "", false
 	}
 	msg := fmt.Sprintf("waiting for canary placement %s to run %s on every cluster, healthy: %d/%d do", canaryKey, describe(v), done, len(clusters))
@@ -187,6 +198,12 @@ func (d *decider) progressionEvents(p *placementState, old *addonv1alpha1.Instal
 		if !same {
 			d.events = append(d.events, Event{Reason: nc.Reason, Message: msg})
 		}
+		return
+	case nc.Reason == addonstatus.ReasonVerifying || nc.Reason == addonstatus.ReasonVerificationInconclusive:
+		// verifyEvents tells of the run and its result.
+		return
+	case oc != nil && (oc.Reason == addonstatus.ReasonVerifying || oc.Reason == addonstatus.ReasonVerificationInconclusive) && addonstatus.IsBusyReason(nc.Reason):
+		// The next batch starts after a verification passed (VerificationPassed, VerificationPromoted).
 		return
 	case nc.Reason == addonstatus.ReasonAborted:
 		if !same {

@@ -50,6 +50,8 @@ type world struct {
 	history *history.Record
 	// maxPushes is Input.MaxPushes (0: the default).
 	maxPushes int
+	// verifications is Input.Verifications (verify_test.go).
+	verifications VerificationLookup
 }
 
 var adcGR = configref.GroupResource{Group: configref.AddonGroup, Resource: "addondeploymentconfigs"}
@@ -174,7 +176,7 @@ func (w *world) input() Input {
 	}
 	return Input{
 		Now: Now(w.now), CMA: w.cma, Placements: w.placements, Decisions: w, MCAs: mcas, History: w.history,
-		Generations: generations, MaxPushes: w.maxPushes,
+		Generations: generations, MaxPushes: w.maxPushes, Verifications: w.verifications,
 		Works: func(ns string) []*workv1.ManifestWork {
 			if wk := w.works[ns]; wk != nil {
 				return []*workv1.ManifestWork{wk}

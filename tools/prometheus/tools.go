@@ -1,8 +1,9 @@
 //go:build tools
 
-// Package tools pins Prometheus' promtool so `go mod tidy` keeps its dependencies.
+// Package tools pins Prometheus' promtool and server so `go mod tidy` keeps their dependencies.
 package tools
 
 import (
+	_ "github.com/prometheus/prometheus/cmd/prometheus"
 	_ "github.com/prometheus/prometheus/cmd/promtool"
 )

@@ -1,0 +1,199 @@
+package verifyrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/verification"
+)
+
+// receiver is a local webhook receiver: it records the batches POSTed to it and answers with the
+// verdict the test sets.
+type receiver struct {
+	mu      sync.Mutex
+	verdict string
+	status  int
+	delay   time.Duration
+	got     []verification.Batch
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var b verification.Batch
+	_ = json.Unmarshal(body, &b)
+	rc.mu.Lock()
+	rc.got = append(rc.got, b)
+	verdict, status, delay := rc.verdict, rc.status, rc.delay
+	rc.mu.Unlock()
+	select {
+	case <-time.After(delay):
+	case <-r.Context().Done():
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(`{"verdict": "` + verdict + `", "errorRate": 0.01}`))
+}
+
+const webTemplate = `
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: webhook, namespace: default}
+spec:
+  args: [{name: version}]
+  metrics:
+  - name: webhook
+    successCondition: result == "pass"
+    failureCondition: result == "fail"
+    consecutiveErrorLimit: 0
+    provider:
+      web:
+        url: URL/verify?version={{args.version}}
+        method: POST
+        jsonPath: "{$.verdict}"
+        timeoutSeconds: 1
+`
+
+func templates(src map[string]string) TemplateReader {
+	return func(_ context.Context, key verification.TemplateKey) (map[string]any, error) {
+		s, ok := src[key.Name]
+		if !ok {
+			return nil, errors.New(key.String() + " not found")
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(s), &obj); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}
+}
+
+// runOnce starts a batch's run and waits for its result (Done is called when it ends).
+func runOnce(t *testing.T, r *Runner, done chan string, b verification.Batch, ref verification.Ref) verification.Result {
+	t.Helper()
+	r.Start(b, ref, ref.TemplateKey(keyOf(b.Placement)))
+	select {
+	case addon := <-done:
+		if addon != b.Addon {
+			t.Fatalf("Done(%s), want %s", addon, b.Addon)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the run of %v did not end", b)
+	}
+	res, ok := r.Lookup(b)
+	if !ok {
+		t.Fatalf("no result after Done")
+	}
+	return res
+}
+
+func TestWebGate(t *testing.T) {
+	rc := &receiver{status: http.StatusOK}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	done := make(chan string, 1)
+	r := New(Options{Templates: templates(map[string]string{"webhook": strings.Replace(webTemplate, "URL", srv.URL, 1)}),
+		Done: func(a string) { done <- a }})
+	ref := verification.Ref{Placement: "*", Template: "webhook", Kind: verification.KindAnalysisTemplate}
+	cases := []struct {
+		name    string
+		verdict string
+		status  int
+		delay   time.Duration
+		want    verification.Phase
+		message string
+	}{
+		{"pass", "pass", http.StatusOK, 0, verification.Successful, "every metric passed"},
+		{"fail", "fail", http.StatusOK, 0, verification.Failed, `last value "fail"`},
+		{"unknown verdict", "maybe", http.StatusOK, 0, verification.Inconclusive, `last value "maybe"`},
+		{"server error", "pass", http.StatusInternalServerError, 0, verification.Inconclusive, "HTTP 500"},
+		{"times out", "pass", http.StatusOK, 3 * time.Second, verification.Inconclusive, "context deadline exceeded"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rc.mu.Lock()
+			rc.verdict, rc.status, rc.delay = tc.verdict, tc.status, tc.delay
+			rc.mu.Unlock()
+			b := verification.NewBatch("hello", "default/canary", "v1", i+1, []string{"c2", "c1"})
+			start := time.Now()
+			res := runOnce(t, r, done, b, ref)
+			t.Logf("%s: %s in %s: %s", tc.name, res.Phase, time.Since(start).Round(time.Millisecond), res.Message)
+			if res.Phase != tc.want || !strings.Contains(res.Message, tc.message) {
+				t.Fatalf("result %s %q, want %s containing %q", res.Phase, res.Message, tc.want, tc.message)
+			}
+			rc.mu.Lock()
+			got := rc.got[len(rc.got)-1]
+			rc.mu.Unlock()
+			if got.Addon != "hello" || got.Placement != "default/canary" || strings.Join(got.Clusters, ",") != "c1,c2" || got.Index != i+1 {
+				t.Fatalf("the receiver got %+v, want the batch as JSON", got)
+			}
+		})
+	}
+	// A batch that ended is not run again.
+	before := len(rc.got)
+	r.Start(verification.NewBatch("hello", "default/canary", "v1", 1, []string{"c1", "c2"}), ref, ref.TemplateKey(keyOf("default/canary")))
+	time.Sleep(100 * time.Millisecond)
+	if len(rc.got) != before {
+		t.Fatalf("a finished batch ran again")
+	}
+}
+
+const promTemplate = `
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: error-rate, namespace: default}
+spec:
+  args: [{name: clusters}]
+  metrics:
+  - name: error-rate
+    successCondition: result[0] < 0.05
+    consecutiveErrorLimit: 1
+    interval: 100ms
+    count: 1
+    provider:
+      prometheus:
+        address: ADDRESS
+        query: max(error_rate{cluster=~"{{args.clusters}}"})
+`
+
+// A Prometheus that cannot be reached is inconclusive, never passed.
+func TestUnreachablePrometheusIsInconclusive(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + l.Addr().String()
+	_ = l.Close() // nothing listens there now
+	done := make(chan string, 1)
+	r := New(Options{Templates: templates(map[string]string{"error-rate": strings.Replace(promTemplate, "ADDRESS", addr, 1)}),
+		Done: func(a string) { done <- a }})
+	res := runOnce(t, r, done, verification.NewBatch("hello", "default/p", "v1", 1, []string{"c1"}),
+		verification.Ref{Placement: "*", Template: "error-rate", Kind: verification.KindAnalysisTemplate})
+	if res.Phase != verification.Inconclusive || !strings.Contains(res.Message, "connection refused") || res.Metrics[0].Error != 2 {
+		t.Fatalf("result %s %q (%+v), want Inconclusive after 2 errors (consecutiveErrorLimit 1)", res.Phase, res.Message, res.Metrics)
+	}
+}
+
+// A template that is missing or uses what addonops does not support is inconclusive, with the
+// reason.
+func TestTemplateProblemsAreInconclusive(t *testing.T) {
+	done := make(chan string, 1)
+	r := New(Options{Templates: templates(map[string]string{"job": strings.Replace(promTemplate, "prometheus:\n", "job:\n", 1)}), Done: func(a string) { done <- a }})
+	for name, want := range map[string]string{"missing": "AnalysisTemplate default/missing not found", "job": "provider job is not supported"} {
+		res := runOnce(t, r, done, verification.NewBatch("hello", "default/p", "v1", 1, []string{name}),
+			verification.Ref{Placement: "*", Template: name, Kind: verification.KindAnalysisTemplate})
+		if res.Phase != verification.Inconclusive || !strings.Contains(res.Message, want) {
+			t.Errorf("%s: %s %q, want Inconclusive containing %q", name, res.Phase, res.Message, want)
+		}
+	}
+}
