@@ -99,8 +99,12 @@ content, the gating canary and its state, the batches in order, clusters already
 that cannot be configured, and warnings (paused, failed clusters, an abort in force, a rollout that
 does not complete, a config still in use that the manifests leave out).
 Formats: text (default), markdown (a pull-request comment), json (docs/reference/plan-schema.md).
-Exit codes: 0 the plan was taken (read its warnings), 3 error (bad manifests, unreadable snapshot,
-unreachable hub).`,
+The manifests are checked first, with the rules of the KRM functions and the controller (OCM's CRD
+schemas, rollout strategies, canary and maintenance window annotations, AddOnTemplates, config
+references to configs neither in the manifests nor on the hub): each problem names the object and
+the field, and nothing is planned.
+Exit codes: 0 the plan was taken (read its warnings), 3 error (invalid or unreadable manifests,
+unreadable snapshot, unreachable hub).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch output {

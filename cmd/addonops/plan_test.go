@@ -58,6 +58,11 @@ func TestPlanBadInput(t *testing.T) {
 	}
 	oldSnap := write("old.yaml", "apiVersion: addonops.io/v0\nkind: HubSnapshot\nobjects: []\n")
 	noKind := write("nokind.yaml", "metadata: {name: x}\n")
+	change, err := os.ReadFile("testdata/plan-change.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	invalid := write("invalid.yaml", strings.Replace(string(change), "maxConcurrency: 2", `maxConcurrency: "0%"`, 1))
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -67,6 +72,9 @@ func TestPlanBadInput(t *testing.T) {
 		{"bad format", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "-o", "yaml"}, `--output "yaml"`},
 		{"old snapshot", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", oldSnap}, "this addonops reads apiVersion addonops.io/v1alpha1"},
 		{"manifest without kind", []string{"plan", "-f", noKind, "--snapshot", "testdata/plan-snapshot.yaml"}, "document 1: no apiVersion or kind"},
+		{"invalid manifests", []string{"plan", "-f", invalid, "--snapshot", "testdata/plan-snapshot.yaml"},
+			`the rendered manifests are invalid (1 problem(s)); the hub or the controller would refuse them, so nothing is planned. Fix the sources (the KRM functions rollout-strategy, addon-template validate and config-hash report the same):
+  ClusterManagementAddOn hello: spec.installStrategy.placements[0].rolloutStrategy.progressive.maxConcurrency: "0%"`},
 		{"unreachable hub", []string{"plan", "-f", "testdata/plan-change.yaml", "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify"}, "is the hub reachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,6 +71,13 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	if err != nil {
 		return nil, nil, err
 	}
+	complete := map[configref.GroupResource]bool{}
+	for _, k := range s.ConfigKinds {
+		complete[k.groupResource()] = true
+	}
+	if err := validate(rendered, h, complete); err != nil {
+		return nil, nil, err
+	}
 	if o.HistoryLimit == 0 {
 		o.HistoryLimit = history.DefaultLimit
 	}
