@@ -131,7 +131,7 @@ func (r *Report) writeText(w io.Writer) error {
 			}
 			fmt.Fprintln(&b)
 			for i, bt := range p.Batches {
-				fmt.Fprintf(&b, "    batch %d (step %d): %s\n", i+1, bt.Step, listed(bt.Clusters))
+				fmt.Fprintf(&b, "    batch %d (%s): %s\n", i+1, batchWhen(bt), listed(bt.Clusters))
 			}
 			for _, m := range p.Manifests {
 				fmt.Fprintf(&b, "    manifests of %s: %s\n", listed(m.Clusters), manifestSummary(m))
@@ -210,7 +210,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "- already on the target: %s\n", listed(p.AlreadyOnTarget))
 			}
 			for i, bt := range p.Batches {
-				fmt.Fprintf(&b, "- batch %d (step %d): %s\n", i+1, bt.Step, listed(bt.Clusters))
+				fmt.Fprintf(&b, "- batch %d (%s): %s\n", i+1, mdEscape(batchWhen(bt)), listed(bt.Clusters))
 			}
 			for _, c := range p.NotConfigured {
 				fmt.Fprintf(&b, "- cannot configure %s: %s\n", c.Cluster, mdEscape(c.Reason))
@@ -231,6 +231,14 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// batchWhen is a batch's step and, when a maintenance window holds it, when it may start.
+func batchWhen(b Batch) string {
+	if b.NotBefore == "" {
+		return fmt.Sprintf("step %d", b.Step)
+	}
+	return fmt.Sprintf("step %d, not before %s: %s", b.Step, b.NotBefore, b.Window)
 }
 
 func manifestSummary(m ManifestDiff) string {

@@ -146,6 +146,11 @@ type Batch struct {
 	// gated placement's first batch comes after its canary's last.
 	Step     int      `json:"step"`
 	Clusters []string `json:"clusters"`
+	// NotBefore is, for a batch a maintenance window holds, when the window opens and the batch
+	// may start (RFC 3339, in the window's zone), the change applied when the hub state was read.
+	NotBefore string `json:"notBefore,omitempty"`
+	// Window says which window holds it (the controller's words: "deny window 0 (...) is active").
+	Window string `json:"window,omitempty"`
 }
 
 // ClusterProblem is a cluster and why it cannot be configured.

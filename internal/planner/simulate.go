@@ -21,9 +21,11 @@ import (
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
@@ -304,6 +306,30 @@ type placementTrack struct {
 	target  []rolloutplan.Config
 	told    map[string]bool
 	batches map[int][]string
+	// window is the maintenance window closure the placement's next batch waits for, from the
+	// decision that said WaitingForWindow until a cluster is told; windows are those of batches.
+	window  *maintwindow.Closure
+	windows map[int]*maintwindow.Closure
+}
+
+// windowClosure is why placement key's windows hold its clusters at the simulation's time, and
+// until when (package maintwindow, as the decision reads them); nil when they do not.
+func (s *simulation) windowClosure(key string, change string) *maintwindow.Closure {
+	cma := s.h.cmas[s.addon]
+	ws, err := maintwindow.Parse(cma.Annotations)
+	if err != nil {
+		return nil
+	}
+	k, err := canary.ParsePlacementKey(key)
+	if err != nil {
+		return nil
+	}
+	rollback := change == ChangeRollback || operations.Parse(cma.Annotations).Abort[k] != ""
+	closed, c := ws.For(k, rollback).Closed(s.now)
+	if !closed {
+		return nil
+	}
+	return &c
 }
 
 func (s *simulation) run() AddonPlan {
@@ -371,7 +397,7 @@ func (s *simulation) run() AddonPlan {
 				}
 			}
 		}
-		tracks[k.String()] = &placementTrack{plan: pp, told: map[string]bool{}, batches: map[int][]string{}}
+		tracks[k.String()] = &placementTrack{plan: pp, told: map[string]bool{}, batches: map[int][]string{}, windows: map[int]*maintwindow.Closure{}}
 		order = append(order, k.String())
 	}
 	for _, k := range owners {
@@ -424,6 +450,12 @@ func (s *simulation) run() AddonPlan {
 				slices.Sort(t.plan.AlreadyOnTarget)
 			}
 		}
+		for _, ip := range p.Status.InstallProgressions {
+			t := tracks[ip.Namespace+"/"+ip.Name]
+			if c := rolloutplan.ProgressingOf(&ip); t != nil && t.window == nil && c != nil && c.Reason == addonstatus.ReasonWaitingForWindow {
+				t.window = s.windowClosure(t.plan.Placement, t.plan.Change)
+			}
+		}
 		told := 0
 		for _, u := range p.Updates {
 			ns := u.MCA.Namespace
@@ -442,6 +474,9 @@ func (s *simulation) run() AddonPlan {
 			}
 			t.told[ns] = true
 			t.batches[round] = append(t.batches[round], ns)
+			if t.window != nil {
+				t.windows[round], t.window = t.window, nil
+			}
 			told++
 		}
 		if told > 0 && p.RecheckAfter == rolloutplan.PushRecheck {
@@ -493,7 +528,21 @@ func (s *simulation) run() AddonPlan {
 		for _, r := range rounds {
 			cl := t.batches[r]
 			slices.Sort(cl)
-			t.plan.Batches = append(t.plan.Batches, Batch{Step: r + 1, Clusters: cl})
+			b := Batch{Step: r + 1, Clusters: cl}
+			if w := t.windows[r]; w != nil {
+				b.NotBefore, b.Window = w.Opens.Format(time.RFC3339), w.Why
+			}
+			t.plan.Batches = append(t.plan.Batches, b)
+		}
+		var held []string
+		for i, b := range t.plan.Batches {
+			if b.Window != "" {
+				held = append(held, fmt.Sprintf("batch %d until %s (%s)", i+1, b.NotBefore, b.Window))
+			}
+		}
+		if len(held) > 0 {
+			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("maintenance windows hold %d of %d batches, with the change applied when the hub state was read: %s",
+				len(held), len(t.plan.Batches), strings.Join(held, "; ")))
 		}
 		var finalIP *addonv1alpha1.InstallProgression
 		for i := range final.Status.InstallProgressions {
