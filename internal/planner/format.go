@@ -96,11 +96,18 @@ func (r *Report) writeText(w io.Writer) error {
 	}
 	for _, a := range r.Addons {
 		fmt.Fprintf(&b, "\nAdd-on %s: ", a.Addon)
-		if !a.Changed {
+		if a.NotInManifests {
+			fmt.Fprint(&b, notInManifests+"; ")
+		}
+		switch {
+		case a.Removal:
+			fmt.Fprintln(&b, "removed (--prune: not in the manifests)")
+		case !a.Changed:
 			fmt.Fprintln(&b, "no change")
 			continue
+		default:
+			fmt.Fprintln(&b, "changes")
 		}
-		fmt.Fprintln(&b, "changes")
 		for _, wn := range a.Warnings {
 			fmt.Fprintln(&b, "  WARNING:", wn)
 		}
@@ -174,7 +181,11 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|")
 	for _, a := range r.Addons {
 		if !a.Changed {
-			fmt.Fprintf(&b, "| %s | | no change | | | | |\n", a.Addon)
+			what := "no change"
+			if a.NotInManifests {
+				what = notInManifests + "; no change"
+			}
+			fmt.Fprintf(&b, "| %s | | %s | | | | |\n", a.Addon, what)
 			continue
 		}
 		for _, p := range a.Placements {
@@ -185,6 +196,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	for _, a := range r.Addons {
 		if !a.Changed {
 			continue
+		}
+		if a.NotInManifests {
+			fmt.Fprintf(&b, "> **%s:** %s\n\n", a.Addon, notInManifests)
 		}
 		for _, wn := range a.Warnings {
 			fmt.Fprintf(&b, "> **Warning (%s):** %s\n\n", a.Addon, mdEscape(wn))
@@ -232,6 +246,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// notInManifests says what happens to an add-on the manifests lack, planned without --prune.
+const notInManifests = "not in the manifests, left as is (--prune plans its removal)"
 
 // batchWhen is a batch's step and, when a maintenance window holds it, when it may start.
 func batchWhen(b Batch) string {

@@ -44,6 +44,15 @@ type AddonPlan struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Steps is how many decisions the simulation took (a stalled rollout stops early).
 	Steps int `json:"steps"`
+	// NotInManifests: the rendered manifests lack the add-on and the plan runs without --prune,
+	// so its ClusterManagementAddOn is left as is (the plan shows what the rest of the change
+	// does to it).
+	NotInManifests bool `json:"notInManifests,omitempty"`
+	// Removal: the rendered manifests lack the add-on and the plan runs with --prune, so the
+	// change deletes its ClusterManagementAddOn; LoseAgent are the clusters whose agent goes with
+	// it, all at once (no rollout, canary or maintenance window holds a deletion).
+	Removal   bool     `json:"removal,omitempty"`
+	LoseAgent []string `json:"loseAgent,omitempty"`
 }
 
 // ConfigChange is one config object the change adds or edits.
@@ -101,6 +110,9 @@ type PlacementPlan struct {
 	// vocabulary: InstallSucceed, UpgradeSucceed, Paused, ...), with its message.
 	Outcome        string `json:"outcome"`
 	OutcomeMessage string `json:"outcomeMessage,omitempty"`
+	// LoseAgent are, for the removal of the add-on (--prune), the placement's clusters whose agent
+	// goes.
+	LoseAgent []string `json:"loseAgent,omitempty"`
 	// Completes is true when every cluster of the placement ends on the target version.
 	Completes bool     `json:"completes"`
 	Warnings  []string `json:"warnings,omitempty"`

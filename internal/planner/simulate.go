@@ -43,6 +43,10 @@ type Options struct {
 	Source string
 	// MaxSteps bounds the decisions simulated per add-on (DefaultMaxSteps when 0).
 	MaxSteps int
+	// Prune plans the removal of the add-ons the controller manages that the rendered manifests
+	// lack (as kubectl apply --prune and Flux's prune delete what the source no longer holds);
+	// without it they are left as is.
+	Prune bool
 }
 
 // DefaultMaxSteps bounds a simulation: a rollout of thousands of clusters one at a time takes two
@@ -114,19 +118,32 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	sdkClock.Lock()
 	prev := rollout.RolloutClock
 	defer func() { rollout.RolloutClock = prev; sdkClock.Unlock() }()
+	inManifests := map[string]bool{}
+	for _, name := range ch.addons {
+		inManifests[name] = true
+	}
 	for _, name := range names {
 		cma := h.cmas[name]
 		if cma.DeletionTimestamp != nil || !hubcache.Selects(o.Addons, cma) {
 			continue
 		}
 		sim := &simulation{h: h, addon: name, now: start, opts: o, ch: ch}
-		rep.Addons = append(rep.Addons, sim.run())
+		if !inManifests[name] && o.Prune {
+			rep.Addons = append(rep.Addons, sim.removal())
+			continue
+		}
+		ap := sim.run()
+		ap.NotInManifests = !inManifests[name]
+		rep.Addons = append(rep.Addons, ap)
 		if sim.hist != nil && sim.histOK {
 			h.keepHistory(cma, sim.hist, s.HistoryNamespace)
 		}
 		if sim.now.After(h.now) {
 			h.now = sim.now
 		}
+	}
+	if o.Prune && len(ch.addons) == 0 && slices.ContainsFunc(rep.Addons, func(a AddonPlan) bool { return a.Removal }) {
+		rep.Warnings = append(rep.Warnings, "--prune with manifests that hold no ClusterManagementAddOn removes every add-on addonops manages: is the render complete?")
 	}
 	rep.Warnings = append(rep.Warnings, h.problems...)
 	return rep, h, nil
@@ -906,4 +923,69 @@ func listed(s []string) string {
 		return strings.Join(s, ", ")
 	}
 	return strings.Join(s[:max], ", ") + fmt.Sprintf(" and %d more", len(s)-max)
+}
+
+// removal is the plan of deleting the add-on's ClusterManagementAddOn (--prune): OCM's garbage
+// collector deletes the ManagedClusterAddOns the CMA owns (OCM gives every MCA that owner
+// reference; those addonops's install reconciler creates carry it from the start) and with them
+// their ManifestWorks, so every such cluster loses the agent at once. The hub the simulation
+// leaves has neither.
+func (s *simulation) removal() AddonPlan {
+	cma := s.h.cmas[s.addon]
+	ap := AddonPlan{Addon: s.addon, Changed: true, Removal: true}
+	owners := rolloutplan.Owners(s.input())
+	lose := map[string][]string{}
+	var kept []string
+	for ns, m := range s.h.mcas[s.addon] {
+		if !ownedBy(m, cma) {
+			kept = append(kept, ns)
+			continue
+		}
+		ap.LoseAgent = append(ap.LoseAgent, ns)
+		if k, ok := owners[ns]; ok {
+			lose[k.String()] = append(lose[k.String()], ns)
+		}
+	}
+	slices.Sort(ap.LoseAgent)
+	slices.Sort(kept)
+	for _, ps := range cma.Spec.InstallStrategy.Placements {
+		key := ps.Namespace + "/" + ps.Name
+		pp := PlacementPlan{Placement: key, Change: ChangeRemoval, Outcome: "Removed", LoseAgent: lose[key], Clusters: len(lose[key])}
+		slices.Sort(pp.LoseAgent)
+		pp.OutcomeMessage = fmt.Sprintf("the add-on is deleted: %d cluster(s) of the placement lose the agent at once", len(pp.LoseAgent))
+		if len(pp.LoseAgent) > 0 {
+			pp.OutcomeMessage += ": " + listed(pp.LoseAgent)
+		}
+		for _, ip := range cma.Status.InstallProgressions {
+			if ip.Namespace+"/"+ip.Name == key {
+				pp.FromConfigs, pp.FromVersion = progressionConfigs(&ip, func(r addonv1alpha1.InstallConfigReference) *addonv1alpha1.ConfigSpecHash { return r.DesiredConfig })
+			}
+		}
+		ap.Placements = append(ap.Placements, pp)
+	}
+	ap.Warnings = append(ap.Warnings, fmt.Sprintf("--prune: the rendered manifests lack add-on %s, so the change deletes its ClusterManagementAddOn: %d cluster(s) lose the agent at once, with no rollout, canary or maintenance window to hold it: %s",
+		s.addon, len(ap.LoseAgent), orDash(listed(ap.LoseAgent))))
+	if len(kept) > 0 {
+		ap.Warnings = append(ap.Warnings, fmt.Sprintf("%d ManagedClusterAddOn(s) of the add-on are not owned by its ClusterManagementAddOn and stay, with no controller to roll them out: %s", len(kept), listed(kept)))
+	}
+	delete(s.h.cmas, s.addon)
+	for _, ns := range ap.LoseAgent {
+		delete(s.h.mcas[s.addon], ns)
+		s.h.works[ns] = slices.DeleteFunc(s.h.works[ns], func(w *workv1.ManifestWork) bool { return w.Labels[addonNameLabel] == s.addon })
+	}
+	return ap
+}
+
+// ownedBy tells whether the garbage collector deletes m with cma: an owner reference to it, or
+// addonops's created-by label (the install reconciler sets the owner reference with it).
+func ownedBy(m *addonv1alpha1.ManagedClusterAddOn, cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	if m.Labels[rolloutplan.CreatedByLabel] == rolloutplan.CreatedByValue {
+		return true
+	}
+	for _, o := range m.OwnerReferences {
+		if o.Kind == "ClusterManagementAddOn" && o.Name == cma.Name && (cma.UID == "" || o.UID == cma.UID) {
+			return true
+		}
+	}
+	return false
 }
