@@ -43,6 +43,9 @@ type Options struct {
 	Source string
 	// MaxSteps bounds the decisions simulated per add-on (DefaultMaxSteps when 0).
 	MaxSteps int
+	// failing makes the simulated work agent fail every work of these clusters (tests build hub
+	// states with failed clusters with it).
+	failing map[string]bool
 	// Prune plans the removal of the add-ons the controller manages that the rendered manifests
 	// lack (as kubectl apply --prune and Flux's prune delete what the source no longer holds);
 	// without it they are left as is.
@@ -159,6 +162,10 @@ type simulation struct {
 	histOK bool
 	// progressAfter is the soonest recheck the progress tracker asked for (a soak ends).
 	progressAfter time.Duration
+	// stuck are the clusters that failed their last change before the plan, with the configs
+	// they failed on: told nothing new, they stay failed (the controller tells a failed cluster
+	// the same version again only on a retry), so a canary that failed stays failed.
+	stuck map[string][]rolloutplan.Config
 }
 
 func (s *simulation) noteProgress(after time.Duration) {
@@ -254,6 +261,13 @@ func (s *simulation) agent(ns string) bool {
 	if !meta.IsStatusConditionTrue(m.Status.Conditions, addonstatus.ConditionConfigured) || len(rolloutplan.Desired(m)) == 0 {
 		return false
 	}
+	if cfgs, ok := s.stuck[ns]; ok && rolloutplan.Equal(cfgs, rolloutplan.Desired(m)) {
+		return false
+	}
+	applied := metav1.ConditionTrue
+	if s.opts.failing[ns] {
+		applied = metav1.ConditionFalse
+	}
 	now := rolloutplan.Now(s.now)
 	ann, _ := json.Marshal(rolloutplan.ConfigSpecHashes(m.Status.ConfigReferences))
 	works := s.h.addonWorks(ns, s.addon)
@@ -264,7 +278,7 @@ func (s *simulation) agent(ns string) bool {
 	changed := false
 	var out []*workv1.ManifestWork
 	for _, w := range works {
-		if w.Annotations[rolloutplan.ConfigSpecHashAnnotation] == string(ann) && workv1Applied(w) {
+		if w.Annotations[rolloutplan.ConfigSpecHashAnnotation] == string(ann) && (workv1Applied(w) || applied == metav1.ConditionFalse) {
 			out = append(out, w)
 			continue
 		}
@@ -273,19 +287,19 @@ func (s *simulation) agent(ns string) bool {
 		w.Generation++
 		w.Annotations = merged(w.Annotations, map[string]string{rolloutplan.ConfigSpecHashAnnotation: string(ann)})
 		w.Status.Conditions = []metav1.Condition{
-			{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete", ObservedGeneration: w.Generation, LastTransitionTime: now},
-			{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: "ResourcesAvailable", ObservedGeneration: w.Generation, LastTransitionTime: now},
+			{Type: workv1.WorkApplied, Status: applied, Reason: "AppliedManifestWorkComplete", ObservedGeneration: w.Generation, LastTransitionTime: now},
+			{Type: workv1.WorkAvailable, Status: applied, Reason: "ResourcesAvailable", ObservedGeneration: w.Generation, LastTransitionTime: now},
 		}
 		out = append(out, w)
 	}
-	if !changed && addonstatus.Applied(m) {
+	if !changed && (addonstatus.Applied(m) || applied == metav1.ConditionFalse) {
 		return false
 	}
 	others := slices.DeleteFunc(slices.Clone(s.h.works[ns]), func(w *workv1.ManifestWork) bool { return w.Labels[addonNameLabel] == s.addon })
 	s.h.works[ns] = append(others, out...)
 	m = m.DeepCopy()
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ProbeAvailable", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: applied, Reason: "AddonManifestApplied", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: applied, Reason: "ProbeAvailable", LastTransitionTime: now})
 	st, after := rolloutplan.Progress(m, out, rolloutplan.GateOf(s.h.cmas[s.addon]), now)
 	s.noteProgress(after)
 	before := s.h.mcas[s.addon][ns].Status
@@ -379,9 +393,11 @@ func (s *simulation) run() AddonPlan {
 	}
 	// Clusters that failed before the change.
 	var failed []string
+	s.stuck = map[string][]rolloutplan.Config{}
 	for ns, m := range s.h.mcas[s.addon] {
 		if c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing); c != nil && addonstatus.IsFailedReason(c.Reason) {
 			failed = append(failed, ns)
+			s.stuck[ns] = rolloutplan.Desired(m)
 		}
 	}
 	slices.Sort(failed)
@@ -624,7 +640,9 @@ func (s *simulation) run() AddonPlan {
 		if !t.plan.Completes && t.plan.Change != ChangeNoOp {
 			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("the rollout does not complete: %s (%s)", t.plan.Outcome, t.plan.OutcomeMessage))
 		}
-		if t.plan.Canary != nil && t.plan.Canary.Gates && strings.Contains(t.plan.Outcome, "Canary") {
+		// A placement the change leaves on its version warns too when it waits for a canary that
+		// does not pass: merging does not move it on.
+		if t.plan.Canary != nil && (t.plan.Canary.Gates || t.plan.Change == ChangeNoOp && !t.plan.Completes) && strings.Contains(t.plan.Outcome, "Canary") {
 			t.plan.Warnings = append(t.plan.Warnings, "the canary "+t.plan.Canary.Placement+" does not pass: "+t.plan.OutcomeMessage)
 		}
 		if t.plan.Change != ChangeNoOp {
