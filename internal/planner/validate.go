@@ -136,8 +136,7 @@ func validateObject(u *unstructured.Unstructured, h *hub, complete map[configref
 	for _, e := range configref.DropCovered(k.Validate(stored), version) {
 		add(e.Field, e.ErrorBody())
 	}
-	switch {
-	case group == configref.AddonGroup && u.GetKind() == "AddOnTemplate":
+	if group == configref.AddonGroup && u.GetKind() == "AddOnTemplate" {
 		probs = append(probs, validateTemplate(obj, stored)...)
 	}
 	if len(version) == 0 && configref.HoldsReferences(u.GetAPIVersion(), u.GetKind()) {
