@@ -86,3 +86,35 @@ func TestPlanBadInput(t *testing.T) {
 		})
 	}
 }
+
+// The docs' hub after the rollout examples' step 01 runs add-on helloworld; the test change holds
+// only add-on hello.
+func TestPlanPrune(t *testing.T) {
+	args := []string{"addonops", "plan", "-f", "testdata/plan-change.yaml", "--snapshot", "../../docs/guides/plan-example/hub-after-01.yaml", "--max-age", "0"}
+	for _, tc := range []struct {
+		prune bool
+		want  []string
+	}{
+		{false, []string{"Add-on helloworld: not in the manifests, left as is (--prune plans its removal); no change"}},
+		{true, []string{"Add-on helloworld: removed (--prune: not in the manifests)",
+			"WARNING: --prune: the rendered manifests lack add-on helloworld, so the change deletes its ClusterManagementAddOn: 4 cluster(s) lose the agent at once",
+			"placement default/global-placement: Removal, version b809e16382 -> -\n    the add-on is deleted: 4 cluster(s) of the placement lose the agent at once: cluster1, cluster2, cluster3, cluster4\n"}},
+	} {
+		var out, errOut bytes.Buffer
+		a := args
+		if tc.prune {
+			a = append(a, "--prune")
+		}
+		if code := run(a, &out, &errOut); code != exitOK {
+			t.Fatalf("--prune=%t: exit %d: %s", tc.prune, code, errOut.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("--prune=%t: the plan lacks %q:\n%s", tc.prune, w, out.String())
+			}
+		}
+		if !tc.prune && strings.Contains(out.String(), "Removal") {
+			t.Errorf("without --prune, a removal:\n%s", out.String())
+		}
+	}
+}
