@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -22,6 +24,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutplan"
@@ -41,12 +44,14 @@ type hub struct {
 	undecodable map[string]string
 	mcas        map[string]map[string]*addonv1alpha1.ManagedClusterAddOn // addon -> namespace -> MCA
 	placements  map[rolloutplan.PlacementKey]*clusterv1beta1.Placement
-	decisions   []*clusterv1beta1.PlacementDecision
-	clusters    map[string]*clusterv1.ManagedCluster
-	works       map[string][]*workv1.ManifestWork // namespace -> works
-	configs     map[configref.Ref]*unstructured.Unstructured
-	histories   map[string]*corev1.ConfigMap // by name
-	kinds       *configref.Kinds
+	// rawPlacements are the Placements as the snapshot or the manifests hold them.
+	rawPlacements map[rolloutplan.PlacementKey]map[string]any
+	decisions     []*clusterv1beta1.PlacementDecision
+	clusters      map[string]*clusterv1.ManagedCluster
+	works         map[string][]*workv1.ManifestWork // namespace -> works
+	configs       map[configref.Ref]*unstructured.Unstructured
+	histories     map[string]*corev1.ConfigMap // by name
+	kinds         *configref.Kinds
 	// problems are what the plan could not read (undecodable objects, ...), for its warnings.
 	problems []string
 }
@@ -56,7 +61,7 @@ func objKey(kind, namespace, name string) string { return kind + " " + namespace
 func newHub(s *Snapshot) (*hub, error) {
 	h := &hub{cmas: map[string]*addonv1alpha1.ClusterManagementAddOn{}, strategies: map[string][]map[string]any{},
 		undecodable: map[string]string{}, mcas: map[string]map[string]*addonv1alpha1.ManagedClusterAddOn{},
-		placements: map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}, clusters: map[string]*clusterv1.ManagedCluster{},
+		placements: map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}, rawPlacements: map[rolloutplan.PlacementKey]map[string]any{}, clusters: map[string]*clusterv1.ManagedCluster{},
 		works: map[string][]*workv1.ManifestWork{}, configs: map[configref.Ref]*unstructured.Unstructured{},
 		histories: map[string]*corev1.ConfigMap{}, kinds: configref.NewKinds()}
 	h.now = s.TakenAt.Time
@@ -142,6 +147,7 @@ func (h *hub) put(u *unstructured.Unstructured, fromChange bool) error {
 			p.Status, p.UID = old.Status, old.UID
 		}
 		h.placements[k] = p
+		h.rawPlacements[k] = u.Object
 	case group == "cluster.open-cluster-management.io" && u.GetKind() == "PlacementDecision":
 		d := &clusterv1beta1.PlacementDecision{}
 		h.decode(u, d)
@@ -293,8 +299,10 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 			before = h.configs[ref]
 		}
 		var oldPlacement *clusterv1beta1.Placement
+		var oldRaw map[string]any
 		if group == "cluster.open-cluster-management.io" && u.GetKind() == "Placement" {
 			oldPlacement = h.placements[rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}]
+			oldRaw = h.rawPlacements[rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}]
 		}
 		err := h.put(u, true)
 		if errors.Is(err, errUnknownKind) {
@@ -314,7 +322,7 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 		}
 		if oldPlacement != nil {
 			k := rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}
-			if !equalJSON(oldPlacement.Spec, h.placements[k].Spec) {
+			if !equalJSON(defaultedSpec(oldRaw), defaultedSpec(u.Object)) {
 				c.placementsChanged = append(c.placementsChanged, k)
 			}
 		}
@@ -429,4 +437,23 @@ func (h *hub) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (*history.R
 		return nil, false
 	}
 	return rec, true
+}
+
+// defaultedSpec is a Placement's spec (obj: the object as the hub or the manifests have it) with
+// the defaults of OCM's CRD applied, as the API server stores it: a Placement read from the hub
+// carries them, the same Placement in the manifests does not, and comparing them bare would call
+// every Placement of the manifests edited.
+func defaultedSpec(obj map[string]any) any {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return obj["spec"]
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		return obj["spec"]
+	}
+	if k, ok := crdschema.OCM().Lookup(clusterv1beta1.GroupVersion.String(), "Placement"); ok {
+		k.Default(m)
+	}
+	return m["spec"]
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/addonops/addonops/internal/crdschema"
 )
 
 // Each kind of bad input is an InvalidManifestsError naming the object and the field, and nothing
@@ -93,5 +95,42 @@ func TestPlanRefusesInvalidManifests(t *testing.T) {
 				t.Errorf("error message %q", msg)
 			}
 		})
+	}
+}
+
+// A Placement of the manifests is edited only when its spec differs from the hub's with the CRD's
+// defaults applied to both: the hub's carries them (the API server stores them; OCM's CRD
+// defaulting, internal/crdschema, writes them here), the manifests' do not.
+func TestPlacementEditedOnlyBeyondDefaults(t *testing.T) {
+	main := placementSpec{name: "main", strategy: `{type: All}`, groups: [][]string{{"c1"}}}
+	s := snapshotOf(t, append(hubObjects(main), adc("cfg", "1"))...)
+	for _, o := range s.Objects {
+		if o["kind"] == "Placement" {
+			k, ok := crdschema.OCM().Lookup("cluster.open-cluster-management.io/v1beta1", "Placement")
+			if !ok {
+				t.Fatal("no Placement schema")
+			}
+			k.Default(o)
+			if spec, _ := o["spec"].(map[string]any); spec["sortBy"] == nil {
+				t.Fatalf("the hub's Placement has no defaults: %v", o["spec"])
+			}
+		}
+	}
+	const edited = "the change edits Placement default/main"
+	for _, tc := range []struct {
+		spec string
+		want bool
+	}{
+		{`{decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: "100%"}}}`, false},
+		{`{decisionStrategy: {groupStrategy: {clustersPerDecisionGroup: "50%"}}}`, true},
+	} {
+		pl := `{apiVersion: cluster.open-cluster-management.io/v1beta1, kind: Placement, metadata: {namespace: default, name: main}, spec: ` + tc.spec + `}`
+		rep, err := Plan(s, manifests(t, cma(soak0, "cfg", main), pl), Options{Now: t0, Source: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(strings.Join(rep.Warnings, "\n"), edited); got != tc.want {
+			t.Errorf("Placement spec %s: warned %t, want %t: %q", tc.spec, got, tc.want, rep.Warnings)
+		}
 	}
 }
