@@ -322,7 +322,7 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 		}
 		if oldPlacement != nil {
 			k := rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}
-			if !equalJSON(defaultedSpec(oldRaw), defaultedSpec(u.Object)) {
+			if placementEdited(oldRaw, u.Object) {
 				c.placementsChanged = append(c.placementsChanged, k)
 			}
 		}
@@ -439,21 +439,56 @@ func (h *hub) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (*history.R
 	return rec, true
 }
 
-// defaultedSpec is a Placement's spec (obj: the object as the hub or the manifests have it) with
-// the defaults of OCM's CRD applied, as the API server stores it: a Placement read from the hub
-// carries them, the same Placement in the manifests does not, and comparing them bare would call
-// every Placement of the manifests edited.
-func defaultedSpec(obj map[string]any) any {
-	b, err := json.Marshal(obj)
+// placementEdited tells whether the manifests' Placement (raw) changes the spec of the hub's (old):
+// their specs differ with the defaults of OCM's CRD applied, as the API server stores them (a
+// Placement read from the hub carries them, the same Placement in the manifests does not), read
+// through the Go type as the controller reads them. A Placement the plan's own simulation wrote
+// (a snapshot of a simulated hub) comes from the Go type, with zero values where the server has
+// nothing: those are compared after a first pass through the Go type too.
+func placementEdited(old, raw map[string]any) bool {
+	return !equalJSON(defaultedSpec(old, false), defaultedSpec(raw, false)) &&
+		!equalJSON(defaultedSpec(old, true), defaultedSpec(raw, true))
+}
+
+// defaultedSpec is the spec of Placement obj with the CRD's defaults applied, read through the Go
+// type; typedFirst reads it through the Go type before the defaults too.
+func defaultedSpec(obj map[string]any, typedFirst bool) any {
+	m, err := normalized(obj)
 	if err != nil {
 		return obj["spec"]
 	}
-	var m map[string]any
-	if err := utiljson.Unmarshal(b, &m); err != nil {
-		return obj["spec"]
+	if typedFirst {
+		p := &clusterv1beta1.Placement{}
+		if err := hubcache.Decode(&unstructured.Unstructured{Object: m}, p); err != nil {
+			return obj["spec"]
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			return obj["spec"]
+		}
+		if m, err = normalized(u); err != nil {
+			return obj["spec"]
+		}
 	}
 	if k, ok := crdschema.OCM().Lookup(clusterv1beta1.GroupVersion.String(), "Placement"); ok {
 		k.Default(m)
 	}
-	return m["spec"]
+	p := &clusterv1beta1.Placement{}
+	if err := hubcache.Decode(&unstructured.Unstructured{Object: m}, p); err != nil {
+		return m["spec"]
+	}
+	return p.Spec
+}
+
+// normalized is obj with numbers as the API server decodes them (int64, float64).
+func normalized(obj map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
