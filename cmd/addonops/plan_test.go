@@ -118,3 +118,26 @@ func TestPlanPrune(t *testing.T) {
 		}
 	}
 }
+
+// The error of invalid manifests, as docs/guides/plan.md shows it (its lines must occur in
+// testdata/plan-invalid.golden; -update-docs rewrites the file).
+func TestPlanInvalidManifests(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"addonops", "plan", "-f", "testdata/plan-invalid.yaml", "--snapshot", "testdata/plan-snapshot.yaml"}, &out, &errOut)
+	if code != exitError || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q; want %d and nothing", code, out.String(), exitError)
+	}
+	const golden = "testdata/plan-invalid.golden"
+	if *updateDocs {
+		if err := os.WriteFile(golden, errOut.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errOut.String() != string(want) {
+		t.Fatalf("stderr:\n%s\nwant (%s; go test ./cmd/addonops -run TestPlanInvalidManifests -update-docs rewrites it):\n%s", errOut.String(), golden, want)
+	}
+}
