@@ -80,7 +80,9 @@ func TestDocsExampleSnapshot(t *testing.T) {
 		t.Fatalf("%v (go test ./internal/planner -run TestDocsExampleSnapshot -update writes it)", err)
 	}
 	if string(committed) != string(b) {
-		t.Fatalf("%s is not what the simulation of step 01 writes: go test ./internal/planner -run TestDocsExampleSnapshot -update", docsSnapshot)
+		got := filepath.Join(os.TempDir(), "hub-after-01.got.yaml")
+		_ = os.WriteFile(got, b, 0o644)
+		t.Fatalf("%s is not what the simulation of step 01 writes (%s): go test ./internal/planner -run TestDocsExampleSnapshot -update", docsSnapshot, got)
 	}
 	// The snapshot reads back, and step 02 plans on it as the docs show.
 	back, err := ReadSnapshot(committed)
