@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 # The examples run the rollout-strategy, addon-template and config-hash KRM functions by name:
-# kustomize finds them on PATH.
+# kustomize finds them on PATH. The demo prints each step's plan with bin/addonops.
 export PATH="$root/bin:$PATH"
 
 # What the hub runs (internal/testing/localhub): `make demo` builds it first; when this script runs on its
@@ -31,7 +31,7 @@ if [[ ! -x "${ADDONOPS_OCM_PLACEMENT:-$root/bin/ocm-placement}" ]]; then
   echo "demo: bin/ocm-placement (OCM's placement controller) missing; running make bin/ocm-placement (a few minutes the first time)" >&2
   make --no-print-directory bin/ocm-placement
 fi
-for bin in addonops-demo rollout-strategy addon-template config-hash; do
+for bin in addonops-demo addonops rollout-strategy addon-template config-hash; do
   if [[ ! -x "$root/bin/$bin" ]]; then
     echo "demo: bin/$bin missing; running make build" >&2
     make --no-print-directory build

@@ -224,7 +224,8 @@ func lookPathIn(env []string, program string) (string, error) {
 // applyStep is the demo's own delivery of step st (no --engine): server-side apply of everything
 // but the ClusterManagementAddOns, then a wait until OCM's placement controller scheduled the
 // step's Placements, then the ClusterManagementAddOns (applyPhases). It returns the generations of
-// the applied ClusterManagementAddOns and their names.
+// the applied ClusterManagementAddOns and their names. Before the ClusterManagementAddOns it prints
+// the step's plan (planStep).
 func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []string, error) {
 	first, last := applyPhases(st.Objects)
 	if _, err := r.apply.ApplyAll(ctx, first); err != nil {
@@ -239,6 +240,10 @@ func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []s
 			return nil, nil, err
 		}
 		r.disp.printf("   Placement %s: %s decided by OCM's placement controller (%s)\n", ssapply.Name(o), plural(n, "cluster"), seconds(took))
+	}
+	// The plan once the step's Placements have their decisions, before its add-ons move.
+	if err := r.planStep(ctx, st); err != nil {
+		return nil, nil, err
 	}
 	gens := map[string]int64{}
 	var addons []string

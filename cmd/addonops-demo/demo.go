@@ -199,6 +199,8 @@ type demoRun struct {
 	// badConfigs are the bad commit's AddOnDeploymentConfigs ("<namespace>/<name>"), whose agents
 	// the simulated work agent reports unhealthy.
 	badConfigs []string
+	// planBin is the addonops CLI each step is planned with (planStep).
+	planBin string
 	// completedOn is the demo's account of the version history: per placement ("<namespace>/<name>"),
 	// the config versions (placementPlan.Version) a step of this run completed on it, and which step
 	// first did. current is each placement's version as of the last step applied, firstStep the
@@ -266,6 +268,10 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 				fn, err, strings.Join(o.ToolDirs, ", "))
 		}
 		found = append(found, fn+": "+path)
+	}
+	if r.planBin, err = lookPathIn(env, planTool); err != nil {
+		return nil, fmt.Errorf("the demo prints each step's plan with `%s plan`: %w (looked first in %s; `make build` puts it in bin/)",
+			planTool, err, strings.Join(o.ToolDirs, ", "))
 	}
 	fmt.Fprintf(out, "\nRendering: go %s <step> (%s)\n", strings.Join(kustomizeArgs, " "), strings.Join(found, ", "))
 	var steps []step
@@ -730,6 +736,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	if r.engine == nil {
 		gens, addons, err = r.applyStep(ctx, st)
 	} else {
+		// The engine applies the whole step at once: the plan comes first, and a Placement the
+		// step adds has no decisions in it yet (the plan says so).
+		if err = r.planStep(ctx, st); err != nil {
+			return fail(err)
+		}
 		gens, addons, err = r.deliverByEngine(ctx, st, w)
 	}
 	if err != nil {

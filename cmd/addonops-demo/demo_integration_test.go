@@ -43,10 +43,11 @@ func TestMain(m *testing.M) {
 		for _, fn := range exampleFunctions {
 			args = append(args, "./functions/"+fn)
 		}
+		args = append(args, "./cmd/"+planTool) // each step's plan
 		build := exec.Command("go", args...)
 		build.Dir = root
 		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the functions for the demo tests: %v\n%s", err, out)
+			fmt.Fprintf(os.Stderr, "building the functions and %s for the demo tests: %v\n%s", planTool, err, out)
 			return 1
 		}
 		toolDir = dir

@@ -85,9 +85,10 @@ Exit codes: 0 written, 3 error (the hub cannot be read, the file cannot be writt
 func (c *cli) planCommand() *cobra.Command {
 	var file, snapshot, output, historyNamespace, addons string
 	var historyLimit int
+	var prune bool
 	var maxAge time.Duration
 	cmd := &cobra.Command{
-		Use:     "plan -f RENDERED.yaml|- [--snapshot FILE] [-o text|markdown|json]",
+		Use:     "plan -f RENDERED.yaml|- [--snapshot FILE] [--prune] [-o text|markdown|json]",
 		GroupID: groupRollout,
 		Short:   "Show what applying rendered manifests will do to the fleet, batch by batch",
 		Long: `Applies the rendered manifests of a change (kustomize build output, -f FILE or - for standard input)
@@ -97,10 +98,16 @@ It lists per add-on and placement the change (Install, Upgrade, Rollback to whic
 Continue, NoOp, Removal), the version ids from -> to, the changed configs with a diff of their
 content, the gating canary and its state, the batches in order, clusters already on the target or
 that cannot be configured, and warnings (paused, failed clusters, an abort in force, a rollout that
-does not complete, a config still in use that the manifests leave out).
+does not complete, batches a maintenance window holds, a config still in use that the manifests
+leave out). An add-on addonops manages that the manifests lack is left as is, or with --prune (when
+the GitOps tool prunes) planned as a removal: which clusters lose the agent, all at once.
 Formats: text (default), markdown (a pull-request comment), json (docs/reference/plan-schema.md).
-Exit codes: 0 the plan was taken (read its warnings), 3 error (bad manifests, unreadable snapshot,
-unreachable hub).`,
+The manifests are checked first, with the rules of the KRM functions and the controller (OCM's CRD
+schemas, rollout strategies, canary and maintenance window annotations, AddOnTemplates, config
+references to configs neither in the manifests nor on the hub): each problem names the object and
+the field, and nothing is planned.
+Exit codes: 0 the plan was taken (read its warnings), 3 error (invalid or unreadable manifests,
+unreadable snapshot, unreachable hub).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch output {
@@ -145,7 +152,7 @@ unreachable hub).`,
 				source = "hub " + s.Server
 			}
 			now := time.Now()
-			rep, err := planner.Plan(s, objs, planner.Options{Addons: addons, HistoryLimit: historyLimit, Now: now, Source: source})
+			rep, err := planner.Plan(s, objs, planner.Options{Addons: addons, HistoryLimit: historyLimit, Now: now, Source: source, Prune: prune})
 			if err != nil {
 				return err
 			}
@@ -162,6 +169,7 @@ unreachable hub).`,
 	cmd.Flags().StringVar(&historyNamespace, "history-namespace", defaultHistoryNamespace, "without --snapshot: the controller's --history-namespace")
 	cmd.Flags().StringVar(&addons, "addons", hubcache.AddonsSelf, "the controller's --addons: which add-ons it manages (self or all)")
 	cmd.Flags().IntVar(&historyLimit, "history-limit", 0, "the controller's --history-limit (0: its default)")
+	cmd.Flags().BoolVar(&prune, "prune", false, "plan the removal of the add-ons addonops manages that the manifests lack, as the GitOps tool's prune deletes them (without it they are left as is)")
 	cmd.Flags().DurationVar(&maxAge, "max-age", time.Hour, "warn when the snapshot is older than this (0: never)")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"text", "markdown", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

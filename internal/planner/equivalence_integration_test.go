@@ -526,3 +526,69 @@ func TestPlanEqualsRollbackDuringAFailingRollout(t *testing.T) {
 	waitReason(s, "main", p.Outcome)
 	requireBatches(t, p, toldOrder(rec, mark, v1), rec, mark, v1)
 }
+
+// A canary that failed: v2 fails on the canary's cluster, so the rollout stops there; a change
+// that keeps v2 (it adds placement other, without a canary) is planned with the canary staying
+// failed and main waiting for it, with a warning; the controller then installs other and leaves
+// the canary and main where they were.
+func TestPlanEqualsRolloutFailedCanary(t *testing.T) {
+	s := newScenario(t, "plan-canary-fail")
+	canaryClusters := []string{"plan-k1"}
+	mainClusters := []string{"plan-k2", "plan-k3"}
+	otherClusters := []string{"plan-k4"}
+	s.Clusters(slices.Concat(canaryClusters, mainClusters, otherClusters)...)
+	s.Placement("canary", canaryClusters...)
+	s.Placement("main", mainClusters...)
+	s.Placement("other", otherClusters...)
+	v1 := s.Config("cfg", "1")
+
+	s.CMA()
+	cur, err := s.GetCMA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Annotations[rolloutplan.CanaryAnnotation] = fmt.Sprintf(`{"%[1]s/main": "%[1]s/canary"}`, s.Addon)
+	if _, err := s.Hub.Clients.Addon.AddonV1alpha1().ClusterManagementAddOns().Update(s.Ctx, cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.CMA(rolloutsim.Install{Placement: "canary", Config: v1, Strategy: allAtOnce}, rolloutsim.Install{Placement: "main", Config: v1, Strategy: allAtOnce})
+	waitReason(s, "main", addonstatus.ReasonInstallSucceed)
+
+	v2 := s.Config("cfg", "2")
+	s.Outcome(canaryClusters[0], v2, simagent.Fail)
+	c2 := rolloutsim.Install{Placement: "canary", Config: v2, Strategy: allAtOnce}
+	m2 := rolloutsim.Install{Placement: "main", Config: v2, Strategy: allAtOnce}
+	s.CMA(c2, m2)
+	waitReason(s, "canary", addonstatus.ReasonUpgradeFailed)
+	waitReason(s, "main", addonstatus.ReasonWaitingForCanary)
+
+	snap := snapshot(t, s)
+	o2 := rolloutsim.Install{Placement: "other", Config: v2, Strategy: allAtOnce}
+	a := planOf(t, s, snap, cmaManifest(t, s, nil, c2, m2, o2))
+	pc, pm, po := placementPlan(t, a, s.Addon+"/canary"), placementPlan(t, a, s.Addon+"/main"), placementPlan(t, a, s.Addon+"/other")
+	if len(pc.Batches) != 0 || pc.Completes || pc.Outcome != addonstatus.ReasonUpgradeFailed {
+		t.Fatalf("plan of the failed canary: %+v", pc)
+	}
+	if len(pm.Batches) != 0 || pm.Completes || pm.Outcome != addonstatus.ReasonWaitingForCanary || !strings.Contains(strings.Join(pm.Warnings, "\n"), "the canary "+s.Addon+"/canary does not pass") {
+		t.Fatalf("plan of main behind the failed canary: %+v", pm)
+	}
+	if po.Change != planner.ChangeInstall || batches(po) != strings.Join(otherClusters, ",") || !po.Completes {
+		t.Fatalf("plan of other: %+v", po)
+	}
+
+	rec := record(t, s)
+	mark := rec.Mark()
+	s.CMA(c2, m2, o2)
+	// Once other is done the controller has decided on the change: the canary and main stay.
+	waitReason(s, "other", po.Outcome)
+	requireBatches(t, po, toldOrder(rec, mark, v2), rec, mark, v2)
+	got, err := s.GetCMA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []planner.PlacementPlan{pc, pm} {
+		if r, _ := rolloutsim.Progressing(got, strings.TrimPrefix(p.Placement, s.Addon+"/")); r != p.Outcome {
+			t.Fatalf("placement %s is %s on the hub; the plan ends it %s", p.Placement, r, p.Outcome)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/rolloutplan"
 )
 
 // keepHistory stores the add-on's history as the rollout reconciler writes it.
@@ -50,8 +53,10 @@ func (h *hub) snapshot(historyNamespace string, kinds []ConfigKind) (*Snapshot, 
 			errs = append(errs, add("addon.open-cluster-management.io/v1alpha1", "ManagedClusterAddOn", h.mcas[addon][ns]))
 		}
 	}
-	for _, p := range h.placements {
-		errs = append(errs, add("cluster.open-cluster-management.io/v1beta1", "Placement", p))
+	keys := slices.Collect(maps.Keys(h.placements))
+	slices.SortFunc(keys, func(a, b rolloutplan.PlacementKey) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range keys {
+		errs = append(errs, add("cluster.open-cluster-management.io/v1beta1", "Placement", h.placements[k]))
 	}
 	for _, d := range h.decisions {
 		errs = append(errs, add("cluster.open-cluster-management.io/v1beta1", "PlacementDecision", d))
@@ -67,8 +72,11 @@ func (h *hub) snapshot(historyNamespace string, kinds []ConfigKind) (*Snapshot, 
 	for _, name := range sortedKeys(h.histories) {
 		errs = append(errs, add("v1", "ConfigMap", h.histories[name]))
 	}
-	for _, u := range h.configs {
-		s.Objects = append(s.Objects, u.DeepCopy().Object)
+	// In a fixed order, as everything above: a snapshot written twice of the same hub is the same file.
+	refs := slices.Collect(maps.Keys(h.configs))
+	slices.SortFunc(refs, func(a, b configref.Ref) int { return strings.Compare(a.String(), b.String()) })
+	for _, ref := range refs {
+		s.Objects = append(s.Objects, h.configs[ref].DeepCopy().Object)
 	}
 	for _, err := range errs {
 		if err != nil {

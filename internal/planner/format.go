@@ -96,11 +96,18 @@ func (r *Report) writeText(w io.Writer) error {
 	}
 	for _, a := range r.Addons {
 		fmt.Fprintf(&b, "\nAdd-on %s: ", a.Addon)
-		if !a.Changed {
+		if a.NotInManifests {
+			fmt.Fprint(&b, notInManifests+"; ")
+		}
+		switch {
+		case a.Removal:
+			fmt.Fprintln(&b, "removed (--prune: not in the manifests)")
+		case !a.Changed:
 			fmt.Fprintln(&b, "no change")
 			continue
+		default:
+			fmt.Fprintln(&b, "changes")
 		}
-		fmt.Fprintln(&b, "changes")
 		for _, wn := range a.Warnings {
 			fmt.Fprintln(&b, "  WARNING:", wn)
 		}
@@ -131,7 +138,7 @@ func (r *Report) writeText(w io.Writer) error {
 			}
 			fmt.Fprintln(&b)
 			for i, bt := range p.Batches {
-				fmt.Fprintf(&b, "    batch %d (step %d): %s\n", i+1, bt.Step, listed(bt.Clusters))
+				fmt.Fprintf(&b, "    batch %d (%s): %s\n", i+1, batchWhen(bt), listed(bt.Clusters))
 			}
 			for _, m := range p.Manifests {
 				fmt.Fprintf(&b, "    manifests of %s: %s\n", listed(m.Clusters), manifestSummary(m))
@@ -174,7 +181,11 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|")
 	for _, a := range r.Addons {
 		if !a.Changed {
-			fmt.Fprintf(&b, "| %s | | no change | | | | |\n", a.Addon)
+			what := "no change"
+			if a.NotInManifests {
+				what = notInManifests + "; no change"
+			}
+			fmt.Fprintf(&b, "| %s | | %s | | | | |\n", a.Addon, what)
 			continue
 		}
 		for _, p := range a.Placements {
@@ -185,6 +196,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	for _, a := range r.Addons {
 		if !a.Changed {
 			continue
+		}
+		if a.NotInManifests {
+			fmt.Fprintf(&b, "> **%s:** %s\n\n", a.Addon, notInManifests)
 		}
 		for _, wn := range a.Warnings {
 			fmt.Fprintf(&b, "> **Warning (%s):** %s\n\n", a.Addon, mdEscape(wn))
@@ -210,7 +224,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 				fmt.Fprintf(&b, "- already on the target: %s\n", listed(p.AlreadyOnTarget))
 			}
 			for i, bt := range p.Batches {
-				fmt.Fprintf(&b, "- batch %d (step %d): %s\n", i+1, bt.Step, listed(bt.Clusters))
+				fmt.Fprintf(&b, "- batch %d (%s): %s\n", i+1, mdEscape(batchWhen(bt)), listed(bt.Clusters))
 			}
 			for _, c := range p.NotConfigured {
 				fmt.Fprintf(&b, "- cannot configure %s: %s\n", c.Cluster, mdEscape(c.Reason))
@@ -231,6 +245,17 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// notInManifests says what happens to an add-on the manifests lack, planned without --prune.
+const notInManifests = "not in the manifests, left as is (--prune plans its removal)"
+
+// batchWhen is a batch's step and, when a maintenance window holds it, when it may start.
+func batchWhen(b Batch) string {
+	if b.NotBefore == "" {
+		return fmt.Sprintf("step %d", b.Step)
+	}
+	return fmt.Sprintf("step %d, not before %s: %s", b.Step, b.NotBefore, b.Window)
 }
 
 func manifestSummary(m ManifestDiff) string {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
@@ -22,6 +24,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/crdschema"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutplan"
@@ -41,12 +44,14 @@ type hub struct {
 	undecodable map[string]string
 	mcas        map[string]map[string]*addonv1alpha1.ManagedClusterAddOn // addon -> namespace -> MCA
 	placements  map[rolloutplan.PlacementKey]*clusterv1beta1.Placement
-	decisions   []*clusterv1beta1.PlacementDecision
-	clusters    map[string]*clusterv1.ManagedCluster
-	works       map[string][]*workv1.ManifestWork // namespace -> works
-	configs     map[configref.Ref]*unstructured.Unstructured
-	histories   map[string]*corev1.ConfigMap // by name
-	kinds       *configref.Kinds
+	// rawPlacements are the Placements as the snapshot or the manifests hold them.
+	rawPlacements map[rolloutplan.PlacementKey]map[string]any
+	decisions     []*clusterv1beta1.PlacementDecision
+	clusters      map[string]*clusterv1.ManagedCluster
+	works         map[string][]*workv1.ManifestWork // namespace -> works
+	configs       map[configref.Ref]*unstructured.Unstructured
+	histories     map[string]*corev1.ConfigMap // by name
+	kinds         *configref.Kinds
 	// problems are what the plan could not read (undecodable objects, ...), for its warnings.
 	problems []string
 }
@@ -56,7 +61,7 @@ func objKey(kind, namespace, name string) string { return kind + " " + namespace
 func newHub(s *Snapshot) (*hub, error) {
 	h := &hub{cmas: map[string]*addonv1alpha1.ClusterManagementAddOn{}, strategies: map[string][]map[string]any{},
 		undecodable: map[string]string{}, mcas: map[string]map[string]*addonv1alpha1.ManagedClusterAddOn{},
-		placements: map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}, clusters: map[string]*clusterv1.ManagedCluster{},
+		placements: map[rolloutplan.PlacementKey]*clusterv1beta1.Placement{}, rawPlacements: map[rolloutplan.PlacementKey]map[string]any{}, clusters: map[string]*clusterv1.ManagedCluster{},
 		works: map[string][]*workv1.ManifestWork{}, configs: map[configref.Ref]*unstructured.Unstructured{},
 		histories: map[string]*corev1.ConfigMap{}, kinds: configref.NewKinds()}
 	h.now = s.TakenAt.Time
@@ -142,6 +147,7 @@ func (h *hub) put(u *unstructured.Unstructured, fromChange bool) error {
 			p.Status, p.UID = old.Status, old.UID
 		}
 		h.placements[k] = p
+		h.rawPlacements[k] = u.Object
 	case group == "cluster.open-cluster-management.io" && u.GetKind() == "PlacementDecision":
 		d := &clusterv1beta1.PlacementDecision{}
 		h.decode(u, d)
@@ -293,8 +299,10 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 			before = h.configs[ref]
 		}
 		var oldPlacement *clusterv1beta1.Placement
+		var oldRaw map[string]any
 		if group == "cluster.open-cluster-management.io" && u.GetKind() == "Placement" {
 			oldPlacement = h.placements[rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}]
+			oldRaw = h.rawPlacements[rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}]
 		}
 		err := h.put(u, true)
 		if errors.Is(err, errUnknownKind) {
@@ -314,7 +322,7 @@ func (h *hub) apply(objs []*unstructured.Unstructured) (*change, error) {
 		}
 		if oldPlacement != nil {
 			k := rolloutplan.PlacementKey{Namespace: u.GetNamespace(), Name: u.GetName()}
-			if !equalJSON(oldPlacement.Spec, h.placements[k].Spec) {
+			if placementEdited(oldRaw, u.Object) {
 				c.placementsChanged = append(c.placementsChanged, k)
 			}
 		}
@@ -429,4 +437,58 @@ func (h *hub) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (*history.R
 		return nil, false
 	}
 	return rec, true
+}
+
+// placementEdited tells whether the manifests' Placement (raw) changes the spec of the hub's (old):
+// their specs differ with the defaults of OCM's CRD applied, as the API server stores them (a
+// Placement read from the hub carries them, the same Placement in the manifests does not), read
+// through the Go type as the controller reads them. A Placement the plan's own simulation wrote
+// (a snapshot of a simulated hub) comes from the Go type, with zero values where the server has
+// nothing: those are compared after a first pass through the Go type too.
+func placementEdited(old, raw map[string]any) bool {
+	return !equalJSON(defaultedSpec(old, false), defaultedSpec(raw, false)) &&
+		!equalJSON(defaultedSpec(old, true), defaultedSpec(raw, true))
+}
+
+// defaultedSpec is the spec of Placement obj with the CRD's defaults applied, read through the Go
+// type; typedFirst reads it through the Go type before the defaults too.
+func defaultedSpec(obj map[string]any, typedFirst bool) any {
+	m, err := normalized(obj)
+	if err != nil {
+		return obj["spec"]
+	}
+	if typedFirst {
+		p := &clusterv1beta1.Placement{}
+		if err := hubcache.Decode(&unstructured.Unstructured{Object: m}, p); err != nil {
+			return obj["spec"]
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			return obj["spec"]
+		}
+		if m, err = normalized(u); err != nil {
+			return obj["spec"]
+		}
+	}
+	if k, ok := crdschema.OCM().Lookup(clusterv1beta1.GroupVersion.String(), "Placement"); ok {
+		k.Default(m)
+	}
+	p := &clusterv1beta1.Placement{}
+	if err := hubcache.Decode(&unstructured.Unstructured{Object: m}, p); err != nil {
+		return m["spec"]
+	}
+	return p.Spec
+}
+
+// normalized is obj with numbers as the API server decodes them (int64, float64).
+func normalized(obj map[string]any) (map[string]any, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := utiljson.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }

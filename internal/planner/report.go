@@ -44,6 +44,15 @@ type AddonPlan struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Steps is how many decisions the simulation took (a stalled rollout stops early).
 	Steps int `json:"steps"`
+	// NotInManifests: the rendered manifests lack the add-on and the plan runs without --prune,
+	// so its ClusterManagementAddOn is left as is (the plan shows what the rest of the change
+	// does to it).
+	NotInManifests bool `json:"notInManifests,omitempty"`
+	// Removal: the rendered manifests lack the add-on and the plan runs with --prune, so the
+	// change deletes its ClusterManagementAddOn; LoseAgent are the clusters whose agent goes with
+	// it, all at once (no rollout, canary or maintenance window holds a deletion).
+	Removal   bool     `json:"removal,omitempty"`
+	LoseAgent []string `json:"loseAgent,omitempty"`
 }
 
 // ConfigChange is one config object the change adds or edits.
@@ -101,6 +110,9 @@ type PlacementPlan struct {
 	// vocabulary: InstallSucceed, UpgradeSucceed, Paused, ...), with its message.
 	Outcome        string `json:"outcome"`
 	OutcomeMessage string `json:"outcomeMessage,omitempty"`
+	// LoseAgent are, for the removal of the add-on (--prune), the placement's clusters whose agent
+	// goes.
+	LoseAgent []string `json:"loseAgent,omitempty"`
 	// Completes is true when every cluster of the placement ends on the target version.
 	Completes bool     `json:"completes"`
 	Warnings  []string `json:"warnings,omitempty"`
@@ -146,6 +158,11 @@ type Batch struct {
 	// gated placement's first batch comes after its canary's last.
 	Step     int      `json:"step"`
 	Clusters []string `json:"clusters"`
+	// NotBefore is, for a batch a maintenance window holds, when the window opens and the batch
+	// may start (RFC 3339, in the window's zone), the change applied when the hub state was read.
+	NotBefore string `json:"notBefore,omitempty"`
+	// Window says which window holds it (the controller's words: "deny window 0 (...) is active").
+	Window string `json:"window,omitempty"`
 }
 
 // ClusterProblem is a cluster and why it cannot be configured.

@@ -21,9 +21,11 @@ import (
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
+	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
@@ -41,6 +43,13 @@ type Options struct {
 	Source string
 	// MaxSteps bounds the decisions simulated per add-on (DefaultMaxSteps when 0).
 	MaxSteps int
+	// failing makes the simulated work agent fail every work of these clusters (tests build hub
+	// states with failed clusters with it).
+	failing map[string]bool
+	// Prune plans the removal of the add-ons the controller manages that the rendered manifests
+	// lack (as kubectl apply --prune and Flux's prune delete what the source no longer holds);
+	// without it they are left as is.
+	Prune bool
 }
 
 // DefaultMaxSteps bounds a simulation: a rollout of thousands of clusters one at a time takes two
@@ -69,6 +78,13 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	}
 	ch, err := h.apply(rendered)
 	if err != nil {
+		return nil, nil, err
+	}
+	complete := map[configref.GroupResource]bool{}
+	for _, k := range s.ConfigKinds {
+		complete[k.groupResource()] = true
+	}
+	if err := validate(rendered, h, complete); err != nil {
 		return nil, nil, err
 	}
 	if o.HistoryLimit == 0 {
@@ -105,19 +121,32 @@ func plan(s *Snapshot, rendered []*unstructured.Unstructured, o Options) (*Repor
 	sdkClock.Lock()
 	prev := rollout.RolloutClock
 	defer func() { rollout.RolloutClock = prev; sdkClock.Unlock() }()
+	inManifests := map[string]bool{}
+	for _, name := range ch.addons {
+		inManifests[name] = true
+	}
 	for _, name := range names {
 		cma := h.cmas[name]
 		if cma.DeletionTimestamp != nil || !hubcache.Selects(o.Addons, cma) {
 			continue
 		}
 		sim := &simulation{h: h, addon: name, now: start, opts: o, ch: ch}
-		rep.Addons = append(rep.Addons, sim.run())
+		if !inManifests[name] && o.Prune {
+			rep.Addons = append(rep.Addons, sim.removal())
+			continue
+		}
+		ap := sim.run()
+		ap.NotInManifests = !inManifests[name]
+		rep.Addons = append(rep.Addons, ap)
 		if sim.hist != nil && sim.histOK {
 			h.keepHistory(cma, sim.hist, s.HistoryNamespace)
 		}
 		if sim.now.After(h.now) {
 			h.now = sim.now
 		}
+	}
+	if o.Prune && len(ch.addons) == 0 && slices.ContainsFunc(rep.Addons, func(a AddonPlan) bool { return a.Removal }) {
+		rep.Warnings = append(rep.Warnings, "--prune with manifests that hold no ClusterManagementAddOn removes every add-on addonops manages: is the render complete?")
 	}
 	rep.Warnings = append(rep.Warnings, h.problems...)
 	return rep, h, nil
@@ -133,6 +162,10 @@ type simulation struct {
 	histOK bool
 	// progressAfter is the soonest recheck the progress tracker asked for (a soak ends).
 	progressAfter time.Duration
+	// stuck are the clusters that failed their last change before the plan, with the configs
+	// they failed on: told nothing new, they stay failed (the controller tells a failed cluster
+	// the same version again only on a retry), so a canary that failed stays failed.
+	stuck map[string][]rolloutplan.Config
 }
 
 func (s *simulation) noteProgress(after time.Duration) {
@@ -228,6 +261,13 @@ func (s *simulation) agent(ns string) bool {
 	if !meta.IsStatusConditionTrue(m.Status.Conditions, addonstatus.ConditionConfigured) || len(rolloutplan.Desired(m)) == 0 {
 		return false
 	}
+	if cfgs, ok := s.stuck[ns]; ok && rolloutplan.Equal(cfgs, rolloutplan.Desired(m)) {
+		return false
+	}
+	applied := metav1.ConditionTrue
+	if s.opts.failing[ns] {
+		applied = metav1.ConditionFalse
+	}
 	now := rolloutplan.Now(s.now)
 	ann, _ := json.Marshal(rolloutplan.ConfigSpecHashes(m.Status.ConfigReferences))
 	works := s.h.addonWorks(ns, s.addon)
@@ -238,7 +278,7 @@ func (s *simulation) agent(ns string) bool {
 	changed := false
 	var out []*workv1.ManifestWork
 	for _, w := range works {
-		if w.Annotations[rolloutplan.ConfigSpecHashAnnotation] == string(ann) && workv1Applied(w) {
+		if w.Annotations[rolloutplan.ConfigSpecHashAnnotation] == string(ann) && (workv1Applied(w) || applied == metav1.ConditionFalse) {
 			out = append(out, w)
 			continue
 		}
@@ -247,19 +287,19 @@ func (s *simulation) agent(ns string) bool {
 		w.Generation++
 		w.Annotations = merged(w.Annotations, map[string]string{rolloutplan.ConfigSpecHashAnnotation: string(ann)})
 		w.Status.Conditions = []metav1.Condition{
-			{Type: workv1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedManifestWorkComplete", ObservedGeneration: w.Generation, LastTransitionTime: now},
-			{Type: workv1.WorkAvailable, Status: metav1.ConditionTrue, Reason: "ResourcesAvailable", ObservedGeneration: w.Generation, LastTransitionTime: now},
+			{Type: workv1.WorkApplied, Status: applied, Reason: "AppliedManifestWorkComplete", ObservedGeneration: w.Generation, LastTransitionTime: now},
+			{Type: workv1.WorkAvailable, Status: applied, Reason: "ResourcesAvailable", ObservedGeneration: w.Generation, LastTransitionTime: now},
 		}
 		out = append(out, w)
 	}
-	if !changed && addonstatus.Applied(m) {
+	if !changed && (addonstatus.Applied(m) || applied == metav1.ConditionFalse) {
 		return false
 	}
 	others := slices.DeleteFunc(slices.Clone(s.h.works[ns]), func(w *workv1.ManifestWork) bool { return w.Labels[addonNameLabel] == s.addon })
 	s.h.works[ns] = append(others, out...)
 	m = m.DeepCopy()
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
-	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "ProbeAvailable", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: applied, Reason: "AddonManifestApplied", LastTransitionTime: now})
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionAvailable, Status: applied, Reason: "ProbeAvailable", LastTransitionTime: now})
 	st, after := rolloutplan.Progress(m, out, rolloutplan.GateOf(s.h.cmas[s.addon]), now)
 	s.noteProgress(after)
 	before := s.h.mcas[s.addon][ns].Status
@@ -297,6 +337,30 @@ type placementTrack struct {
 	target  []rolloutplan.Config
 	told    map[string]bool
 	batches map[int][]string
+	// window is the maintenance window closure the placement's next batch waits for, from the
+	// decision that said WaitingForWindow until a cluster is told; windows are those of batches.
+	window  *maintwindow.Closure
+	windows map[int]*maintwindow.Closure
+}
+
+// windowClosure is why placement key's windows hold its clusters at the simulation's time, and
+// until when (package maintwindow, as the decision reads them); nil when they do not.
+func (s *simulation) windowClosure(key string, change string) *maintwindow.Closure {
+	cma := s.h.cmas[s.addon]
+	ws, err := maintwindow.Parse(cma.Annotations)
+	if err != nil {
+		return nil
+	}
+	k, err := canary.ParsePlacementKey(key)
+	if err != nil {
+		return nil
+	}
+	rollback := change == ChangeRollback || operations.Parse(cma.Annotations).Abort[k] != ""
+	closed, c := ws.For(k, rollback).Closed(s.now)
+	if !closed {
+		return nil
+	}
+	return &c
 }
 
 func (s *simulation) run() AddonPlan {
@@ -329,9 +393,11 @@ func (s *simulation) run() AddonPlan {
 	}
 	// Clusters that failed before the change.
 	var failed []string
+	s.stuck = map[string][]rolloutplan.Config{}
 	for ns, m := range s.h.mcas[s.addon] {
 		if c := meta.FindStatusCondition(m.Status.Conditions, addonstatus.ConditionProgressing); c != nil && addonstatus.IsFailedReason(c.Reason) {
 			failed = append(failed, ns)
+			s.stuck[ns] = rolloutplan.Desired(m)
 		}
 	}
 	slices.Sort(failed)
@@ -364,7 +430,7 @@ func (s *simulation) run() AddonPlan {
 				}
 			}
 		}
-		tracks[k.String()] = &placementTrack{plan: pp, told: map[string]bool{}, batches: map[int][]string{}}
+		tracks[k.String()] = &placementTrack{plan: pp, told: map[string]bool{}, batches: map[int][]string{}, windows: map[int]*maintwindow.Closure{}}
 		order = append(order, k.String())
 	}
 	for _, k := range owners {
@@ -417,6 +483,12 @@ func (s *simulation) run() AddonPlan {
 				slices.Sort(t.plan.AlreadyOnTarget)
 			}
 		}
+		for _, ip := range p.Status.InstallProgressions {
+			t := tracks[ip.Namespace+"/"+ip.Name]
+			if c := rolloutplan.ProgressingOf(&ip); t != nil && t.window == nil && c != nil && c.Reason == addonstatus.ReasonWaitingForWindow {
+				t.window = s.windowClosure(t.plan.Placement, t.plan.Change)
+			}
+		}
 		told := 0
 		for _, u := range p.Updates {
 			ns := u.MCA.Namespace
@@ -435,6 +507,9 @@ func (s *simulation) run() AddonPlan {
 			}
 			t.told[ns] = true
 			t.batches[round] = append(t.batches[round], ns)
+			if t.window != nil {
+				t.windows[round], t.window = t.window, nil
+			}
 			told++
 		}
 		if told > 0 && p.RecheckAfter == rolloutplan.PushRecheck {
@@ -486,7 +561,21 @@ func (s *simulation) run() AddonPlan {
 		for _, r := range rounds {
 			cl := t.batches[r]
 			slices.Sort(cl)
-			t.plan.Batches = append(t.plan.Batches, Batch{Step: r + 1, Clusters: cl})
+			b := Batch{Step: r + 1, Clusters: cl}
+			if w := t.windows[r]; w != nil {
+				b.NotBefore, b.Window = w.Opens.Format(time.RFC3339), w.Why
+			}
+			t.plan.Batches = append(t.plan.Batches, b)
+		}
+		var held []string
+		for i, b := range t.plan.Batches {
+			if b.Window != "" {
+				held = append(held, fmt.Sprintf("batch %d until %s (%s)", i+1, b.NotBefore, b.Window))
+			}
+		}
+		if len(held) > 0 {
+			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("maintenance windows hold %d of %d batches, with the change applied when the hub state was read: %s",
+				len(held), len(t.plan.Batches), strings.Join(held, "; ")))
 		}
 		var finalIP *addonv1alpha1.InstallProgression
 		for i := range final.Status.InstallProgressions {
@@ -551,7 +640,9 @@ func (s *simulation) run() AddonPlan {
 		if !t.plan.Completes && t.plan.Change != ChangeNoOp {
 			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("the rollout does not complete: %s (%s)", t.plan.Outcome, t.plan.OutcomeMessage))
 		}
-		if t.plan.Canary != nil && t.plan.Canary.Gates && strings.Contains(t.plan.Outcome, "Canary") {
+		// A placement the change leaves on its version warns too when it waits for a canary that
+		// does not pass: merging does not move it on.
+		if t.plan.Canary != nil && (t.plan.Canary.Gates || t.plan.Change == ChangeNoOp && !t.plan.Completes) && strings.Contains(t.plan.Outcome, "Canary") {
 			t.plan.Warnings = append(t.plan.Warnings, "the canary "+t.plan.Canary.Placement+" does not pass: "+t.plan.OutcomeMessage)
 		}
 		if t.plan.Change != ChangeNoOp {
@@ -850,4 +941,69 @@ func listed(s []string) string {
 		return strings.Join(s, ", ")
 	}
 	return strings.Join(s[:max], ", ") + fmt.Sprintf(" and %d more", len(s)-max)
+}
+
+// removal is the plan of deleting the add-on's ClusterManagementAddOn (--prune): OCM's garbage
+// collector deletes the ManagedClusterAddOns the CMA owns (OCM gives every MCA that owner
+// reference; those addonops's install reconciler creates carry it from the start) and with them
+// their ManifestWorks, so every such cluster loses the agent at once. The hub the simulation
+// leaves has neither.
+func (s *simulation) removal() AddonPlan {
+	cma := s.h.cmas[s.addon]
+	ap := AddonPlan{Addon: s.addon, Changed: true, Removal: true}
+	owners := rolloutplan.Owners(s.input())
+	lose := map[string][]string{}
+	var kept []string
+	for ns, m := range s.h.mcas[s.addon] {
+		if !ownedBy(m, cma) {
+			kept = append(kept, ns)
+			continue
+		}
+		ap.LoseAgent = append(ap.LoseAgent, ns)
+		if k, ok := owners[ns]; ok {
+			lose[k.String()] = append(lose[k.String()], ns)
+		}
+	}
+	slices.Sort(ap.LoseAgent)
+	slices.Sort(kept)
+	for _, ps := range cma.Spec.InstallStrategy.Placements {
+		key := ps.Namespace + "/" + ps.Name
+		pp := PlacementPlan{Placement: key, Change: ChangeRemoval, Outcome: "Removed", LoseAgent: lose[key], Clusters: len(lose[key])}
+		slices.Sort(pp.LoseAgent)
+		pp.OutcomeMessage = fmt.Sprintf("the add-on is deleted: %d cluster(s) of the placement lose the agent at once", len(pp.LoseAgent))
+		if len(pp.LoseAgent) > 0 {
+			pp.OutcomeMessage += ": " + listed(pp.LoseAgent)
+		}
+		for _, ip := range cma.Status.InstallProgressions {
+			if ip.Namespace+"/"+ip.Name == key {
+				pp.FromConfigs, pp.FromVersion = progressionConfigs(&ip, func(r addonv1alpha1.InstallConfigReference) *addonv1alpha1.ConfigSpecHash { return r.DesiredConfig })
+			}
+		}
+		ap.Placements = append(ap.Placements, pp)
+	}
+	ap.Warnings = append(ap.Warnings, fmt.Sprintf("--prune: the rendered manifests lack add-on %s, so the change deletes its ClusterManagementAddOn: %d cluster(s) lose the agent at once, with no rollout, canary or maintenance window to hold it: %s",
+		s.addon, len(ap.LoseAgent), orDash(listed(ap.LoseAgent))))
+	if len(kept) > 0 {
+		ap.Warnings = append(ap.Warnings, fmt.Sprintf("%d ManagedClusterAddOn(s) of the add-on are not owned by its ClusterManagementAddOn and stay, with no controller to roll them out: %s", len(kept), listed(kept)))
+	}
+	delete(s.h.cmas, s.addon)
+	for _, ns := range ap.LoseAgent {
+		delete(s.h.mcas[s.addon], ns)
+		s.h.works[ns] = slices.DeleteFunc(s.h.works[ns], func(w *workv1.ManifestWork) bool { return w.Labels[addonNameLabel] == s.addon })
+	}
+	return ap
+}
+
+// ownedBy tells whether the garbage collector deletes m with cma: an owner reference to it, or
+// addonops's created-by label (the install reconciler sets the owner reference with it).
+func ownedBy(m *addonv1alpha1.ManagedClusterAddOn, cma *addonv1alpha1.ClusterManagementAddOn) bool {
+	if m.Labels[rolloutplan.CreatedByLabel] == rolloutplan.CreatedByValue {
+		return true
+	}
+	for _, o := range m.OwnerReferences {
+		if o.Kind == "ClusterManagementAddOn" && o.Name == cma.Name && (cma.UID == "" || o.UID == cma.UID) {
+			return true
+		}
+	}
+	return false
 }

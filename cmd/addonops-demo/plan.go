@@ -1,0 +1,104 @@
+package main
+
+// The plan of each step, printed before the step's add-ons are applied: `addonops plan` (package
+// planner) on the step's rendered objects against the live hub, as a reviewer would see it on the
+// step's pull request.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/addonops/addonops/internal/planner"
+)
+
+// planTool is the CLI the demo plans with. It runs as its own process: the plan sets sdk-go's
+// package-level rollout clock to its simulated time, which the controller running in the demo's
+// process reads too.
+const planTool = "addonops"
+
+// maxPlanLines bounds the plan the demo prints for a step: the diffs are cut to their size first,
+// then the rest beyond this many lines.
+const maxPlanLines = 40
+
+// planStep runs `addonops plan -f - -o json` on the step's rendered objects against the hub and
+// prints the plan in text, condensed (condensePlan). An error (the plan refuses the objects, the hub
+// cannot be read) stops the step: a plan the demo cannot take is a defect to see.
+func (r *demoRun) planStep(ctx context.Context, st step) error {
+	start := time.Now()
+	items := make([]any, 0, len(st.Objects))
+	for _, o := range st.Objects {
+		items = append(items, o.Object)
+	}
+	in, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		return fmt.Errorf("planning step %s: encoding its objects: %w", st.Name, err)
+	}
+	args := []string{"plan", "-f", "-", "-o", "json", "--kubeconfig", r.hub.Kubeconfig, "--history-namespace", historyNamespace}
+	cmd := exec.CommandContext(ctx, r.planBin, args...)
+	cmd.Stdin = bytes.NewReader(in)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("planning step %s: %s %s: %w: %s", st.Name, r.planBin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var rep planner.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return fmt.Errorf("planning step %s: reading the plan: %w", st.Name, err)
+	}
+	took := time.Since(start)
+	text, err := condensePlan(&rep, maxPlanLines)
+	if err != nil {
+		return fmt.Errorf("planning step %s: %w", st.Name, err)
+	}
+	r.disp.printf("   Plan: %s plan -f - --kubeconfig %s, the step's rendered objects against the hub before its add-ons are applied (%s):\n",
+		planTool, r.hub.Kubeconfig, seconds(took))
+	for _, l := range text {
+		r.disp.printf("   | %s\n", l)
+	}
+	return nil
+}
+
+// condensePlan is the text form of the plan with each diff replaced by its size, cut after max
+// lines with a line saying how many more there are.
+func condensePlan(rep *planner.Report, max int) ([]string, error) {
+	c := *rep
+	c.Addons = make([]planner.AddonPlan, len(rep.Addons))
+	for i, a := range rep.Addons {
+		a.Configs = append([]planner.ConfigChange(nil), a.Configs...)
+		for j := range a.Configs {
+			a.Configs[j].Diff = diffSize(a.Configs[j].Diff)
+		}
+		a.Placements = append([]planner.PlacementPlan(nil), a.Placements...)
+		for j := range a.Placements {
+			p := &a.Placements[j]
+			p.Manifests = append([]planner.ManifestDiff(nil), p.Manifests...)
+			for k := range p.Manifests {
+				p.Manifests[k].Diff = diffSize(p.Manifests[k].Diff)
+			}
+		}
+		c.Addons[i] = a
+	}
+	var b strings.Builder
+	if err := c.Write(&b, planner.FormatText); err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) > max {
+		more := len(lines) - max
+		lines = append(lines[:max], fmt.Sprintf("... %d more line(s): `addonops plan` prints them all", more))
+	}
+	return lines, nil
+}
+
+// diffSize stands for a diff in the condensed plan: its size.
+func diffSize(d string) string {
+	if d == "" {
+		return ""
+	}
+	return fmt.Sprintf("(a diff of %d lines)\n", strings.Count(d, "\n"))
+}
