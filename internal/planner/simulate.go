@@ -29,6 +29,7 @@ import (
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 // Options are the controller's settings the decision depends on.
@@ -166,6 +167,49 @@ type simulation struct {
 	// they failed on: told nothing new, they stay failed (the controller tells a failed cluster
 	// the same version again only on a retry), so a canary that failed stays failed.
 	stuck map[string][]rolloutplan.Config
+	// verified are the verification runs the decisions asked for (by batch key), each taken as
+	// passed when asked, as every cluster told a version is taken to apply it; verifiedBy counts
+	// them by placement and names their templates.
+	verified   map[string]verification.Result
+	verifiedBy map[string]*verifiedRuns
+}
+
+type verifiedRuns struct {
+	runs      int
+	templates []string
+}
+
+// lookupVerification is the decision's Input.Verifications: the runs the simulation took as passed.
+func (s *simulation) lookupVerification(b verification.Batch) (verification.Result, bool) {
+	r, ok := s.verified[b.Key()]
+	return r, ok
+}
+
+// verify takes the runs a decision asked for as passed at the simulation's time, and returns how
+// many it had not seen.
+func (s *simulation) verify(reqs []rolloutplan.VerifyRequest) int {
+	if s.verified == nil {
+		s.verified, s.verifiedBy = map[string]verification.Result{}, map[string]*verifiedRuns{}
+	}
+	added := 0
+	for _, r := range reqs {
+		k := r.Batch.Key()
+		if _, ok := s.verified[k]; ok {
+			continue
+		}
+		s.verified[k] = verification.Result{Phase: verification.Successful, Message: "taken as passed by addonops plan", Started: s.now, Finished: s.now}
+		v := s.verifiedBy[r.Batch.Placement]
+		if v == nil {
+			v = &verifiedRuns{}
+			s.verifiedBy[r.Batch.Placement] = v
+		}
+		v.runs++
+		if t := r.Template.String(); !slices.Contains(v.templates, t) {
+			v.templates = append(v.templates, t)
+		}
+		added++
+	}
+	return added
 }
 
 func (s *simulation) noteProgress(after time.Duration) {
@@ -193,6 +237,7 @@ func (s *simulation) input() rolloutplan.Input {
 		Works:   func(ns string) []*workv1.ManifestWork { return s.h.addonWorks(ns, s.addon) },
 		Configs: s.h.lookup, Generations: s.h.generation,
 		History: s.hist, HistoryLimit: s.opts.HistoryLimit, Raw: s.h.rawFor(s.addon),
+		Verifications: s.lookupVerification,
 	}
 }
 
@@ -471,6 +516,7 @@ func (s *simulation) run() AddonPlan {
 		}
 		p := rolloutplan.Decide(in)
 		s.write(p)
+		verifying := s.verify(p.Verify)
 		if first {
 			first = false
 			s.classify(tracks, oldProg, p)
@@ -531,7 +577,7 @@ func (s *simulation) run() AddonPlan {
 			idle = 0
 			continue
 		}
-		if len(p.Updates) > 0 {
+		if len(p.Updates) > 0 || verifying > 0 {
 			continue
 		}
 		after := p.RecheckAfter
@@ -644,6 +690,10 @@ func (s *simulation) run() AddonPlan {
 		// does not pass: merging does not move it on.
 		if t.plan.Canary != nil && (t.plan.Canary.Gates || t.plan.Change == ChangeNoOp && !t.plan.Completes) && strings.Contains(t.plan.Outcome, "Canary") {
 			t.plan.Warnings = append(t.plan.Warnings, "the canary "+t.plan.Canary.Placement+" does not pass: "+t.plan.OutcomeMessage)
+		}
+		if v := s.verifiedBy[t.plan.Placement]; v != nil {
+			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("%d batch(es) are verified (%s) before the next one starts; the plan takes every run as passed: a failed run fails its batch's clusters, an inconclusive one pauses the placement",
+				v.runs, strings.Join(v.templates, ", ")))
 		}
 		if t.plan.Change != ChangeNoOp {
 			ap.Changed = true

@@ -30,6 +30,7 @@ import (
 	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutrules"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 // Problem is one thing wrong with an object of the rendered manifests.
@@ -66,8 +67,9 @@ func (e *InvalidManifestsError) Error() string {
 
 // Annotation fields in problems.
 var (
-	canaryField  = "metadata.annotations[" + canary.Annotation + "]"
-	windowsField = "metadata.annotations[" + maintwindow.Annotation + "]"
+	canaryField       = "metadata.annotations[" + canary.Annotation + "]"
+	windowsField      = "metadata.annotations[" + maintwindow.Annotation + "]"
+	verificationField = "metadata.annotations[" + verification.Annotation + "]"
 )
 
 // validate checks the rendered manifests; h is the hub with the change applied (its configs and
@@ -194,6 +196,15 @@ func validateCMA(obj string, u *unstructured.Unstructured, h *hub) []Problem {
 			s[i] = k.String()
 		}
 		add(canaryField, fmt.Sprintf("the canary placements %s form a cycle (or are gated through one): no placement of it could ever roll out", strings.Join(s, ", ")))
+	}
+	refs, err := verification.Parse(u.GetAnnotations())
+	if err != nil {
+		add(verificationField, err.Error())
+	}
+	for _, k := range refs.Placements() {
+		if _, ok := install[k]; !ok {
+			add(verificationField, fmt.Sprintf("placement %s is not an install placement of this add-on (spec.installStrategy.placements: %s); name one of them, or \"*\" (the controller holds every rollout of the add-on until it is fixed)", k, names()))
+		}
 	}
 	ws, err := maintwindow.Parse(u.GetAnnotations())
 	if err != nil {
