@@ -7,6 +7,7 @@ package rolloutexamples
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 func TestMain(m *testing.M) { exampletest.Main(m) }
@@ -56,6 +58,13 @@ const seedVocabulary = "seed-vocabulary"
 
 // weekendFreeze is step 2 with a maintenance window that holds new batches over the weekend.
 const weekendFreeze = "weekend-freeze"
+
+// The verification examples: step 3 with a Prometheus gate on its canary, step 2 with a webhook
+// gate after every batch.
+const (
+	metricGatedCanary = "metric-gated-canary"
+	webhookGate       = "webhook-gate"
+)
 
 func TestREADMECommandsPrintTheCommittedOutput(t *testing.T) {
 	exampletest.CheckCommands(t, readme)
@@ -83,7 +92,8 @@ func TestREADMEBuildsEveryStep(t *testing.T) {
 			builds[d] = r.Output
 		}
 	}
-	for _, s := range append(steps, struct{ name, version string }{seedVocabulary, ""}, struct{ name, version string }{weekendFreeze, ""}) {
+	for _, s := range append(steps, struct{ name, version string }{seedVocabulary, ""}, struct{ name, version string }{weekendFreeze, ""},
+		struct{ name, version string }{metricGatedCanary, ""}, struct{ name, version string }{webhookGate, ""}) {
 		if got := builds[dir+"/"+s.name]; got != hubOutput(s.name) {
 			t.Errorf("%s: the build of %s must write %s, got %q", readme, s.name, hubOutput(s.name), got)
 		}
@@ -427,22 +437,8 @@ func TestWeekendFreeze(t *testing.T) {
 	if !ok {
 		t.Fatalf("%s: the ClusterManagementAddOn has no %s annotation", weekendFreeze, maintwindow.Annotation)
 	}
-	// Without the annotation's lines (its key and the deeper-indented continuation of its value),
-	// the output is step 2's, byte for byte.
-	var kept []string
-	lines := strings.Split(string(got), "\n")
-	for i := 0; i < len(lines); i++ {
-		key := strings.TrimLeft(lines[i], " ")
-		if !strings.HasPrefix(key, maintwindow.Annotation+":") {
-			kept = append(kept, lines[i])
-			continue
-		}
-		indent := len(lines[i]) - len(key)
-		for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent {
-			i++
-		}
-	}
-	if without := []byte(strings.Join(kept, "\n")); !bytes.Equal(without, step2) {
+	// Without the annotation, the output is step 2's, byte for byte.
+	if without := withoutAnnotation(got, maintwindow.Annotation); !bytes.Equal(without, step2) {
 		t.Errorf("%s without its window differs from step 2's output:\n%s", weekendFreeze, exampletest.LineDiff(step2, without))
 	}
 
@@ -537,4 +533,118 @@ func TestNotificationsExample(t *testing.T) {
 			t.Errorf("%s does not reach the webhook: %v", trig, dests[trig])
 		}
 	}
+}
+
+// withoutAnnotation removes the lines of annotation key from a build's output: its key and the
+// deeper-indented continuation of its value.
+func withoutAnnotation(out []byte, key string) []byte {
+	var kept []string
+	lines := strings.Split(string(out), "\n")
+	for i := 0; i < len(lines); i++ {
+		k := strings.TrimLeft(lines[i], " ")
+		if !strings.HasPrefix(k, key+":") {
+			kept = append(kept, lines[i])
+			continue
+		}
+		indent := len(lines[i]) - len(k)
+		for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent {
+			i++
+		}
+	}
+	return []byte(strings.Join(kept, "\n"))
+}
+
+// TestVerificationExamples checks what the README says of the verification examples: each is its
+// step's output with the verification annotation and an AnalysisTemplate more, and the controller's
+// own code reads them as the README says: the annotation names the gated placements, the template
+// decodes with the fields the controller supports and resolves for a batch of two clusters to the
+// provider, count and interval described.
+func TestVerificationExamples(t *testing.T) {
+	for _, tc := range []struct {
+		example, step string
+		// gated are the placements the gate applies to, want what the resolved metric says.
+		gated, ungated []string
+		want           string
+	}{
+		{metricGatedCanary, "03-rolling-update-with-canary", []string{"default/canary-placement"}, []string{"default/global-placement"},
+			"AnalysisTemplate default/error-rate: error-rate prometheus count 5 every 1m0s failureLimit 1, cluster=~\"cluster1|cluster2\""},
+		{webhookGate, "02-rolling-update", []string{"default/global-placement"}, nil,
+			"AnalysisTemplate default/smoke-tests: smoke-tests web count 1 every 0s failureLimit 0, POST https://ci.example.com/hooks/addon-smoke-tests?version=0123456789"},
+	} {
+		t.Run(tc.example, func(t *testing.T) {
+			got := exampletest.Output(t, readme, hubOutput(tc.example))
+			base := exampletest.Output(t, readme, hubOutput(tc.step))
+			objs := exampletest.Parse(t, got)
+			cma := exampletest.One(t, objs, "ClusterManagementAddOn")
+			refs, err := verification.Parse(cma.Annotations())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Without the annotation and the template, the output is the step's.
+			docs := strings.Split(string(withoutAnnotation(got, verification.Annotation)), "---\n")
+			docs = slices.DeleteFunc(docs, func(d string) bool { return strings.Contains(d, "kind: AnalysisTemplate\n") })
+			if without := []byte(strings.Join(docs, "---\n")); !bytes.Equal(without, base) {
+				t.Errorf("%s without its gate differs from %s's output:\n%s", tc.example, tc.step, exampletest.LineDiff(base, without))
+			}
+			for _, p := range tc.ungated {
+				if ref := refs.For(placementKey(t, p)); ref != nil {
+					t.Errorf("%s: placement %s is gated by %v, the README says it is not", tc.example, p, ref)
+				}
+			}
+			for _, p := range tc.gated {
+				k := placementKey(t, p)
+				ref := refs.For(k)
+				if ref == nil {
+					t.Fatalf("%s: placement %s is not gated", tc.example, p)
+				}
+				key := ref.TemplateKey(k)
+				var tpl *exampletest.Object
+				for i, o := range objs {
+					if o.Kind() == key.Kind && o.Namespace() == key.Namespace && o.Name() == key.Name {
+						tpl = &objs[i]
+					}
+				}
+				if tpl == nil {
+					t.Fatalf("%s: %s is not in the output", tc.example, key)
+				}
+				m, err := tpl.Node.Map()
+				if err != nil {
+					t.Fatal(err)
+				}
+				decoded, err := verification.Decode(m)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", tc.example, key, err)
+				}
+				batch := verification.NewBatch("helloworld", p, "0123456789", 1, []string{"cluster1", "cluster2"})
+				metrics, err := decoded.Resolve(batch.BuiltinArgs(), ref.Args)
+				if err != nil || len(metrics) != 1 {
+					t.Fatalf("%s: %s resolves to %d metrics: %v", tc.example, key, len(metrics), err)
+				}
+				mt := metrics[0]
+				desc := fmt.Sprintf("%s: %s", key, mt.Name)
+				switch {
+				case mt.Prometheus != nil:
+					q := mt.Prometheus.Query
+					desc += fmt.Sprintf(" prometheus count %d every %s failureLimit %d", mt.Count, mt.Interval, mt.FailureLimit)
+					if i := strings.Index(q, "cluster=~"); i >= 0 {
+						desc += ", " + strings.SplitN(q[i:], "}", 2)[0]
+					}
+				case mt.Web != nil:
+					desc += fmt.Sprintf(" web count %d every %s failureLimit %d, %s %s", mt.Count, mt.Interval, mt.FailureLimit, mt.Web.Method, mt.Web.URL)
+				}
+				if desc != tc.want {
+					t.Errorf("%s resolves to\n  %s\nwant\n  %s", tc.example, desc, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func placementKey(t *testing.T, s string) canary.PlacementKey {
+	t.Helper()
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok {
+		t.Fatalf("placement %q is not namespace/name", s)
+	}
+	return canary.PlacementKey{Namespace: ns, Name: name}
 }
