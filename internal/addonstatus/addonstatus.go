@@ -216,7 +216,8 @@ const (
 	// ReasonVerifying (Progressing=True): a batch finished and its verification runs; no new
 	// cluster starts until it passes.
 	ReasonVerifying = "Verifying"
-	// ReasonVerificationInconclusive (Progressing=False, Degraded): a batch's verification could not
+	// ReasonVerificationInconclusive (Progressing=False, Suspended as Paused is: the placement waits
+	// for a person, not for time, and nothing failed): a batch's verification could not
 	// tell whether the version is good (its metrics were inconclusive, or errored: Prometheus
 	// unreachable); no new cluster starts until a person promotes the version (`addonops promote`)
 	// or aborts it (`addonops abort`).
@@ -277,7 +278,7 @@ func ClassOf(status metav1.ConditionStatus, reason string) string {
 		return ClassProgressing
 	case SuccessReasons.Has(reason):
 		return ClassHealthy
-	case reason == ReasonPaused:
+	case reason == ReasonPaused, reason == ReasonVerificationInconclusive:
 		return ClassSuspended
 	case reason == ReasonManual:
 		return ClassProgressing

@@ -223,8 +223,8 @@ func TestVerificationInconclusive(t *testing.T) {
 			w.step()
 			w.expectEvent("VerificationInconclusive", "was inconclusive: metric error-rate Inconclusive")
 			w.expectProgression(p, addonstatus.ReasonVerificationInconclusive, "the verification of batch 1 (1 clusters: c1) with AnalysisTemplate default/error-rate was inconclusive", "b", "a", "a")
-			if c := ProgressingOf(w.progression(p)); c.Status != metav1.ConditionFalse || addonstatus.ClassOf(c.Status, c.Reason) != addonstatus.ClassDegraded {
-				t.Fatalf("condition %+v: want Progressing=False, Degraded (a person acts)", c)
+			if c := ProgressingOf(w.progression(p)); c.Status != metav1.ConditionFalse || addonstatus.ClassOf(c.Status, c.Reason) != addonstatus.ClassSuspended {
+				t.Fatalf("condition %+v: want Progressing=False, Suspended as a pause (a person acts)", c)
 			}
 			for range 3 {
 				w.advance(time.Hour)

@@ -18,6 +18,8 @@
 --     Progressing;
 --   * Progressing=False with reason Paused: a person paused the rollout; a resume continues it ->
 --     Suspended;
+--   * Progressing=False with reason VerificationInconclusive: a batch's verification could not
+--     tell; a person promotes or aborts -> Suspended;
 --   * Progressing=False with any other reason (InstallFailed, UpgradeFailed, RollbackFailed,
 --     Aborted, ClustersNotConfigurable, WaitingForCanary for a canary that cannot pass without
 --     help, PlacementNotFound, ConfigurationNotFound, InvalidMaintenanceWindows, ...) -> Degraded;
@@ -169,7 +171,7 @@ local function placementHealth(p, progressions, defaults)
   if c.status == "False" and c.reason == "Manual" then
     return "Progressing", key .. ": waiting for the controller to roll this placement out (its progression is from the Manual install strategy)"
   end
-  if c.status == "False" and c.reason == "Paused" then
+  if c.status == "False" and (c.reason == "Paused" or c.reason == "VerificationInconclusive") then
     return "Suspended", key .. ": " .. str(c.reason) .. ": " .. str(c.message)
   end
   if c.status == "False" then
