@@ -32,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/simagent"
+	"github.com/addonops/addonops/internal/verification"
 )
 
 // Notifications on the real API server: the shipped catalog (config/notifications/catalog.yaml)
@@ -123,7 +124,7 @@ func subscribeAll(service string) map[string]string {
 	return out
 }
 
-// Every trigger but on-verification-failed (the verification gates record it) delivered once per
+// Every trigger but on-verification-failed (TestNotificationsVerificationFailed) delivered once per
 // placement and version, with the version id and the placement's clusters, through install,
 // canary failure, rollback, pause, abort (with the controller restarted mid-abort), a failed batch
 // and a failed rollback.
@@ -425,4 +426,55 @@ func TestNotificationsBrokenConfig(t *testing.T) {
 			return strings.Contains(d.Text, "Add-on "+e.name+" upgrade to version "+e.desiredVersion("p")+" completed")
 		})
 	})
+}
+
+// on-verification-failed: a batch whose webhook gate answers "fail" is delivered once, with the
+// placement, the version id and the placement's clusters, then the automatic abort's moments.
+func TestNotificationsVerificationFailed(t *testing.T) {
+	t.Parallel()
+	gate := newGateReceiver(t, "pass")
+	recv := newReceiver(t, true)
+	ann := subscribeAll("webhook")
+	ann[verification.Annotation] = verifyAll
+	ann[operations.AutoAbortAnnotation] = "true"
+	e, _ := verificationEnvWith(t, webhookTemplate(gate.srv.URL, 1), ann, func(e *env) Options {
+		e.notificationConfig(map[string]string{"webhook": recv.srv.URL})
+		return Options{Notifications: &notify.Options{Namespace: e.name, SendTimeout: 10 * time.Second}}
+	})
+	gate.set("fail", 0)
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(90*time.Second, "p", addonstatus.ReasonAborted, "aborted automatically")
+	placement := e.name + "/p"
+	var failed []delivery
+	e.waitFor(30*time.Second, "on-verification-failed and on-aborted delivered", func() bool {
+		failed = failed[:0]
+		aborted := false
+		for _, d := range recv.deliveries() {
+			switch {
+			case d.Trigger == notify.OnVerificationFailed && d.Placement == placement:
+				failed = append(failed, d)
+			case d.Trigger == notify.OnAborted && d.Placement == placement:
+				aborted = true
+			}
+		}
+		return len(failed) > 0 && aborted
+	})
+	only := func() []delivery {
+		return slices.DeleteFunc(recv.deliveries(), func(d delivery) bool {
+			return d.Trigger != notify.OnVerificationFailed || d.Placement != placement
+		})
+	}
+	e.holds(2*time.Second, "on-verification-failed delivered once", func() string {
+		if n := len(only()); n != 1 {
+			return fmt.Sprintf("delivered %d times", n)
+		}
+		return ""
+	})
+	failed = only()
+	d := failed[0]
+	if d.VersionID == "" || d.Kind != "Upgrade" || len(d.Clusters) == 0 {
+		t.Errorf("on-verification-failed without the version id, kind or clusters: %+v", d)
+	}
+	vs := e.waitVerifications(10*time.Second, "p", "1:Failed")
+	t.Logf("on-verification-failed: version %s, clusters %v, after a run of %s", d.VersionID, d.Clusters, vs[0].Finished.Sub(vs[0].Started.Time))
 }

@@ -211,6 +211,12 @@ spec:
 // verificationEnv: placement "p" (c1..c4, two clusters at a time, maxFailures 0) at cfg-a, its
 // batches verified with the template src (stored first).
 func verificationEnv(t *testing.T, src string, annotations map[string]string) (*env, []string) {
+	return verificationEnvWith(t, src, annotations, func(*env) Options { return Options{} })
+}
+
+// verificationEnvWith is verificationEnv with the controller's options from opts, called once the
+// test's namespace exists (for what the options need in it).
+func verificationEnvWith(t *testing.T, src string, annotations map[string]string, opts func(*env) Options) (*env, []string) {
 	e := newEnv(t, envOptions{agentDelay: 200 * time.Millisecond})
 	all := []string{"c1", "c2", "c3", "c4"}
 	e.ensureClusters(all...)
@@ -224,7 +230,7 @@ func verificationEnv(t *testing.T, src string, annotations map[string]string) (*
 		ann[k] = v
 	}
 	e.cma(ann, install{placement: "p", config: "cfg-a", strategy: progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{})})
-	e.startController(Options{})
+	e.startController(opts(e))
 	e.waitInstalled(60*time.Second, "cfg-a", all...)
 	// The install was verified too, batch by batch; the upgrade below starts from there.
 	e.waitProgression(30*time.Second, "p", addonstatus.ReasonInstallSucceed, "install completed")
