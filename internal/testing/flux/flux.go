@@ -194,6 +194,10 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 		sa, bin string
 		ports   int
 		args    func(p []int) []string
+		// serves is an address the part listens on besides its health probe, bound after the
+		// probe answers: ready only once it accepts connections, so that a port another process
+		// took in the meantime is a failed start (retried) and not a part that exits later.
+		serves func(p []int) string
 	}{
 		{SourceController, bins[Binaries.SourceController], 3, func(p []int) []string {
 			addr := net.JoinHostPort(loopback, strconv.Itoa(p[2]))
@@ -203,10 +207,10 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 				// The address kustomize-controller downloads artifacts from (status.artifact.url).
 				"--storage-adv-addr=" + addr,
 			}
-		}},
+		}, func(p []int) string { return net.JoinHostPort(loopback, strconv.Itoa(p[2])) }},
 		{KustomizeController, bins[Binaries.KustomizeController], 2, func([]int) []string {
 			return []string{"--no-remote-bases=true"}
-		}},
+		}, nil},
 	} {
 		kubeconfig, err := f.serviceAccountKubeconfig(ctx, hub, c.sa)
 		if err != nil {
@@ -231,8 +235,17 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 				}, c.args(p)...),
 				// RUNTIME_NAMESPACE is the controllers' own namespace, as the pod's downward API
 				// sets it in Flux's install (events and leases go there).
-				env:   []string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=" + Namespace},
-				ready: func(ctx context.Context) error { return httpOK(ctx, "http://"+health+"/readyz") },
+				env: []string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=" + Namespace},
+				ready: func(ctx context.Context) error {
+					if err := httpOK(ctx, "http://"+health+"/readyz"); err != nil || c.serves == nil {
+						return err
+					}
+					conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", c.serves(p))
+					if err != nil {
+						return fmt.Errorf("%s does not serve %s yet: %w", c.sa, c.serves(p), err)
+					}
+					return conn.Close()
+				},
 			}, nil
 		}); err != nil {
 			return nil, err
