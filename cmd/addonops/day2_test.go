@@ -727,3 +727,20 @@ func TestHistoryForgedOrHidden(t *testing.T) {
 		}
 	}
 }
+
+// A record a newer controller wrote (a field this addonops does not know) is shown, with a warning
+// naming the field.
+func TestHistoryWrittenByANewerController(t *testing.T) {
+	const addon = "day2-history-newer"
+	createCMA(t, addon, fixture{placements: []string{"default/prod"}})
+	data, err := historyFixture(addon).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeHistory(t, "addonops-system", addon, strings.Replace(data, "{", `{"fromTheFuture":true,`, 1))
+	r := addonops(t, "history", addon)
+	if r.code != exitOK || !strings.Contains(r.stdout, "Succeeded") ||
+		!strings.Contains(r.stderr, `warning: the version history in ConfigMap addonops-system/addonops-history-day2-history-newer was written by a newer addonops (field "fromTheFuture" is unknown to this one)`) {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

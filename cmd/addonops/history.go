@@ -53,6 +53,10 @@ does not own (by its UID) is refused, as the controller refuses it.`,
 			if err != nil {
 				return err
 			}
+			if rec.Newer != "" {
+				fmt.Fprintf(c.stderr, "warning: the version history in ConfigMap %s was written by a newer addonops (field %s is unknown to this one): "+
+					"shown without what this version of addonops does not know; use the addonops that matches the controller\n", where, rec.Newer)
+			}
 			if wantPlacement != "" {
 				p := rec.Placement(wantPlacement)
 				if p == nil {

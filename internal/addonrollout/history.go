@@ -17,6 +17,9 @@ import (
 const (
 	EventReasonHistoryInvalid     = "VersionHistoryInvalid"
 	EventReasonHistoryWriteFailed = "VersionHistoryWriteFailed"
+	// EventReasonHistoryNewer is the Warning event on a CMA whose version history a newer
+	// controller wrote: it is read, not written.
+	EventReasonHistoryNewer = "VersionHistoryNewer"
 )
 
 // readHistory returns the add-on's version history from the cache (nil when none is recorded yet
@@ -25,7 +28,8 @@ const (
 // ConfigMap in the controller's namespace could forge one, and one left by a deleted add-on of the
 // same name is not the new one's): the decision then goes on without it, nothing overwrites it (a
 // person may want to look at it; deleting the ConfigMap starts a new record), and the CMA gets a
-// Warning event once per ConfigMap version.
+// Warning event once per ConfigMap version. A record a newer controller wrote (history.Record.Newer)
+// is returned with ok false: read for the decision, not written.
 func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *history.Record, ok bool) {
 	if c.Hub.Histories == nil {
 		return nil, false
@@ -44,6 +48,15 @@ func (c *Rollout) readHistory(cma *addonv1alpha1.ClusterManagementAddOn) (rec *h
 				"the version history in ConfigMap %s/%s cannot be read, so a revert to a version only it remembers is not recognised as a rollback: %v; fix or delete the ConfigMap (a new record starts)", cm.Namespace, cm.Name, err))
 		}
 		return nil, false
+	}
+	if rec.Newer != "" {
+		// Read for the decisions, never written: Encode would drop what the newer controller
+		// recorded (its fields come back once it runs again).
+		if c.TellOnce("history/"+cm.Namespace+"/"+cm.Name, cm.ResourceVersion) {
+			c.Recorder.Event(cma, corev1.EventTypeWarning, EventReasonHistoryNewer, fmt.Sprintf(
+				"the version history in ConfigMap %s/%s was written by a newer addonops controller (field %s is unknown to this one): it is read for rollback targets but not written, so versions that start or complete now are not recorded; run the newer controller again, or delete the ConfigMap to start a record this controller writes", cm.Namespace, cm.Name, rec.Newer))
+		}
+		return rec, false
 	}
 	return rec, true
 }

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -227,6 +229,61 @@ func TestHistoryKeepsTheNewestVersions(t *testing.T) {
 	}
 	e.setConfig("p", "cfg-c")
 	e.waitProgression(30*time.Second, "p", addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed")
+}
+
+// A version history a newer controller wrote (a field this one does not know), as after the
+// controller itself is rolled back from Git: it is still read, so a revert to a version only the
+// history remembers is a rollback; it is never written (that would drop the newer controller's
+// fields); the CMA gets one Warning event VersionHistoryNewer. (Before: the record was refused as
+// invalid, and the revert rolled out as an upgrade.)
+func TestNewerHistoryIsReadNotWritten(t *testing.T) {
+	t.Parallel()
+	e, _ := upgradeEnv(t, 0, allStrategy, [][]string{{"c1", "c2"}})
+	e.adc("cfg-c", "c")
+	for _, cfg := range []string{"cfg-b", "cfg-c"} {
+		e.setConfig("p", cfg)
+		e.waitUpgraded(30*time.Second, cfg, "c1", "c2")
+		e.waitProgression(10*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed")
+	}
+	e.waitVersions(10*time.Second, "p", "cfg-a:Superseded:c cfg-b:Superseded:c cfg-c:Succeeded:c")
+
+	cms := e.c.Kube.CoreV1().ConfigMaps("default")
+	var newer *corev1.ConfigMap
+	if err := retryConflicts(func() error {
+		cm, err := cms.Get(e.ctx, history.ConfigMapName(e.name), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		data := cm.Data[history.DataKey]
+		cm.Data[history.DataKey] = strings.Replace(data, "{", `{"recordedByANewerController":{"x":1},`, 1)
+		newer, err = cms.Update(e.ctx, cm, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	e.setConfig("p", "cfg-a")
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonRollbackSucceeded, "2/2 rollback completed")
+	events := func() []corev1.Event {
+		list, err := e.c.Kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{FieldSelector: fields.AndSelectors(
+			fields.OneTermEqualSelector("involvedObject.kind", "ClusterManagementAddOn"), fields.OneTermEqualSelector("involvedObject.name", e.name),
+			fields.OneTermEqualSelector("reason", "VersionHistoryNewer")).String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list.Items
+	}
+	e.waitFor(10*time.Second, "a VersionHistoryNewer event", func() bool { return len(events()) > 0 })
+	if evs := events(); len(evs) != 1 || evs[0].Count > 1 || evs[0].Type != corev1.EventTypeWarning || !strings.Contains(evs[0].Message, `field "recordedByANewerController" is unknown`) {
+		t.Errorf("VersionHistoryNewer events %+v, want one Warning naming the field", evs)
+	}
+	now, err := cms.Get(e.ctx, newer.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.ResourceVersion != newer.ResourceVersion {
+		t.Errorf("the controller wrote over a history a newer controller wrote:\n%s", now.Data[history.DataKey])
+	}
 }
 
 // Pause mid-batch: the cluster in flight finishes, nothing new starts for 60 s; resume completes.

@@ -261,6 +261,12 @@ type Placement struct {
 type Record struct {
 	Addon      string      `json:"addon"`
 	Placements []Placement `json:"placements"`
+
+	// Newer is set by Decode when the stored record has a field this code does not know: a newer
+	// controller wrote it (a controller rolled back to an older version from Git reads its
+	// successor's record). The record is then read for decisions (rollback targets, last known
+	// good) but must not be written: Encode would drop what the newer controller recorded.
+	Newer string `json:"-"`
 }
 
 // Placement returns the history of placement key ("namespace/name"), or nil.
@@ -334,13 +340,25 @@ func (r *Record) Encode() (string, error) {
 }
 
 // Decode reads a stored record. A record that does not parse is an error naming the ConfigMap:
-// the controller reports it and starts a new record rather than guessing.
+// the controller reports it and starts a new record rather than guessing. A record that parses but
+// has fields this code does not know decodes with the known ones and Newer naming the first
+// unknown one.
 func Decode(data string) (*Record, error) {
 	var r Record
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("the version history is not valid JSON of the expected form: %w", err)
+	err := dec.Decode(&r)
+	if err == nil {
+		return &r, nil
 	}
-	return &r, nil
+	// encoding/json reports an unknown field only as this message (no error type).
+	field, unknown := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if unknown {
+		var lax Record
+		if err := json.Unmarshal([]byte(data), &lax); err == nil {
+			lax.Newer = field
+			return &lax, nil
+		}
+	}
+	return nil, fmt.Errorf("the version history is not valid JSON of the expected form: %w", err)
 }

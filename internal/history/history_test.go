@@ -138,8 +138,37 @@ func TestQueries(t *testing.T) {
 	if _, err := Decode(`{"addon": "x", "placements": 3}`); err == nil {
 		t.Errorf("a malformed record decoded")
 	}
-	if _, err := Decode(`{"addon": "x", "bogus": 1}`); err == nil {
-		t.Errorf("an unknown field decoded")
+	if _, err := Decode(`{"addon": "x", "placements": [{"placement": 3}], "bogus": 1}`); err == nil {
+		t.Errorf("a malformed record with an unknown field decoded")
+	}
+}
+
+// TestDecodeNewer: a record a newer controller wrote (fields this code lacks, at any depth) is
+// read with what this code knows, and says so; a known record does not.
+func TestDecodeNewer(t *testing.T) {
+	for _, tc := range []struct {
+		name, data, newer string
+	}{
+		{"known", `{"addon": "x", "placements": [{"placement": "ns/p"}]}`, ""},
+		{"top level", `{"addon": "x", "placements": [{"placement": "ns/p"}], "bogus": 1}`, `"bogus"`},
+		{"in a placement", `{"addon": "x", "placements": [{"placement": "ns/p", "later": {"a": 1}}]}`, `"later"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Decode(tc.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Newer != tc.newer || r.Addon != "x" || r.Placement("ns/p") == nil {
+				t.Errorf("Newer %q, record %+v; want Newer %q and placement ns/p of add-on x", r.Newer, r, tc.newer)
+			}
+			enc, err := r.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(enc, "Newer") || strings.Contains(enc, "bogus") {
+				t.Errorf("Encode wrote %s", enc)
+			}
+		})
 	}
 }
 
