@@ -399,3 +399,35 @@ func TestContinuousVerificationPaused(t *testing.T) {
 	w.step()
 	w.expectContinuous("default/p~2:c1" + bg)
 }
+
+// A canary placement's continuous run that fails while its batch is being verified fails the
+// canary: the placements it gates never adopt the version.
+func TestContinuousVerificationFailsTheCanary(t *testing.T) {
+	v, cv := verdicts{}, continuousVerdicts{}
+	w, aws, canaryKey := canaryWorld(t)
+	w.installAll()
+	w.verifyContinuously(v, cv)
+	w.cma.Annotations[verification.Annotation] = `[{"placement": "default/canary", "template": "error-rate", "continuous": {"template": "background"}}]`
+	w.setConfig(aws, "b")
+	w.setConfig(canaryKey, "b")
+	w.step()
+	w.step()
+	w.expectContinuous("default/canary~1:k1,k2" + bg)
+	w.agents(succeed, "k1", "k2")
+	w.step()
+	w.expectRequested("default/canary#1:k1,k2")
+	cv[1] = verification.Failed
+	w.step()
+	w.expectProgression(canaryKey, addonstatus.ReasonUpgradeFailed, "failed: k1 (continuous verification failed: run 1 of AnalysisTemplate default/background: metric background Failed)", "b", "a", "a")
+	// The batch's run ends after the continuous one failed its clusters: they are no batch to
+	// verify any more, its result changes nothing.
+	v["k1,k2"] = verification.Successful
+	for range 3 {
+		w.advance(time.Hour)
+		w.step()
+	}
+	w.expectProgression(canaryKey, addonstatus.ReasonUpgradeFailed, "", "b", "a", "a")
+	w.expectStates("c1=a/a/T c2=a/a/T c3=a/a/T c4=a/a/T k1=b/b/T k2=b/b/T")
+	w.expectProgression(aws, addonstatus.ReasonWaitingForCanary, "", "b", "a", "a")
+	w.expectRequested("")
+}
