@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/verification"
@@ -150,4 +151,46 @@ func TestVerificationContinuousFailsMidRollout(t *testing.T) {
 	}
 	t.Logf("continuous gate: the run that failed took %s; aborted %s after the receiver started failing",
 		cs[len(cs)-1].Finished.Sub(cs[len(cs)-1].Started.Time), time.Since(failedAt).Round(100*time.Millisecond))
+}
+
+// A continuous run that is inconclusive (an unknown verdict) holds the placement for a person, even
+// once batch 1 passed: batch 2 does not start and no further run starts; a promote passes it, the
+// runs go on and the rollout completes.
+func TestVerificationContinuousInconclusiveHolds(t *testing.T) {
+	t.Parallel()
+	rc := newContinuousReceiver(t)
+	ann := `[{"placement": "*", "template": "webhook", "continuous": {"template": "webhook", "interval": "1s"}}]`
+	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 600), map[string]string{verification.Annotation: ann})
+	rc.mu.Lock()
+	rc.hold = make(chan struct{})
+	hold := rc.hold
+	rc.continuous = "maybe"
+	rc.mu.Unlock()
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerificationInconclusive, "continuous verification run 1 of version ")
+	e.waitCMAEvent(10*time.Second, "Warning VerificationInconclusive", "continuous verification run 1")
+	// Batch 1's run passes now: the placement still waits for a person.
+	close(hold)
+	version := e.desiredVersion("p")
+	e.waitVerifications(30*time.Second, "p", "1:Successful")
+	n := len(rc.continuousRuns(version))
+	e.quiet(3 * time.Second)
+	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
+		t.Fatalf("c3 or c4 got cfg-b (event %d) while an inconclusive continuous run held the placement", i)
+	}
+	if m := len(rc.continuousRuns(version)); m != n {
+		t.Fatalf("%d continuous runs started while the placement waited for a person", m-n)
+	}
+	e.waitProgression(time.Second, "p", addonstatus.ReasonVerificationInconclusive, "continuous verification run 1 of version "+version)
+	rc.mu.Lock()
+	rc.continuous = "pass"
+	rc.mu.Unlock()
+	e.annotateAs(cliFieldManager, operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): version}))
+	e.waitCMAEvent(30*time.Second, "VerificationPromoted", "a person passed the inconclusive continuous verification run(s) [1]")
+	e.waitUpgraded(60*time.Second, "cfg-b", all...)
+	e.waitProgression(30*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	cs := e.continuousHistory("p")
+	if len(cs) < 2 || cs[0].Phase != string(verification.Inconclusive) || !cs[0].Promoted || cs[1].Phase != string(verification.Successful) {
+		t.Fatalf("continuous runs in the history: %+v; want 1 Inconclusive (promoted), then Successful ones", cs)
+	}
 }
