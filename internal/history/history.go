@@ -163,7 +163,7 @@ type Version struct {
 	Verifications []Verification `json:"verifications,omitempty"`
 	// Continuous are the continuous verification runs of its rollout (package verification), in
 	// run order; Batch numbers the run, Clusters counts the clusters told the version when its
-	// result was recorded.
+	// result was recorded (summed over the runs an entry merged, as for Verifications).
 	Continuous []Verification `json:"continuous,omitempty"`
 }
 
