@@ -55,24 +55,27 @@ func checkVerification(cma *yaml.RNode, install map[canary.PlacementKey]int, tem
 				k, strings.Join(names, ", ")))
 		}
 	}
-	checked := map[verification.TemplateKey]bool{}
+	checked := map[checkedTemplate]bool{}
 	for _, p := range keys {
 		ref := refs.For(p)
 		if ref == nil {
 			continue
 		}
-		key := ref.TemplateKey(p)
-		if checked[key] {
-			continue
+		// The batch runs' template, and the continuous one (continuous.go) with its own args.
+		for _, r := range runsOf(*ref) {
+			key := r.ref.TemplateKey(p)
+			if checked[checkedTemplate{key, r.continuous}] {
+				continue
+			}
+			checked[checkedTemplate{key, r.continuous}] = true
+			obj, ok := templates[key]
+			if !ok {
+				probs = append(probs, problemf(verificationField, "verification %d: %s%s (for placement %s) is not in the input: ship the template with the add-on, or fix the reference",
+					ref.Index, r.what, key, p))
+				continue
+			}
+			probs = append(probs, checkTemplate(obj, r.ref, p)...)
 		}
-		checked[key] = true
-		obj, ok := templates[key]
-		if !ok {
-			probs = append(probs, problemf(verificationField, "verification %d: %s (for placement %s) is not in the input: ship the template with the add-on, or fix the reference",
-				ref.Index, key, p))
-			continue
-		}
-		probs = append(probs, checkTemplate(obj, *ref, p)...)
 	}
 	return probs
 }

@@ -56,6 +56,10 @@ func TestVerificationChecks(t *testing.T) {
 		{"undeclared arg", `[{"placement": "ns/prod", "template": "error-rate", "args": {"threshold": "1", "x": "y"}}]`, good, "args.x, which the template does not declare"},
 		{"not an install placement", `[{"placement": "ns/other", "template": "error-rate"}]`, good, "placement ns/other is not an install placement"},
 		{"does not parse", `[{"placement": "ns/prod"}]`, good, "template is empty"},
+		{"continuous", `[{"placement": "ns/prod", "template": "error-rate", "args": {"threshold": "0.05"}, "continuous": {"template": "error-rate", "interval": "2m", "args": {"threshold": "0.1"}}}]`, good, ""},
+		{"continuous template not in the input", `[{"placement": "ns/prod", "template": "error-rate", "args": {"threshold": "0.05"}, "continuous": {"template": "latency"}}]`, good, "continuous template AnalysisTemplate ns/latency (for placement ns/prod) is not in the input"},
+		{"continuous arg without value", `[{"placement": "ns/prod", "template": "error-rate", "args": {"threshold": "0.05"}, "continuous": {"template": "error-rate"}}]`, good, "spec.args threshold have no value"},
+		{"continuous interval", `[{"placement": "ns/prod", "template": "error-rate", "args": {"threshold": "0.05"}, "continuous": {"template": "error-rate", "interval": "soon"}}]`, good, `continuous.interval "soon"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -161,6 +161,10 @@ type Version struct {
 	// Verifications are the verification runs of its rollout's batches (package verification), in
 	// batch order.
 	Verifications []Verification `json:"verifications,omitempty"`
+	// Continuous are the continuous verification runs of its rollout (package verification), in
+	// run order; Batch numbers the run, Clusters counts the clusters told the version when its
+	// result was recorded (summed over the runs an entry merged, as for Verifications).
+	Continuous []Verification `json:"continuous,omitempty"`
 }
 
 // Verification is the outcome of one batch's verification run. It names at most MaxSample

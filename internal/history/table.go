@@ -43,6 +43,9 @@ func WriteTable(w io.Writer, rec *Record, name func(Config) string) error {
 			if s := verificationSummary(v.Verifications); s != "" {
 				result += " (" + s + ")"
 			}
+			if s := continuousSummary(v.Continuous); s != "" {
+				result += " (" + s + ")"
+			}
 			names := make([]string, 0, len(v.Configs))
 			for _, c := range Sorted(v.Configs) {
 				names = append(names, name(c))

@@ -241,6 +241,11 @@ func (d *decider) recordHistory(states []*placementState) {
 				last.Verifications = v.entries
 			}
 		}
+		if c := p.continuous; c != nil && c.changed {
+			if last := next.Last(); last != nil && last.ID == c.id {
+				last.Continuous = c.entries
+			}
+		}
 		if idx < 0 {
 			rec.Placements = append(rec.Placements, next)
 		} else {

@@ -51,6 +51,8 @@ type placementState struct {
 	// Verification (verify.go), as the last roll toward the desired version left it; nil when none
 	// applies.
 	verify *verifyState
+	// Continuous verification (continuous.go), likewise.
+	continuous *continuousState
 
 	// Results.
 	blocked  bool // a problem keeps every MCA of the placement as it is

@@ -262,6 +262,8 @@ func (d *decider) decide() Plan {
 		d.windowOverrideEvent(p)
 		d.verifyCondition(p)
 		d.verifyEvents(p)
+		d.continuousCondition(p)
+		d.continuousEvents(p)
 		d.subject(p, n)
 	}
 

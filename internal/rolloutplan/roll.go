@@ -229,6 +229,11 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 	soak := minSuccessTime(strategy)
 	deadline := unhealthyDeadline(strategy)
 	retryFailures(statuses, p.retriedAt, deadline)
+	// Continuous verification first: the clusters a failed run fails are no batch to verify.
+	cv := d.continuousVerify(p, target, statuses)
+	if cv != nil {
+		p.continuous = cv
+	}
 	vs := d.verifyBatches(p, target, statuses, soak)
 	if vs != nil {
 		p.verify = vs
@@ -273,7 +278,7 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			if !IsConfigured(w.mca, false) {
 				d.updates[c] = Hold(w.mca, d.in.Now)
 			}
-		case st.Status == rollout.ToApply && rolling && vs.holdsPushes():
+		case st.Status == rollout.ToApply && rolling && (vs.holdsPushes() || cv.holds()):
 			// A finished batch waits for its verification: its turn came, but no new cluster starts.
 			r.verifyHeld++
 			if !IsConfigured(w.mca, false) {
@@ -326,6 +331,8 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 				why := cause(cur.Status)
 				if msg, ok := vs.failedBy(c); ok {
 					why = "verification failed: " + msg
+				} else if msg, ok := cv.failedBy(c); ok {
+					why = "continuous verification failed: " + msg
 				}
 				r.failures = append(r.failures, fmt.Sprintf("%s (%s)", c, why))
 				if rolling {
@@ -338,7 +345,7 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			}
 		}
 	}
-	r.verifying = vs.holds() || vs != nil && vs.running != nil
+	r.verifying = vs.holds() || vs != nil && vs.running != nil || cv.holds()
 	r.complete = r.total > 0 && r.done == r.total && !r.verifying
 	p.windowWait, p.windowOverride = nil, ""
 	if r.windowHeld > 0 {

@@ -59,6 +59,9 @@ type Ref struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Args are values for the template's spec.args, over the built-in ones (BuiltinArgs).
 	Args map[string]string `json:"args,omitempty"`
+	// Continuous, when set, is run over and over while the placement rolls out a version
+	// (continuous.go).
+	Continuous *Continuous `json:"continuous,omitempty"`
 
 	// Index is the entry's position in the annotation (0-based), to name it in messages.
 	Index int `json:"-"`
@@ -153,6 +156,7 @@ func ParseValue(raw string) (Refs, error) {
 				problems = append(problems, fmt.Sprintf("args.%s: the controller sets %s for every batch; drop it", name, name))
 			}
 		}
+		problems = append(problems, r.Continuous.normalize()...)
 		if len(problems) > 0 {
 			errs = append(errs, fmt.Sprintf("verification %d: %s", i, strings.Join(problems, "; ")))
 		}

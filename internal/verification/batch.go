@@ -36,11 +36,17 @@ type Batch struct {
 	Index int `json:"batch"`
 	// Clusters are the batch's clusters, sorted.
 	Clusters []string `json:"clusters"`
+	// Continuous, when not 0, makes this continuous run number Continuous of the placement's
+	// rollout of the version (continuous.go), over the clusters told the version; Index is then 0.
+	Continuous int `json:"continuous,omitempty"`
 }
 
 // Key identifies the batch: the same add-on, placement, version and clusters are the same run,
-// whichever decision asks for it.
+// whichever decision asks for it (a continuous run: the same add-on, placement, version and number).
 func (b Batch) Key() string {
+	if b.Continuous != 0 {
+		return b.continuousKey()
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", b.Addon, b.Placement, b.Version, b.Index)
 	for _, c := range b.Clusters {
