@@ -223,6 +223,7 @@ func TestCheckHistory(t *testing.T) {
 		name    string
 		cm      *corev1.ConfigMap
 		wantErr string
+		newer   string
 	}{
 		{name: "the controller's own record", cm: own},
 		{name: "no ownerReference", cm: with(func(cm *corev1.ConfigMap) { cm.OwnerReferences = nil }), wantErr: "no ownerReference"},
@@ -230,7 +231,11 @@ func TestCheckHistory(t *testing.T) {
 		{name: "owned by another add-on", cm: with(func(cm *corev1.ConfigMap) { cm.OwnerReferences[0].Name = "b" }), wantErr: "no ownerReference"},
 		{name: "not JSON", cm: with(func(cm *corev1.ConfigMap) { cm.Data[history.DataKey] = "{" }), wantErr: "not valid JSON"},
 		{name: "no record at all", cm: with(func(cm *corev1.ConfigMap) { cm.Data = nil }), wantErr: "not valid JSON"},
-		{name: "fields the record does not have", cm: with(func(cm *corev1.ConfigMap) { cm.Data[history.DataKey] = `{"addon":"a","extra":1}` }), wantErr: "not valid JSON"},
+		// A newer controller's record: read (readHistory then never writes it).
+		{name: "fields a newer controller wrote", cm: with(func(cm *corev1.ConfigMap) {
+			cm.Data[history.DataKey] = `{"addon":"a","placements":[{"placement":"ns/p"}],"extra":1}`
+		}), newer: `"extra"`},
+		{name: "fields a newer controller wrote, and a malformed one", cm: with(func(cm *corev1.ConfigMap) { cm.Data[history.DataKey] = `{"addon":"a","extra":1,"placements":3}` }), wantErr: "not valid JSON"},
 		{name: "another add-on's record", cm: with(func(cm *corev1.ConfigMap) { cm.Data[history.DataKey] = other }), wantErr: `records add-on "b"`},
 	}
 	for _, tc := range tests {
@@ -242,8 +247,8 @@ func TestCheckHistory(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got == nil || got.Addon != "a" || len(got.Placements) != 1 || got.Placements[0].Placement != "ns/p" {
-				t.Fatalf("checkHistory = %+v, %v; want the record", got, err)
+			if err != nil || got == nil || got.Addon != "a" || len(got.Placements) != 1 || got.Placements[0].Placement != "ns/p" || got.Newer != tc.newer {
+				t.Fatalf("checkHistory = %+v, %v; want the record (Newer %q)", got, err, tc.newer)
 			}
 		})
 	}
