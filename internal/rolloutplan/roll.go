@@ -317,10 +317,21 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 					status, failedNow = rollout.Failed, true
 				}
 			}
+			if status == rollout.Failed {
+				// Failed by its batch's verification: its MCA says so too, as a failed cluster's
+				// does (mcastatus_verify.go).
+				if failedSt, ok := vs.failMCA(c, cur, p.key); ok {
+					d.updates[c] = failedSt
+				}
+			}
 			switch {
 			case timedOut.Has(c) && !failedNow:
 				r.timedOut++
-				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+				why := cause(cur.Status)
+				if msg, ok := vs.failedBy(c); ok {
+					why = "verification failed: " + msg
+				}
+				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, why))
 			case status == rollout.Failed:
 				r.failed++
 				why := cause(cur.Status)
