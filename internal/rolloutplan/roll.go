@@ -289,8 +289,10 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			pushed := Push(w.mca, w.target, AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.health, d.in.Now)
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
-			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
-			if soak == 0 && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
+			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak,
+			// or a verification must judge it first (a retried cluster that a failed run judged runs the version
+			// already): the next decision finds it finished and no run judged, a batch to verify.
+			if soak == 0 && vs == nil && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
 				r.done++
 			} else {
 				r.inProgress++
