@@ -94,14 +94,14 @@ func FailVerified(mca *addonv1alpha1.ManagedClusterAddOn, placement string, e *h
 	return st, changed
 }
 
-// VerificationJudged reports whether the version history rec says a failed verification run
+// verificationJudged reports whether the version history rec says a failed verification run
 // judged mca: mca is failed (a failed Progressing reason), finished its desired configs
 // (finishedAt), and a placement's newest version with those configs has a failed run, not
 // retried, that covers it. Any placement's: the MCA does not say which placement moves its
 // cluster, and the decision that failed it looked at its own placement's runs, which are among
 // them. rec is read (hist) only for an MCA that can be such (failed, with its configs applied and
 // soaked): no other MCA pays for decoding the history.
-func VerificationJudged(mca *addonv1alpha1.ManagedClusterAddOn, hist func() *history.Record) bool {
+func verificationJudged(mca *addonv1alpha1.ManagedClusterAddOn, hist func() *history.Record) bool {
 	c := meta.FindStatusCondition(mca.Status.Conditions, addonstatus.ConditionProgressing)
 	if c == nil || !addonstatus.IsFailedReason(c.Reason) {
 		return false
@@ -123,12 +123,12 @@ func VerificationJudged(mca *addonv1alpha1.ManagedClusterAddOn, hist func() *his
 }
 
 // Track is the progress tracker's rule for one MCA: Progress, except that an MCA a failed
-// verification judged (VerificationJudged, from the version history hist) keeps its status: its
+// verification judged (verificationJudged, from the version history hist) keeps its status: its
 // works are ready and its add-on healthy, and Progress would take it for a failure that
 // recovered. Once the run is retried (`addonops retry`), or the MCA is given other configs (an
 // abort, a revert), it is recomputed as usual.
 func Track(mca *addonv1alpha1.ManagedClusterAddOn, works []*workv1.ManifestWork, gate Gate, hist func() *history.Record, now metav1.Time) (addonv1alpha1.ManagedClusterAddOnStatus, time.Duration) {
-	if VerificationJudged(mca, hist) {
+	if verificationJudged(mca, hist) {
 		return *mca.Status.DeepCopy(), 0
 	}
 	return Progress(mca, works, gate, now)
