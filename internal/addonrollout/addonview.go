@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
@@ -36,6 +37,9 @@ type View struct {
 	// MCAWriter's: every reconciler of the process records its MCA writes there.
 	WrittenCMAs *statuswrite.Overlay[*addonv1alpha1.ClusterManagementAddOn]
 	WrittenMCAs *statuswrite.Overlay[*addonv1alpha1.ManagedClusterAddOn]
+	// WrittenHistories overlays the version history ConfigMaps the rollout reconciler wrote, by
+	// name: the progress tracker reads a run's verdict there as soon as it is recorded (History).
+	WrittenHistories *statuswrite.Overlay[*corev1.ConfigMap]
 	// Held are the interim conditions of MCAs the progress reconciler has not written (Held).
 	Held *Held
 	// Coalesce delays decisions triggered by bursts of events (placements, MCAs, configs).
@@ -51,8 +55,9 @@ type View struct {
 func NewView(hub *hubcache.Cache, recorder record.EventRecorder, coalesce time.Duration, writeParallelism int) *View {
 	return &View{Hub: hub, Addon: hub.Clients.Addon, Recorder: recorder,
 		WrittenCMAs: statuswrite.NewOverlay[*addonv1alpha1.ClusterManagementAddOn](), WrittenMCAs: hub.MCAWriter.Written,
-		Held:     NewHeld(),
-		Coalesce: coalesce, WriteParallelism: max(writeParallelism, 1)}
+		WrittenHistories: statuswrite.NewOverlay[*corev1.ConfigMap](),
+		Held:             NewHeld(),
+		Coalesce:         coalesce, WriteParallelism: max(writeParallelism, 1)}
 }
 
 // Managed reports whether this controller manages cma (the --addons selection).

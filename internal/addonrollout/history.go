@@ -92,7 +92,7 @@ func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterMa
 		if err != nil {
 			return fmt.Errorf("creating the version history ConfigMap %s/%s: %w", ns, name, err)
 		}
-		c.writtenHistories.Wrote(name, "", res)
+		c.WrittenHistories.Wrote(name, "", res)
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading the version history ConfigMap %s/%s: %w", ns, name, err)
@@ -105,7 +105,7 @@ func (c *Rollout) writeHistory(ctx context.Context, cma *addonv1alpha1.ClusterMa
 	if err != nil {
 		return fmt.Errorf("writing the version history ConfigMap %s/%s: %w", ns, name, err)
 	}
-	c.writtenHistories.Wrote(name, cm.ResourceVersion, res)
+	c.WrittenHistories.Wrote(name, cm.ResourceVersion, res)
 	return nil
 }
 
@@ -140,10 +140,10 @@ func historyUpdate(cm *corev1.ConfigMap, data string) *corev1.ConfigMap {
 
 // historyObject returns the history ConfigMap of that name at its freshest known version: the
 // cache's, or what this controller wrote that the cache does not show yet.
-func (c *Rollout) historyObject(name string) (*corev1.ConfigMap, error) {
-	cached, err := c.Hub.Histories.Get(name)
+func (v *View) historyObject(name string) (*corev1.ConfigMap, error) {
+	cached, err := v.Hub.Histories.Get(name)
 	if apierrors.IsNotFound(err) {
-		if cm, ok := c.writtenHistories.Created(name); ok {
+		if cm, ok := v.WrittenHistories.Created(name); ok {
 			return cm, nil
 		}
 		return nil, err
@@ -151,5 +151,25 @@ func (c *Rollout) historyObject(name string) (*corev1.ConfigMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.writtenHistories.Get(name, cached), nil
+	return v.WrittenHistories.Get(name, cached), nil
+}
+
+// History returns cma's version history as the rollout reconciler last wrote it (historyObject:
+// the progress tracker reads it right after a decision recorded a run, before the cache shows
+// it), or nil when none can be read (history off, none yet, not cma's record: the rollout
+// reconciler reports that). For the progress tracker, which takes no decision: what the controller
+// recorded, never what a managed cluster writes (rolloutplan.Track).
+func (v *View) History(cma *addonv1alpha1.ClusterManagementAddOn) *history.Record {
+	if v.Hub.Histories == nil {
+		return nil
+	}
+	cm, err := v.historyObject(history.ConfigMapName(cma.Name))
+	if err != nil {
+		return nil
+	}
+	rec, err := checkHistory(cm, cma)
+	if err != nil {
+		return nil
+	}
+	return rec
 }

@@ -27,6 +27,7 @@ import (
 	workv1 "open-cluster-management.io/api/work/v1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutplan"
 )
@@ -70,8 +71,10 @@ func (c *Progress) probesHealth(mca *addonv1alpha1.ManagedClusterAddOn) bool {
 const progressStaleRecheck = 500 * time.Millisecond
 
 // Sync tracks one MCA's ManifestWorks, its deployer's ManifestApplied and its health:
-// lastAppliedConfig, the Progressing and HealthSoak conditions (rolloutplan.Progress) and, as the
-// add-on's health prober, Available (rolloutplan.Available). It writes only when they change and
+// lastAppliedConfig, the Progressing and HealthSoak conditions (rolloutplan.Progress; an MCA a
+// failed verification judged keeps its failure while the version history records it:
+// rolloutplan.Track) and, as the add-on's health prober, Available (rolloutplan.Available). It
+// writes only when they change and
 // the change is not interim (or was held long enough), and looks again when a deployer's grace, a
 // health soak or a hold runs out.
 func (c *Progress) Sync(ctx context.Context, key string) (time.Duration, error) {
@@ -118,7 +121,8 @@ func (c *Progress) Sync(ctx context.Context, key string) (time.Duration, error) 
 	}
 	gate := rolloutplan.GateOf(cma)
 	gate.DeployerWait = c.opts.DeployerWait
-	st, recheck := rolloutplan.Progress(mca, rolloutplan.AddonWorks(name, works), gate, clock)
+	// A cluster a failed verification judged stays failed while the version history says so.
+	st, recheck := rolloutplan.Track(mca, rolloutplan.AddonWorks(name, works), gate, func() *history.Record { return c.History(cma) }, clock)
 	held, heldOK := c.Held.Get(key, written)
 	d := decideProgress(written, st, recheck, probes, c.opts.InterimHold, held, heldOK, now)
 	switch d.action {

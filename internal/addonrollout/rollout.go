@@ -33,7 +33,6 @@ import (
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutmetrics"
 	"github.com/addonops/addonops/internal/rolloutplan"
-	"github.com/addonops/addonops/internal/statuswrite"
 )
 
 // RolloutOptions configure the rollout reconciler.
@@ -58,9 +57,6 @@ type RolloutOptions struct {
 type Rollout struct {
 	*View
 	opts RolloutOptions
-	// writtenHistories overlays the version history ConfigMaps like the View's overlays, by name.
-	writtenHistories *statuswrite.Overlay[*corev1.ConfigMap]
-
 	// queue is the reconciler's queue, set when it starts: config changes and access problems
 	// reach every add-on's rollout through it.
 	queue atomic.Pointer[hubcache.Queue]
@@ -81,7 +77,7 @@ type Rollout struct {
 
 // NewRollout returns the rollout reconciler on v.
 func NewRollout(v *View, opts RolloutOptions) *Rollout {
-	return &Rollout{View: v, opts: opts, writtenHistories: statuswrite.NewOverlay[*corev1.ConfigMap](), pace: NewPacer(v.Coalesce)}
+	return &Rollout{View: v, opts: opts, pace: NewPacer(v.Coalesce)}
 }
 
 // rolloutStaleRecheck is how soon a decision is taken again when some of its MCAs changed before they
@@ -380,7 +376,7 @@ func (c *Rollout) Watch(q hubcache.Queue) error {
 		regs = append(regs, Registration{Informer: c.Hub.HistoryInformer, Handler: cache.ResourceEventHandlerFuncs{AddFunc: hist, UpdateFunc: func(_, cur any) { hist(cur) },
 			DeleteFunc: func(obj any) {
 				if cm, ok := hubcache.Tombstone[*corev1.ConfigMap](obj); ok {
-					c.writtenHistories.Forget(cm.Name)
+					c.WrittenHistories.Forget(cm.Name)
 				}
 				hist(obj)
 			}}})

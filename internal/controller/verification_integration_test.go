@@ -19,10 +19,12 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	"sigs.k8s.io/yaml"
@@ -298,6 +300,78 @@ func TestVerificationWebhookGateFails(t *testing.T) {
 	vs := e.waitVerifications(10*time.Second, "p", "1:Failed")
 	e.waitVersions(10*time.Second, "p", "cfg-a:Superseded:c cfg-b:Aborted")
 	t.Logf("webhook gate: batch 1 failed %s after its run started (%s after the change)", vs[0].Finished.Sub(vs[0].Started.Time), time.Since(start).Round(100*time.Millisecond))
+}
+
+// A webhook gate that passes the first batch and fails the second: the second batch's clusters
+// are failed in their MCAs too (UpgradeFailed, naming the run), written once and not rewritten,
+// while the first batch's stay UpgradeSucceed; without auto-abort the rollout stops there. A retry
+// verifies them again (a new batch) and their MCAs follow: the version completes.
+func TestVerificationWebhookGateFailsTheSecondBatch(t *testing.T) {
+	t.Parallel()
+	rc := newGateReceiver(t, "pass")
+	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 30), map[string]string{verification.Annotation: verifyAll})
+	installRuns, _ := rc.received()
+	rc.mu.Lock()
+	rc.hold = make(chan struct{})
+	hold := rc.hold
+	rc.mu.Unlock()
+	from := e.rec.count()
+	e.setConfig("p", "cfg-b")
+	e.waitFor(60*time.Second, "the first batch POSTed to the receiver", func() bool { b, _ := rc.received(); return len(b) > len(installRuns) })
+	rc.set("fail", 0) // batch 1 was answered "pass" when it arrived; the next one fails
+	close(hold)
+	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
+	vs := e.waitVerifications(10*time.Second, "p", "1:Successful 2:Failed")
+	// The failed batch's MCAs say so, naming the run; the passed batch's stay succeeded.
+	want := fmt.Sprintf("upgrade failed: the verification of batch 2 of placement %s/p with AnalysisTemplate %s/webhook failed: %s", e.name, e.name, vs[1].Message)
+	for _, c := range []string{"c3", "c4"} {
+		e.waitCluster(30*time.Second, c, "cfg-b/cfg-b/True/UpgradeFailed")
+		cond := meta.FindStatusCondition(e.rec.mca(e.cluster(c)).Status.Conditions, addonstatus.ConditionProgressing)
+		if cond.Status != metav1.ConditionFalse || !strings.HasPrefix(cond.Message, want) || !cond.LastTransitionTime.Equal(&vs[1].Finished) {
+			t.Fatalf("%s: Progressing %+v, want False with a message starting %q, transition time the run's end %s", c, cond, want, vs[1].Finished)
+		}
+	}
+	for _, c := range []string{"c1", "c2"} {
+		e.waitCluster(10*time.Second, c, "cfg-b/cfg-b/True/UpgradeSucceed")
+	}
+	// Written once, and neither writer takes it back: the progress tracker keeps what the history
+	// says. A flap would show as UpgradeFailed more than once in a cluster's sequence of reasons.
+	mark := e.rec.count()
+	e.quiet(3 * time.Second)
+	for _, c := range all {
+		if n := e.rec.writes(e.cluster(c), mark); n != 0 {
+			t.Fatalf("%s: %d controller writes of its MCA after the verdict settled:\n%s", c, n, e.rec.eventsOf(e.cluster(c)))
+		}
+	}
+	for _, c := range []string{"c3", "c4"} {
+		if got := progressingReasons(e.rec.events()[from:], e.cluster(c)); !strings.HasSuffix(got, "UpgradeSucceed UpgradeFailed") || strings.Count(got, "UpgradeFailed") != 1 {
+			t.Fatalf("%s: Progressing reasons %q, want ... UpgradeSucceed UpgradeFailed, failed once", c, got)
+		}
+	}
+	// A retry verifies them again; their MCAs follow the rollout to its end.
+	rc.set("pass", 0)
+	e.annotateAs(cliFieldManager, operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): "r1"}))
+	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	for _, c := range all {
+		e.waitCluster(30*time.Second, c, "cfg-b/cfg-b/True/UpgradeSucceed")
+	}
+	if got, vs := e.verifications("p"); got != "1:Successful 2:Failed 3:Successful" || !vs[1].Retried {
+		t.Fatalf("verifications %s (%+v), want 1:Successful 2:Failed (retried) 3:Successful", got, vs)
+	}
+}
+
+// progressingReasons lists the distinct consecutive Progressing reasons of cluster's MCA in events.
+func progressingReasons(events []mcaEvent, cluster string) string {
+	var out []string
+	for _, ev := range events {
+		if ev.Cluster != cluster || ev.Type == watch.Deleted {
+			continue
+		}
+		if c := meta.FindStatusCondition(ev.MCA.Status.Conditions, addonstatus.ConditionProgressing); c != nil && (len(out) == 0 || out[len(out)-1] != c.Reason) {
+			out = append(out, c.Reason)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // A webhook gate that times out is inconclusive: the placement holds for a person; a promote

@@ -86,7 +86,7 @@ var reasonDocs = []reasonDoc{
 	{"", addonv1alpha1.ProgressingReasonCompleted, []string{onProgression, onMCA}, []metav1.ConditionStatus{condFalse},
 		"OCM's own success reason, written by OCM's addon-manager (an add-on addonops does not manage, or before a move to addonops). addonops reads it as success and never writes it.", ""},
 	{"ReasonInstallFailed", addonstatus.ReasonInstallFailed, []string{onProgression, onMCA}, []metav1.ConditionStatus{condFalse},
-		"On an MCA: the cluster's install failed (a work not applied, or the add-on not healthy before the placement's `progressDeadline`). On an install progression: the rollout stopped on `maxFailures`.", actionFailed},
+		"On an MCA: the cluster's install failed (a work not applied, the add-on not healthy before the placement's `progressDeadline`, or its batch's [verification](annotations.md#addonopsioverification) failed: the message names the batch, the placement, the template and the run's message). On an install progression: the rollout stopped on `maxFailures`.", actionFailed},
 	{"ReasonUpgradeFailed", addonstatus.ReasonUpgradeFailed, []string{onProgression, onMCA}, []metav1.ConditionStatus{condFalse},
 		"As InstallFailed, for an upgrade. With [`addonops.io/auto-abort`](annotations.md#addonopsioauto-abort) the controller aborts it by itself.", actionFailed},
 	{"ReasonRollbackFailed", addonstatus.ReasonRollbackFailed, []string{onProgression, onMCA}, []metav1.ConditionStatus{condFalse},

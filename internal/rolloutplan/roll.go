@@ -294,8 +294,10 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 			pushed := Push(w.mca, w.target, AddonWorks(w.mca.Name, d.works(c)), d.mcaKind(p, w.mca), d.health, d.in.Now)
 			d.updates[c] = pushed
 			r.moved = append(r.moved, c)
-			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak.
-			if soak == 0 && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
+			// A cluster that already runs target (a rollback to the version it kept) is done now, unless it must soak,
+			// or a verification must judge it first (a retried cluster that a failed run judged runs the version
+			// already): the next decision finds it finished and no run judged, a batch to verify.
+			if soak == 0 && vs == nil && addonstatus.Applied(&addonv1alpha1.ManagedClusterAddOn{Status: pushed}) {
 				r.done++
 			} else {
 				r.inProgress++
@@ -322,10 +324,21 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 					status, failedNow = rollout.Failed, true
 				}
 			}
+			if status == rollout.Failed {
+				// Failed by its batch's verification: its MCA says so too, as a failed cluster's
+				// does (mcastatus_verify.go).
+				if failedSt, ok := vs.failMCA(c, cur, p.key); ok {
+					d.updates[c] = failedSt
+				}
+			}
 			switch {
 			case timedOut.Has(c) && !failedNow:
 				r.timedOut++
-				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, cause(cur.Status)))
+				why := cause(cur.Status)
+				if msg, ok := vs.failedBy(c); ok {
+					why = "verification failed: " + msg
+				}
+				r.timeouts = append(r.timeouts, fmt.Sprintf("%s (%s)", c, why))
 			case status == rollout.Failed:
 				r.failed++
 				why := cause(cur.Status)

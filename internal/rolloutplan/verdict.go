@@ -59,14 +59,18 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []C
 			pending = append(pending, c)
 		}
 	}
+	verified := false
+	if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && !s.complete {
+		verified = true
+		// A verified canary passes once its rollout completed: its last batch's run passed, and
+		// no run failed any of its clusters (those still run the version, healthy, until an abort
+		// moves them, but their MCAs say they failed: FailVerified).
+		if failed := slices.Sorted(maps.Keys(s.verify.failed)); len(failed) > 0 {
+			return false, fmt.Sprintf("the verification of canary placement %s failed on %s: no version passes it until that is fixed (a fix or a revert of its configs in Git, or abort)", canaryKey, listed(failed)), true
+		}
+	}
 	if done == len(clusters) {
-		if s := d.byKey[canaryKey]; s != nil && s != p && s.verify != nil && Equal(s.desired, v) && !s.complete {
-			// A verified canary passes once its rollout completed: its last batch's run passed, and
-			// no run failed any of its clusters (those still run the version, healthy, until an
-			// abort moves them).
-			if failed := slices.Sorted(maps.Keys(s.verify.failed)); len(failed) > 0 {
-				return false, fmt.Sprintf("the verification of canary placement %s failed on %s: no version passes it until that is fixed (a fix or a revert of its configs in Git, or abort)", canaryKey, listed(failed)), true
-			}
+		if verified {
 			return false, fmt.Sprintf("waiting for the verification of canary placement %s (see its progression): every cluster runs %s", canaryKey, describe(v)), false
 		}
 		return true, "", false

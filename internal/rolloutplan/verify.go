@@ -45,8 +45,10 @@ type verifyState struct {
 	// decision changed them (the history records them).
 	entries []history.Verification
 	changed bool
-	// failed maps the clusters a failed run judged to its message.
-	failed map[string]string
+	// failed maps the clusters a failed run judged to that run; known says the history records the
+	// version (failMCA).
+	failed map[string]*history.Verification
+	known  bool
 	// pending are the clusters that finished the version (soak included) and no run judged yet;
 	// inFlight says some cluster of the placement has not finished.
 	pending  []string
@@ -79,12 +81,7 @@ func (v *verifyState) holdsPushes() bool {
 // covering returns the run that judged a cluster that finished at at: the first whose Covers is
 // not before it.
 func (v *verifyState) covering(at time.Time) *history.Verification {
-	for i := range v.entries {
-		if e := &v.entries[i]; !e.Retried && !e.Covers.Time.Before(at) {
-			return e
-		}
-	}
-	return nil
+	return coveringRun(v.entries, at)
 }
 
 // parseVerifications reads the add-on's verification references and checks that every placement
@@ -130,12 +127,13 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 		return nil
 	}
 	id := versionID(target)
-	v := &verifyState{ref: ref, id: id, failed: map[string]string{}}
+	v := &verifyState{ref: ref, id: id, failed: map[string]*history.Verification{}}
 	if last := d.placementHistory(p).Last(); last != nil && last.ID == id {
 		if last.Completed != nil {
 			return nil
 		}
 		v.entries = slices.Clone(last.Verifications)
+		v.known = true
 	}
 	// `addonops retry` after a run failed or was inconclusive verifies its clusters again: a
 	// template fixed since, or a flaky Prometheus, gets another run (a new batch number).
@@ -157,13 +155,20 @@ func (d *decider) verifyBatches(p *placementState, target []Config, statuses []r
 		statuses[i].Status = rollout.Failed
 		at := e.Finished
 		statuses[i].LastTransitionTime = &at
-		v.failed[statuses[i].ClusterName] = e.Message
+		v.failed[statuses[i].ClusterName] = e
 	}
 	var judged []int // indexes into statuses of the pending clusters
 	for i, st := range statuses {
 		switch st.Status {
 		case rollout.Progressing:
 			v.inFlight = true
+		case rollout.Failed:
+			// Failed by a run already: its MCA says so (FailVerified); the progression names the run.
+			if mca := d.mcas[st.ClusterName]; mca != nil {
+				if e := failedRun(mca, v.entries); e != nil {
+					v.failed[st.ClusterName] = e
+				}
+			}
 		case rollout.Succeeded:
 			at := longAgo.Time
 			if st.LastTransitionTime != nil {
@@ -238,8 +243,11 @@ func (v *verifyState) failedBy(c string) (string, bool) {
 	if v == nil {
 		return "", false
 	}
-	msg, ok := v.failed[c]
-	return msg, ok
+	e, ok := v.failed[c]
+	if !ok {
+		return "", false
+	}
+	return e.Message, true
 }
 
 func maxTime(a, b time.Time) time.Time {

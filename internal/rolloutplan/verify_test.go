@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -162,6 +164,9 @@ func TestVerificationFailureFailsTheBatch(t *testing.T) {
 				w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "upgrade stopped: more clusters failed than maxFailures allows; 0/3 clusters done, 0 in progress, 1 failed, 0 timed out; failed: c1 (verification failed: metric error-rate Failed)", "b", "a", "a")
 				w.expectStates("c1=b/b/T c2=a/a/F c3=a/a/F")
 				w.expectVersions(p, "a:Superseded:c b:Failed")
+				// Its MCA says it failed, naming the run, and stays so.
+				w.expectMCA("c1", addonstatus.ReasonUpgradeFailed, "upgrade failed: the verification of batch 1 of placement default/p with AnalysisTemplate default/error-rate failed: metric error-rate Failed")
+				w.expectSteady("c1")
 				return
 			}
 			w.expectProgression(p, addonstatus.ReasonAborting, "aborted automatically: more clusters failed than maxFailures allows", "b", "a", "a")
@@ -169,6 +174,8 @@ func TestVerificationFailureFailsTheBatch(t *testing.T) {
 			w.settle()
 			w.expectProgression(p, addonstatus.ReasonAborted, "3/3 clusters are back on", "b", "a", "a")
 			w.expectVersions(p, "a:Superseded:c b:Aborted")
+			// Its MCA followed the way back.
+			w.expectMCA("c1", addonstatus.ReasonRollbackSucceeded, "")
 			if got := w.verificationsOf(p); got != "1:Failed" {
 				t.Fatalf("history: %s", got)
 			}
@@ -505,4 +512,109 @@ func TestVerifiedInstallSucceedsAsAnInstall(t *testing.T) {
 		t.Fatalf("reasons %s, want %s", got, want)
 	}
 	w.expectVersions(p, "a:Succeeded:c")
+}
+
+// expectMCA checks a cluster's Progressing condition: reason, and a message containing msg.
+func (w *world) expectMCA(cluster, reason, msg string) {
+	w.t.Helper()
+	c := meta.FindStatusCondition(w.mcas[cluster].Status.Conditions, addonstatus.ConditionProgressing)
+	if c == nil || c.Reason != reason || !strings.Contains(c.Message, msg) {
+		w.t.Fatalf("%s: Progressing %+v, want reason %s with message containing %q", cluster, c, reason, msg)
+	}
+}
+
+// expectSteady checks that neither writer changes a cluster's MCA any more: the progress tracker
+// looks at it again (Track) and decisions are taken, as time passes.
+func (w *world) expectSteady(cluster string) {
+	w.t.Helper()
+	before := w.mcas[cluster].Status.DeepCopy()
+	for range 3 {
+		w.advance(time.Second)
+		for _, writer := range []struct {
+			who   string
+			write func()
+		}{{"the progress tracker", func() { w.recheck(cluster) }}, {"a decision", func() { w.step() }}} {
+			who := writer.who
+			writer.write()
+			if !equality.Semantic.DeepEqual(*before, w.mcas[cluster].Status) {
+				w.t.Fatalf("%s changed %s:\n got %+v\nwant %+v", who, cluster, w.mcas[cluster].Status, *before)
+			}
+		}
+	}
+}
+
+// A failed run's clusters are failed in their MCAs too (UpgradeFailed, naming the run, at the run's
+// end), the passed batch's stay UpgradeSucceed, and neither writer takes it back; a retry verifies
+// them again as a new batch (they run the version already: no cluster is done unverified), and
+// their MCAs follow the rollout to its end.
+func TestVerificationFailureOnTheMCA(t *testing.T) {
+	v := verdicts{}
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2"})
+	w.installAll()
+	w.verifyWith(v)
+	w.setConfig(p, "b")
+	w.step()
+	w.agent("c1", succeed)
+	v["c1"] = verification.Successful
+	w.step()
+	w.advance(time.Second)
+	w.step()
+	w.agent("c2", succeed)
+	w.advance(time.Second)
+	w.step()
+	w.expectRequested("default/p#2:c2")
+	w.advance(time.Second)
+	v["c2"] = verification.Failed
+	failedAt := Now(w.now)
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "failed: c2 (verification failed: metric error-rate Failed)", "b", "a", "a")
+	w.expectMCA("c2", addonstatus.ReasonUpgradeFailed, "upgrade failed: the verification of batch 2 of placement default/p with AnalysisTemplate default/error-rate failed: metric error-rate Failed")
+	if c := meta.FindStatusCondition(w.mcas["c2"].Status.Conditions, addonstatus.ConditionProgressing); !c.LastTransitionTime.Equal(&failedAt) {
+		t.Fatalf("c2 failed at %s, want the run's end %s", c.LastTransitionTime, failedAt)
+	}
+	w.expectMCA("c1", addonstatus.ReasonUpgradeSucceed, "")
+	w.expectStates("c1=b/b/T c2=b/b/T")
+	w.expectSteady("c2")
+	w.expectSteady("c1")
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "failed: c2 (verification failed: metric error-rate Failed)", "b", "a", "a")
+
+	// The cause is fixed; a person retries.
+	v["c2"] = verification.Successful
+	w.advance(time.Minute)
+	w.annotateAs("addonops-cli", operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{canary.PlacementKey(p): "r1"}))
+	w.step()
+	w.expectMCA("c2", addonstatus.ReasonUpgradeSucceed, "")
+	w.expectRequested("")
+	if c := ProgressingOf(w.progression(p)); c.Reason == addonstatus.ReasonUpgradeSucceed {
+		t.Fatalf("the version completed with c2 not verified again: %+v", c)
+	}
+	w.advance(time.Second)
+	w.step()
+	// Verified again, as batch 3 (this world's runs end at once); the failed run is retried.
+	if got := w.verificationsOf(p); got != "1:Successful 2:Failed 3:Successful" || !w.history.Placement(p.String()).Last().Verifications[1].Retried {
+		t.Fatalf("history: %s, %+v", got, w.history.Placement(p.String()).Last().Verifications)
+	}
+	w.expectProgression(p, addonstatus.ReasonUpgradeSucceed, "2/2 upgrade completed", "b", "b", "b")
+	for _, c := range []string{"c1", "c2"} {
+		w.expectMCA(c, addonstatus.ReasonUpgradeSucceed, "")
+	}
+}
+
+// A failed verification of an install fails its clusters' installs: InstallFailed, as OCM says.
+func TestVerificationFailureFailsAnInstall(t *testing.T) {
+	w := newWorld(t)
+	w.config("a")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(2), clusterv1alpha1.RolloutConfig{}), []string{"c1", "c2", "c3"})
+	w.verifyWith(verdicts{"c1,c2": verification.Failed})
+	w.step()
+	w.agents(succeed, "c1", "c2")
+	w.step()
+	w.expectProgression(p, addonstatus.ReasonInstallFailed, "failed: c1 (verification failed: metric error-rate Failed)", "a", "", "")
+	for _, c := range []string{"c1", "c2"} {
+		w.expectMCA(c, addonstatus.ReasonInstallFailed, "install failed: the verification of batch 1 of placement default/p with AnalysisTemplate default/error-rate failed: metric error-rate Failed")
+		w.expectSteady(c)
+	}
 }

@@ -242,7 +242,7 @@ func (w *world) agent(cluster string, o outcome) {
 		if wk := w.works[cluster]; wk != nil {
 			works = append(works, wk)
 		}
-		m.Status, _ = Progress(m, works, GateOf(w.cma), now)
+		m.Status, _ = Track(m, works, GateOf(w.cma), w.recorded, now)
 		w.mcas[cluster] = m
 		return
 	}
@@ -279,9 +279,12 @@ func (w *world) agent(cluster string, o outcome) {
 	// meta.SetStatusCondition: the transition time moves only when the status flips).
 	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{Type: addonstatus.ConditionManifestApplied, Status: metav1.ConditionTrue, Reason: "AddonManifestApplied", LastTransitionTime: now})
 	meta.SetStatusCondition(&m.Status.Conditions, health)
-	m.Status, _ = Progress(m, []*workv1.ManifestWork{wk}, GateOf(w.cma), now)
+	m.Status, _ = Track(m, []*workv1.ManifestWork{wk}, GateOf(w.cma), w.recorded, now)
 	w.mcas[cluster] = m
 }
+
+// recorded is the version history as the progress tracker reads it (Track).
+func (w *world) recorded() *history.Record { return w.history }
 
 // recheck is the progress tracker looking at a cluster again (its recheck time came).
 func (w *world) recheck(cluster string) {
@@ -290,7 +293,7 @@ func (w *world) recheck(cluster string) {
 	if wk := w.works[cluster]; wk != nil {
 		works = append(works, wk)
 	}
-	m.Status, _ = Progress(m, works, GateOf(w.cma), Now(w.now))
+	m.Status, _ = Track(m, works, GateOf(w.cma), w.recorded, Now(w.now))
 	w.mcas[cluster] = m
 }
 
