@@ -21,8 +21,18 @@
 // annotation), shows that no new cluster starts while the clusters in flight finish, then resumes
 // it (`addonops resume`) and the rollout completes.
 //
+// Then the gates step (--gates-version, on by default; gates.go): a new good version, v0.12.2, in a
+// commit that adds a webhook verification gate on every placement (an Argo Rollouts
+// AnalysisTemplate whose web provider is a local receiver the demo runs: it prints each batch and
+// its verdict, and no batch starts before the verdict on the one before), subscribes the add-on to
+// notifications (the demo writes the catalog with a webhook service to a second local receiver,
+// which prints each notification as it arrives) and sets a deny maintenance window in force on
+// the gated placement: once the canary passed, it waits (WaitingForWindow, with when the window
+// opens) until the demo runs `addonops override-window`, as a person letting a hotfix through does.
+//
 // Then, when the last step has a canary placement, the demo rolls out a bad version
-// (--bad-version, on by default): the pause step's output (else the last example's) with only the
+// (--bad-version, on by default): the gates step's output (else the pause step's, else the last
+// example's) with only the
 // agent version changed, to one whose agent never becomes ready (the simulated agent reports its
 // Deployments without a ready replica, so the controller's health check reports the add-on
 // unavailable), and a 20s progressDeadline (scaled by --speed). It must stop at the canary, the
