@@ -44,6 +44,8 @@ type step struct {
 	Kind stepKind
 	// Pause is what the pause step pauses (Kind stepPauseResume).
 	Pause *pausePlan
+	// Gates is what the gates step gates (Kind stepGates).
+	Gates *gatesPlan
 }
 
 // exampleFunctions are the KRM functions the examples' kustomizations run by name from PATH: the

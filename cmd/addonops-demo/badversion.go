@@ -35,6 +35,7 @@ type stepKind int
 const (
 	stepExample stepKind = iota
 	stepPauseResume
+	stepGates
 	stepBadVersion
 	stepRevert
 )

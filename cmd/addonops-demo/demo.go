@@ -23,6 +23,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/childproc"
@@ -53,6 +54,11 @@ type Options struct {
 	// DefaultPauseVersion). NoPause skips that step.
 	PauseVersion string
 	NoPause      bool
+	// GatesVersion is the AGENT_VERSION of the good commit the demo rolls out after the pause step
+	// behind a webhook verification gate, with notifications and a maintenance window in force that
+	// it overrides (default DefaultGatesVersion; gates.go). NoGates skips that step.
+	GatesVersion string
+	NoGates      bool
 	// BadVersion is the AGENT_VERSION of the bad commit the demo rolls out after the examples (and
 	// the pause step) when the last step has a canary placement (default DefaultBadVersion): its
 	// agent never becomes ready, so it stops at the canary; the demo then reverts it. NoBadVersion
@@ -125,6 +131,9 @@ func (o *Options) complete() error {
 	}
 	if o.PauseVersion == "" {
 		o.PauseVersion = DefaultPauseVersion
+	}
+	if o.GatesVersion == "" {
+		o.GatesVersion = DefaultGatesVersion
 	}
 	if o.Speed < 0 {
 		return fmt.Errorf("--speed %g: want a positive factor (2 runs the simulation twice as fast)", o.Speed)
@@ -213,6 +222,9 @@ type demoRun struct {
 	git    *gitSteps
 	// placementsBefore are the Placements of the last step delivered.
 	placementsBefore map[string]bool
+	// gates are the local receivers of the gates step's webhook gate and notifications (nil
+	// without the step).
+	gates *gateServers
 }
 
 // Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
@@ -238,6 +250,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	var extra []string
 	if !o.NoPause {
 		extra = append(extra, "a rollout paused and resumed (--pause-version)")
+	}
+	if !o.NoGates {
+		extra = append(extra, "a rollout behind a webhook gate and a maintenance window, with notifications (--gates-version)")
 	}
 	if !o.NoBadVersion {
 		extra = append(extra, "a bad version and its revert (--bad-version)")
@@ -303,6 +318,25 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			fmt.Fprintf(out, "  (no pause step: %v; --pause-version='' skips it silently)\n", err)
 		} else {
 			st, err := pauseResumeStep(last, len(steps)+1, o.PauseVersion)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, st)
+			r.noteVersions(st)
+			fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
+			for _, n := range st.Notes {
+				fmt.Fprintf(out, "  %-32s %s\n", "", n)
+			}
+		}
+	}
+	defer func() { r.gates.close() }()
+	if len(steps) > 0 && !o.NoGates {
+		last := steps[len(steps)-1]
+		if _, _, err := pauseTarget(last.Objects); err != nil {
+			fmt.Fprintf(out, "  (no gates step: %v; --gates-version='' skips it silently)\n", err)
+		} else {
+			r.gates = startGateServers(o.Speed)
+			st, err := gatesStep(last, len(steps)+1, o.GatesVersion, r.gates.gate.URL+"/verify", time.Now())
 			if err != nil {
 				return nil, err
 			}
@@ -456,6 +490,9 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		WriteParallelism: 32,
 		Coalesce:         100 * time.Millisecond,
 		HistoryNamespace: historyNamespace,
+		// As addonops-controller --notifications (its default): nothing is sent until the gates
+		// step writes the configuration and subscribes the add-on.
+		Notifications: &notify.Options{Namespace: notifyNamespace},
 	}
 	aopts := simagent.Options{
 		Addons:  addons,
@@ -485,6 +522,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	}
 	fmt.Fprintf(out, "\nRunning in this process:\n")
 	fmt.Fprintf(out, "  controller:     addonops controller (controller.New/Run, --addons=self, %d workers)\n", copts.Workers)
+	fmt.Fprintf(out, "  notifications:  on (--notifications), configured by ConfigMap %s and Secret %s in %s\n", notify.ConfigMapName, notify.SecretName, notifyNamespace)
 	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
 	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
 		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
@@ -551,6 +589,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			fmt.Fprintf(out, "Moving on to %s anyway, as a GitOps user pushes the next commit after a rollout that failed or stalled.\n", steps[i+1].Name)
 		}
 	}
+	r.gates.flush(r.disp)
 	if !sum.Interrupted {
 		r.showHistories(ctx, addons, sum)
 	}
@@ -640,6 +679,7 @@ type stepWatch struct {
 	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
 	doneAt    map[string]time.Duration
 	pause     *pauser
+	gates     *gater
 	// rec records the MCAs' changes while the step runs.
 	rec *harness.Recorder[mcaEvent]
 }
@@ -731,6 +771,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	if w.rec, err = recordMCAs(ctx, r.clients.Addon); err != nil {
 		return fail(err)
 	}
+	if st.Gates != nil {
+		if err := r.setupGates(ctx); err != nil {
+			return fail(err)
+		}
+	}
 	var gens map[string]int64
 	var addons []string
 	if r.engine == nil {
@@ -762,6 +807,9 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	if st.Pause != nil {
 		w.pause = r.newPauser(*st.Pause, start, w.rec)
 	}
+	if st.Gates != nil {
+		w.gates = r.newGater(*st.Gates, start)
+	}
 
 	// --step-timeout bounds the whole step, the engine's delivery included.
 	timeout := time.NewTimer(r.o.StepTimeout - time.Since(start))
@@ -782,6 +830,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				return fail(fmt.Errorf("%s: %s", r.engine.Name(), w.lastEngine.Problem))
 			}
 		}
+		r.gates.flush(r.disp)
 		ss, ok, err := r.snapshots(addons, gens, now)
 		if err != nil {
 			return fail(err)
@@ -791,6 +840,9 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 			w.observe(snaps, now)
 			if w.pause != nil {
 				w.pause.advance(ctx, snaps, now)
+			}
+			if w.gates != nil {
+				w.gates.advance(ctx, snaps, latestStates(w.rec, st.Gates.Addon), now)
 			}
 			v := judge(viewsOf(snaps))
 			if r.engine != nil && v.Ended && uncounted(snaps) {
@@ -803,11 +855,13 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				f.Extra = []string{w.lastEngine.Line}
 			}
 			r.disp.update(st.Name, now.Sub(start), f, now)
-			pausing := w.pause != nil && w.pause.phase != pauseWaiting && w.pause.phase != pauseDone
+			// The pause holds the step open until it resumed; the gates until the notifications
+			// the rollout sends arrived (or notifyWait passed).
+			pausing := w.pause != nil && w.pause.phase != pauseWaiting && w.pause.phase != pauseDone ||
+				w.gates.holds(v.Ended && !v.Failed, now)
 			var ended Result
 			switch {
 			case pausing:
-				// The pause holds the step open until it resumed.
 				failingSince = time.Time{}
 			case v.Ended && !v.Failed:
 				ended = Succeeded
@@ -948,6 +1002,11 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 		res.Pause = w.pause.finish(events)
 		res.Notes = append(res.Notes, describePause(res.Pause))
 	}
+	r.gates.flush(r.disp)
+	if w.gates != nil {
+		res.Gates = w.gates.finish(events)
+		res.Notes = append(res.Notes, describeGates(res.Gates))
+	}
 
 	var why string
 	switch res.kind {
@@ -965,6 +1024,8 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 		res.Expected, why = expectRevert(result, res.Failed, r.fleet.failing, reasons)
 	case stepPauseResume:
 		res.Expected, why = expectPauseResume(result, res.Failed, r.fleet.failing, res.Pause)
+	case stepGates:
+		res.Expected, why = expectGates(result, res.Failed, r.fleet.failing, res.Gates)
 	default:
 		res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
 	}
@@ -1013,6 +1074,8 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 		r.disp.printf("   as expected: the revert is a rollback: %s\n", placementReasons(res.Placements))
 	case res.kind == stepPauseResume && result == Succeeded:
 		r.disp.printf("   as expected: %s\n", describePause(res.Pause))
+	case res.kind == stepGates && result == Succeeded:
+		r.disp.printf("   as expected: %s\n", describeGates(res.Gates))
 	case result == Failed:
 		r.disp.printf("   as expected: only clusters whose failure was injected (--fail-rate) failed\n")
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -99,8 +101,8 @@ func TestDemoRunsTheFourStepsPausesAndRollsBack(t *testing.T) {
 	}
 }
 
-// checkWholeDemo checks a quick run of every step: the four examples, the pause, the bad version
-// and its revert, whatever delivered them.
+// checkWholeDemo checks a quick run of every step: the four examples, the pause, the gates, the
+// bad version and its revert, whatever delivered them.
 func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 	t.Helper()
 	checkNothingLeft(t, sum)
@@ -108,8 +110,8 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		t.Errorf("exit code %d, want 0", sum.ExitCode())
 	}
 	wantSteps := []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback", "05-pause-resume",
-		"06-bad-version", "07-revert"}
-	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultPauseVersion, DefaultBadVersion, DefaultPauseVersion}
+		"06-gates", "07-bad-version", "08-revert"}
+	wantVersions := []string{"v0.10.0", "v0.11.0", "v0.12.0", "v0.10.0", DefaultPauseVersion, DefaultGatesVersion, DefaultBadVersion, DefaultGatesVersion}
 	if len(sum.Steps) != len(wantSteps) {
 		t.Fatalf("%d steps in the summary, want %d", len(sum.Steps), len(wantSteps))
 	}
@@ -118,7 +120,7 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 			t.Errorf("step %d: %s rolled out %s (%s), want %s rolling out a hashed helloworld-config at %s", i, st.Step, st.Config, st.Version,
 				wantSteps[i], wantVersions[i])
 		}
-		if i == 5 {
+		if i == 6 {
 			continue // the bad version, below
 		}
 		if st.Result != Succeeded || !st.Expected || st.Clusters != 6 || st.Done != 6 || len(st.Failed) != 0 {
@@ -179,10 +181,13 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		t.Errorf("05-pause-resume: placements %v, rollbacks %+v; want both UpgradeSucceed (a new version), no rollback", got, ps.Rollbacks)
 	}
 
-	// The bad version (05's output with another agent version) stops at the canary: one canary
+	checkGates(t, sum, out)
+
+	// The bad version (06's output with another agent version) stops at the canary: one canary
 	// cluster fails (canary-placement's maxConcurrency is 25% of 2), unhealthy past its
-	// progressDeadline, and global-placement never moves; the revert brings it back as a rollback.
-	bad, revert := sum.Steps[5], sum.Steps[6]
+	// progressDeadline, and global-placement never moves -- the deny window of 06 does not touch
+	// it: it waits for its canary --; the revert brings it back as a rollback.
+	gs, bad, revert := sum.Steps[5], sum.Steps[6], sum.Steps[7]
 	if bad.Result != Failed || !bad.Expected || len(bad.Failed) != 1 || !strings.HasPrefix(bad.Failed[0], "cluster-0") ||
 		bad.Failed[0] > "cluster-02" || bad.Done != 0 {
 		t.Errorf("bad version: %s %s (expected %v, %s), %d/%d done, failed %v; want Failed on one canary cluster (cluster-01 or -02), 0 done",
@@ -209,10 +214,10 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 			t.Errorf("bad version: placement %s %s desiring %s, want %s desiring %s", p.Key, p.Reason, p.DesiredVersion, want, DefaultBadVersion)
 		}
 	}
-	// The revert applies 05's output again: v0.12.1 completed on both placements there, so both
-	// roll back.
-	if revert.Config != ps.Config {
-		t.Errorf("revert: config %s, want 05's %s", revert.Config, ps.Config)
+	// The revert applies 06's output again: v0.12.2 completed on both placements there, so both
+	// roll back, through 06's deny window (a rollback passes it) and without a verification.
+	if revert.Config != gs.Config {
+		t.Errorf("revert: config %s, want 06's %s", revert.Config, gs.Config)
 	}
 	if got := reasons(revert); got["default/global-placement"] != "RollbackSucceeded" || got["default/canary-placement"] != "RollbackSucceeded" {
 		t.Errorf("revert: placements %v, want both RollbackSucceeded", got)
@@ -221,7 +226,7 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		t.Errorf("revert: rollbacks %+v, want both placements", revert.Rollbacks)
 	}
 	for _, c := range revert.Rollbacks {
-		if c.Since != "05-pause-resume" || c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Limit > 0 && c.MaxInFlight > c.Limit {
+		if c.Since != "06-gates" || c.Reason != "RollbackSucceeded" || c.WaitedForCanary || c.Limit > 0 && c.MaxInFlight > c.Limit {
 			t.Errorf("revert: %+v, want a rollback to 05's version, paced, never waiting for the canary", c)
 		}
 	}
@@ -231,9 +236,10 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 	cfg := func(i int) string { return sum.Steps[i].Config }
 	for pl, want := range map[string][]version{
 		"default/global-placement": {{cfg(0), "Install", "Superseded"}, {cfg(1), "Upgrade", "Superseded"}, {cfg(2), "Upgrade", "RolledBack"},
-			{cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"}, {cfg(5), "Upgrade", "RolledBack"}, {cfg(6), "Rollback", "Succeeded"}},
+			{cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"}, {cfg(5), "Upgrade", "Superseded"}, {cfg(6), "Upgrade", "RolledBack"},
+			{cfg(7), "Rollback", "Succeeded"}},
 		"default/canary-placement": {{cfg(2), "", "RolledBack"}, {cfg(3), "Rollback", "Superseded"}, {cfg(4), "Upgrade", "Superseded"},
-			{cfg(5), "Upgrade", "Failed"}, {cfg(6), "Rollback", "Succeeded"}},
+			{cfg(5), "Upgrade", "Superseded"}, {cfg(6), "Upgrade", "Failed"}, {cfg(7), "Rollback", "Succeeded"}},
 	} {
 		var got []version
 		if rec := sum.Histories["helloworld"]; rec != nil {
@@ -262,7 +268,7 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 	}
 	// From step 03 the canary placement owns the canary clusters and gates the others.
 	// (The bad version's progressions count every cluster of global-placement while it waits.)
-	for _, st := range sum.Steps[2:5] {
+	for _, st := range sum.Steps[2:6] {
 		got := map[string]int{}
 		for _, p := range st.Placements {
 			got[p.Key] = p.Total
@@ -286,9 +292,131 @@ func checkWholeDemo(t *testing.T, sum *Summary, out string) {
 		"$ addonops resume helloworld --placement default/global-placement\n   helloworld: resumed placement default/global-placement; no placement is paused any more\n     addonops.io/pause: (not set)\n",
 		"05-pause-resume: paused default/global-placement",
 		"Version history of helloworld, kept by the controller in ConfigMap default/addonops-history-helloworld",
-		"06-bad-version: Failed", "the bad version stopped at the canary", "07-revert: Succeeded", "the revert is a rollback"} {
+		"07-bad-version: Failed", "the bad version stopped at the canary", "08-revert: Succeeded", "the revert is a rollback"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output does not say %q", want)
+		}
+	}
+}
+
+// checkGates checks step 06: a new version behind a webhook gate, subscribed to notifications,
+// whose gated placement a deny window holds until `addonops override-window`. From what the
+// receivers got, the recorded MCA changes and the controller's version history -- not from the
+// step's own verdict alone.
+func checkGates(t *testing.T, sum *Summary, out string) {
+	t.Helper()
+	st := sum.Steps[5]
+	g := st.Gates
+	if g == nil {
+		t.Fatal("06-gates: no gates result")
+	}
+	if st.Result != Succeeded || !st.Expected || g.Problem != "" {
+		t.Errorf("06-gates: %s (expected %v: %s), problem %q; want Succeeded", st.Result, st.Expected, st.Why, g.Problem)
+	}
+	const canaryKey, gatedKey = "default/canary-placement", "default/global-placement"
+	if g.Gated != gatedKey || g.Canary != canaryKey || len(g.Clusters[canaryKey]) != 2 || len(g.Clusters[gatedKey]) != 4 || g.VersionID == "" {
+		t.Fatalf("06-gates: %s gated by %s, clusters %v, version %q; want global-placement's 4 behind canary-placement's 2", g.Gated, g.Canary, g.Clusters, g.VersionID)
+	}
+	// The gate: every cluster in a batch POSTed to the receiver, batch numbers 1.. per placement,
+	// and no cluster told the version before the verdict on the batch before its own.
+	for _, p := range []string{canaryKey, gatedKey} {
+		var covered []string
+		var last time.Duration = -1
+		n := 0
+		for _, b := range g.Batches {
+			if b.Placement != p {
+				continue
+			}
+			n++
+			if b.Index != n || b.Version != g.VersionID || b.Verdict != "pass" || b.Answered < b.Arrived {
+				t.Errorf("06-gates: %s batch %+v; want batch %d of version %s answered pass", p, b, n, g.VersionID)
+			}
+			for _, c := range b.Clusters {
+				covered = append(covered, c)
+				if at, ok := g.Told[p][c]; !ok || at < last {
+					t.Errorf("06-gates: %s of %s batch %d told at %v (told %v), before the verdict on the batch before (%s)", c, p, b.Index, at, ok, last)
+				}
+				if at := g.Told[p][c]; at > b.Arrived {
+					t.Errorf("06-gates: %s of %s batch %d told at %s, after its batch was sent to the gate (%s)", c, p, b.Index, at, b.Arrived)
+				}
+			}
+			last = b.Answered
+		}
+		slices.Sort(covered)
+		if want := g.Clusters[p]; !slices.Equal(covered, want) || n < 2 {
+			t.Errorf("06-gates: %s's batches verified %v in %d batches, want %v in at least 2", p, covered, n, want)
+		}
+	}
+	// The window: global-placement waited, said when it opens, and no cluster of it moved before
+	// the override; every one after it.
+	if g.WindowAt <= 0 || g.OverrideAt <= g.WindowAt || len(g.ToldBeforeOverride) != 0 ||
+		!strings.Contains(g.WindowMessage, "the next window opens at") || !strings.Contains(g.WindowMessage, `deny window 0 (`) {
+		t.Errorf("06-gates: window at %s (%q), override at %s, told before it %v; want WaitingForWindow saying when it opens, then the override, nothing told before",
+			g.WindowAt, g.WindowMessage, g.OverrideAt, g.ToldBeforeOverride)
+	}
+	for _, c := range g.Clusters[gatedKey] {
+		if at, ok := g.Told[gatedKey][c]; !ok || at < g.OverrideAt {
+			t.Errorf("06-gates: %s told at %s (%v), want after the override (%s)", c, at, ok, g.OverrideAt)
+		}
+	}
+	if len(g.Override) == 0 || !strings.Contains(strings.Join(g.Override, "\n"), `addonops.io/window-override: {"default/global-placement":"`+g.VersionID+`"}`) {
+		t.Errorf("06-gates: override-window printed %q, want the annotation naming version %s", g.Override, g.VersionID)
+	}
+	// The notifications: each placement's rollout started and completed, global-placement's canary
+	// passed, once each, with the version and the placement's clusters.
+	got := map[string]int{}
+	for _, n := range g.Notifications {
+		if n.VersionID != g.VersionID {
+			continue
+		}
+		got[n.Trigger+" "+n.Placement]++
+		if n.Trigger != "on-canary-passed" && !slices.Equal(n.Clusters, g.Clusters[n.Placement]) {
+			t.Errorf("06-gates: notification %s %s names clusters %v, want %v", n.Trigger, n.Placement, n.Clusters, g.Clusters[n.Placement])
+		}
+	}
+	want := map[string]int{"on-rollout-started " + canaryKey: 1, "on-rollout-completed " + canaryKey: 1,
+		"on-canary-passed " + gatedKey: 1, "on-rollout-started " + gatedKey: 1, "on-rollout-completed " + gatedKey: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("06-gates: notifications of version %s %v, want %v", g.VersionID, got, want)
+	}
+	// The controller's version history says the same: both placements' runs Successful, the
+	// window waited for and overridden on global-placement.
+	if rec := sum.Histories["helloworld"]; rec != nil {
+		for _, p := range []string{canaryKey, gatedKey} {
+			var v *history.Version
+			for i, hv := range rec.Placement(p).Versions {
+				if hv.ID == g.VersionID && hv.Kind == "Upgrade" {
+					v = &rec.Placement(p).Versions[i]
+				}
+			}
+			if v == nil {
+				t.Errorf("06-gates: version %s not in %s's history", g.VersionID, p)
+				continue
+			}
+			phases := 0
+			for _, r := range v.Verifications {
+				if r.Phase != "Successful" {
+					t.Errorf("06-gates: %s's history records a run %+v, want Successful", p, r)
+				}
+				phases++
+			}
+			if phases < 2 || (p == gatedKey) != (v.WindowWaits > 0 && v.WindowOverridden) {
+				t.Errorf("06-gates: %s's history: %d runs, %d window waits, overridden %v; want 2+ runs, the window on global-placement alone",
+					p, phases, v.WindowWaits, v.WindowOverridden)
+			}
+		}
+	} else {
+		t.Error("no version history of helloworld")
+	}
+	for _, s := range []string{
+		"gate: verifying batch 1 of default/canary-placement (cluster-0", "gate: batch 1 of default/canary-placement: verdict pass",
+		"-- default/global-placement waits for its maintenance window", "the next window opens at",
+		"$ addonops override-window helloworld --placement default/global-placement\n   helloworld: version ",
+		"notification: on-rollout-completed for helloworld on default/global-placement, version " + g.VersionID,
+		"06-gates: webhook gate: ", "(waited for a window 1x) (window overridden) (verified ",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the output does not say %q", s)
 		}
 	}
 }
@@ -298,7 +426,7 @@ func TestDemoReportsInjectedFailures(t *testing.T) {
 	o := quick(&out)
 	o.FailRate = 0.2 // one cluster of six: cluster-06
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
-	o.NoPause = true
+	o.NoPause, o.NoGates = true, true
 	sum, err := Run(context.Background(), o)
 	if err == nil && !strings.Contains(out.String(), "no bad-version step: the last step 02-rolling-update has no canary placement") {
 		t.Errorf("the output does not say why there is no bad-version step")

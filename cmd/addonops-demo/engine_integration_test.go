@@ -102,15 +102,15 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 		}
 		commits = append(commits, e.Commit)
 		want := verdictHealthy
-		if st.Step == "06-bad-version" {
+		if st.Step == "07-bad-version" {
 			want = verdictFailed
 		}
 		if e.Engine != name || !sha.MatchString(e.Commit) || !revision.MatchString(e.Revision) ||
 			e.AppliedAfter <= 0 || e.VerdictAfter < e.AppliedAfter || e.Verdict != want || e.Problem != "" {
 			t.Errorf("%s: %+v; want %s applying a commit as %s, then a %s verdict agreeing with the demo", st.Step, e, name, revision, want)
 		}
-		if e.Revert != (st.Step == "07-revert") {
-			t.Errorf("%s: revert %v; only 07-revert is a git revert", st.Step, e.Revert)
+		if e.Revert != (st.Step == "08-revert") {
+			t.Errorf("%s: revert %v; only 08-revert is a git revert", st.Step, e.Revert)
 		}
 		// The engine followed the rollout: it showed the commit in progress (or failed) first.
 		if progressing != "" && !slices.ContainsFunc(e.Statuses, func(s string) bool { return strings.Contains(s, progressing) || strings.Contains(s, "Failed") }) {
@@ -126,7 +126,7 @@ func runWithEngine(t *testing.T, engine, name string, revision *regexp.Regexp, p
 		"Placement default/global-placement, 6 clusters decided by OCM's placement controller",
 		"Placement default/canary-placement, 2 clusters decided by OCM's placement controller",
 		"it decides every Placement, as on a real hub", // the placements line of what runs
-		"git revert " + short(sum.Steps[5].Engine.Commit) + ": commit " + short(sum.Steps[6].Engine.Commit),
+		"git revert " + short(sum.Steps[6].Engine.Commit) + ": commit " + short(sum.Steps[7].Engine.Commit),
 		"the demo's view agrees",
 		"delivered by " + name + " from a local Git repository, speed 10",
 	} {
@@ -163,7 +163,7 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 	o := quick(&out)
 	o.Engine = engineFlux
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
-	o.NoPause, o.NoBadVersion = true, true
+	o.NoPause, o.NoGates, o.NoBadVersion = true, true, true
 	killed := make(chan string, 1)
 	// The killing waits for step 01 until the demo ends.
 	running, ended := context.WithCancel(context.Background())

@@ -21,8 +21,18 @@
 // annotation), shows that no new cluster starts while the clusters in flight finish, then resumes
 // it (`addonops resume`) and the rollout completes.
 //
+// Then the gates step (--gates-version, on by default; gates.go): a new good version, v0.12.2, in a
+// commit that adds a webhook verification gate on every placement (an Argo Rollouts
+// AnalysisTemplate whose web provider is a local receiver the demo runs: it prints each batch and
+// its verdict, and no batch starts before the verdict on the one before), subscribes the add-on to
+// notifications (the demo writes the catalog with a webhook service to a second local receiver,
+// which prints each notification as it arrives) and sets a deny maintenance window in force on
+// the gated placement: once the canary passed, it waits (WaitingForWindow, with when the window
+// opens) until the demo runs `addonops override-window`, as a person letting a hotfix through does.
+//
 // Then, when the last step has a canary placement, the demo rolls out a bad version
-// (--bad-version, on by default): the pause step's output (else the last example's) with only the
+// (--bad-version, on by default): the gates step's output (else the pause step's, else the last
+// example's) with only the
 // agent version changed, to one whose agent never becomes ready (the simulated agent reports its
 // Deployments without a ready replica, so the controller's health check reports the add-on
 // unavailable), and a 20s progressDeadline (scaled by --speed). It must stop at the canary, the
@@ -75,6 +85,8 @@ func runCommand(args []string) int {
 	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
 	fs.StringVar(&o.PauseVersion, "pause-version", DefaultPauseVersion, "after the examples, roll out this AGENT_VERSION, pause it after the first batch of the gated placement (addonops pause), then resume it; '' skips the step")
+	fs.StringVar(&o.GatesVersion, "gates-version", DefaultGatesVersion, "after the pause, roll out this AGENT_VERSION behind a webhook verification gate (a local receiver verifies each batch), "+
+		"with notifications to a local receiver and a deny maintenance window in force on the gated placement that the demo overrides (`addonops override-window`); '' skips the step")
 	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples (and the pause), roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
 	fs.StringVar(&o.Engine, "engine", engineNone, "what delivers the steps: none (the demo's own server-side apply), flux or argocd "+
 		"(a real GitOps engine applying each step as a commit of a local Git repository; `make flux` or `make argocd` builds it; see docs/demo-engines.md)")
@@ -83,7 +95,7 @@ func runCommand(args []string) int {
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: addonops-demo [flags]\n\n"+
-			"Runs the four rollout examples, a paused and resumed rollout, a bad version and its revert on a local hub\n"+
+			"Runs the four rollout examples, a paused and resumed rollout, a gated rollout (webhook gate, notifications, maintenance window), a bad version and its revert on a local hub\n"+
 			"with simulated clusters (see `make demo`).\n"+
 			"Exit codes: 0 every step ended as expected, 1 a step did not (or a process was left running),\n"+
 			"2 the demo could not run, 130 interrupted.\n\nFlags:\n")
@@ -101,6 +113,7 @@ func runCommand(args []string) int {
 	}
 	o.NoBadVersion = o.BadVersion == ""
 	o.NoPause = o.PauseVersion == ""
+	o.NoGates = o.GatesVersion == ""
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())
 		return exitError

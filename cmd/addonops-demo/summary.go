@@ -65,6 +65,8 @@ type StepResult struct {
 	Rollbacks []RollbackCheck
 	// Pause is what the pause step saw (nil for the other steps).
 	Pause *PauseResult
+	// Gates is what the gates step saw (nil for the other steps).
+	Gates *GatesResult
 	// Engine is what the GitOps engine did for the step (nil without --engine).
 	Engine *EngineResult
 	// kind is the step's (an example, the pause, the bad version, its revert): it decides what is

@@ -1,0 +1,769 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/maintwindow"
+	"github.com/addonops/addonops/internal/notify"
+	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/ssapply"
+	"github.com/addonops/addonops/internal/verification"
+)
+
+// The gates step (--gates-version, on by default) follows the pause step: a new good version (the
+// last step's output with only AGENT_VERSION changed, renamed as config-hash names it) in a commit
+// that also uses what issue 41 added, the way a user does:
+//
+//   - a webhook verification gate: an Argo Rollouts AnalysisTemplate with a web provider (as
+//     kustomize-rollout-examples/webhook-gate) and the annotation addonops.io/verification naming it
+//     for every placement. Its URL is a local HTTP receiver the demo runs (net/http/httptest on
+//     127.0.0.1): it prints each batch the controller POSTs ("verifying batch N") and answers
+//     {"verdict": "pass"} after verdictDelay, so the next batch visibly waits for the verdict;
+//   - notifications: the add-on subscribes to every trigger with the webhook service (annotations
+//     notifications.argoproj.io/subscribe.<trigger>.webhook); the demo writes the catalog
+//     (config/notifications/catalog.yaml) with service.webhook pointing at a second local receiver
+//     into addonops-notifications-cm, and the URL into addonops-notifications-secret, in the
+//     controller's namespace, as kustomize-rollout-examples/notifications does. The receiver prints
+//     each notification as it arrives, in this step and the ones after it;
+//   - a maintenance window: a deny window on the gated placement that began a minute before the
+//     demo rendered its steps (annotation addonops.io/maintenance-windows, as
+//     kustomize-rollout-examples/weekend-freeze), so it is in force: the canary rolls out, batch by
+//     verified batch, and the gated placement then reports WaitingForWindow with when the window
+//     opens. The demo holds a few seconds (nothing moves), then runs `addonops override-window`, the
+//     CLI binary, as a person letting a hotfix through does, and the batches go.
+//
+// Before the step's objects are applied the demo installs config/components/verification's CRDs
+// (the hub has no Argo Rollouts) and the notification configuration: a platform team's setup,
+// outside the add-on's repository. The MCA changes recorded over the step, the receivers' records
+// and the placements' reasons prove that each part acted (expectGates).
+const (
+	// DefaultGatesVersion is the AGENT_VERSION of the gates step's commit.
+	DefaultGatesVersion = "v0.12.2"
+	// gateTemplate is the AnalysisTemplate's name.
+	gateTemplate = "smoke-tests"
+	// notifyNamespace is the demo controller's namespace, where it reads the notification
+	// configuration (addonops-system, as config/default deploys it).
+	notifyNamespace = "addonops-system"
+	// verdictDelay is how long (before --speed) the gate's receiver takes to answer, as smoke tests
+	// take some time: the next batch waits for it. At least minVerdictDelay.
+	verdictDelay    = 1500 * time.Millisecond
+	minVerdictDelay = 300 * time.Millisecond
+	// windowHold is how long (before --speed) the demo lets the window hold the gated placement
+	// before it overrides it. At least minWindowHold.
+	windowHold    = 3 * time.Second
+	minWindowHold = time.Second
+	// windowDuration is how long the deny window lasts from its start: long enough to be in force
+	// when the step runs, however long the steps before it take.
+	windowDuration = 2 * time.Hour
+	// notifyWait bounds how long the step waits, once its rollout ended, for the notifications it
+	// expects: they are sent from a queue, after the moments.
+	notifyWait = 15 * time.Second
+)
+
+// gatesPlan is what the gates step gates: add-on Addon rolling out the AddOnDeploymentConfig
+// Config ("<namespace>/<name>"), AGENT_VERSION Version; the deny window holds placement Gated
+// (the placement a canary gates, else the first rolled out in batches), Canary is its canary
+// placement ("" for none).
+type gatesPlan struct {
+	Addon    string
+	Gated    canary.PlacementKey
+	Canary   string
+	Config   string
+	Version  string
+	Schedule string // the deny window's cron schedule (UTC)
+}
+
+// gatesStep derives the gates step from step last: newVersion of it at version, with the
+// verification template, the gate, the window and the notification subscriptions (see the
+// comment above). gateURL is the gate receiver's URL; windowStart the deny window's start.
+func gatesStep(last step, n int, version, gateURL string, windowStart time.Time) (step, error) {
+	objs, oldVersion, config, err := newVersion(last, version, "gates step")
+	if err != nil {
+		return step{}, fmt.Errorf("%w (or pass --gates-version='' to skip it)", err)
+	}
+	addon, gated, err := pauseTarget(objs)
+	if err != nil {
+		return step{}, fmt.Errorf("the gates step after %s: %w (or pass --gates-version='' to skip it)", last.Name, err)
+	}
+	plan := gatesPlan{Addon: addon, Gated: gated, Config: config, Version: version}
+	start := windowStart.UTC().Truncate(time.Minute).Add(-time.Minute)
+	plan.Schedule = fmt.Sprintf("%d %d * * *", start.Minute(), start.Hour())
+	var cma *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GroupVersionKind() == cmaGVK && o.GetName() == addon {
+			cma = o
+		}
+	}
+	if gates, err := canary.Parse(cma.GetAnnotations()); err == nil {
+		if c, ok := gates[gated]; ok {
+			plan.Canary = c.String()
+		}
+	}
+	windows, err := json.Marshal([]maintwindow.Spec{{Kind: "deny", Schedule: plan.Schedule, Duration: hours(windowDuration),
+		Placements: []string{gated.String()}}})
+	if err != nil {
+		return step{}, err
+	}
+	if _, err := maintwindow.ParseValue(string(windows)); err != nil {
+		return step{}, fmt.Errorf("the gates step's window: %w", err)
+	}
+	ann := cma.GetAnnotations()
+	ann[verification.Annotation] = fmt.Sprintf(`[{"placement": "*", "template": %q}]`, gateTemplate)
+	ann[maintwindow.Annotation] = string(windows)
+	for _, t := range notify.Triggers() {
+		ann["notifications.argoproj.io/subscribe."+t+".webhook"] = ""
+	}
+	cma.SetAnnotations(ann)
+	tmpl, err := analysisTemplate(gated.Namespace, gateURL) // a placement's template is in its namespace
+	if err != nil {
+		return step{}, err
+	}
+	objs = append(objs, tmpl)
+	_, name, _ := strings.Cut(config, "/")
+	notes := []string{
+		fmt.Sprintf("a new good commit: %s's output with AGENT_VERSION %s -> %s (config %s), rolled out as %s rolls out, and:", last.Name, oldVersion, version, name, last.Name),
+		fmt.Sprintf("a webhook gate on every placement: AnalysisTemplate %s (web provider, POST %s) and annotation %s; "+
+			"the demo's receiver answers each batch {\"verdict\": \"pass\"} after a moment", gateTemplate, gateURL, verification.Annotation),
+		fmt.Sprintf("notifications: the add-on subscribes to every trigger with service webhook; the demo writes %s and %s in %s "+
+			"(config/notifications' catalog, service.webhook to its receiver)", notify.ConfigMapName, notify.SecretName, notifyNamespace),
+		fmt.Sprintf("a deny window on %s, in force (%q UTC for %s, annotation %s): once its canary passed, it waits; "+
+			"the demo then runs `addonops override-window %s --placement %s`", gated, plan.Schedule, hours(windowDuration), maintwindow.Annotation, addon, gated),
+	}
+	return step{Name: fmt.Sprintf("%02d-gates", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepGates, Gates: &plan}, nil
+}
+
+// analysisTemplate is the gate's template, as kustomize-rollout-examples/webhook-gate writes it,
+// with the demo's receiver as its URL.
+func analysisTemplate(namespace, url string) (*unstructured.Unstructured, error) {
+	src := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  args:
+  - name: version
+  metrics:
+  - name: smoke-tests
+    successCondition: result == "pass"
+    failureCondition: result == "fail"
+    provider:
+      web:
+        url: %s?version={{args.version}}
+        method: POST
+        jsonPath: "{$.verdict}"
+        timeoutSeconds: 20
+`, gateTemplate, namespace, url)
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(src), &obj); err != nil {
+		return nil, fmt.Errorf("the gates step's AnalysisTemplate: %w", err)
+	}
+	return &unstructured.Unstructured{Object: obj}, nil
+}
+
+// gateServers are the two local receivers: the verification gate's webhook and the notifications'
+// webhook service. Their handlers record what they get and queue a line for the step to print (the
+// display is the step loop's alone).
+type gateServers struct {
+	gate, notify *httptest.Server
+	delay        time.Duration
+	stop         chan struct{}
+
+	mu      sync.Mutex
+	batches []gateBatch
+	notes   []notification
+	lines   []string
+}
+
+// gateBatch is one batch the gate was asked to verify.
+type gateBatch struct {
+	verification.Batch
+	Arrived, Answered time.Time
+	Verdict           string
+}
+
+// notification is one webhook body of the catalog's templates.
+type notification struct {
+	Trigger   string   `json:"trigger"`
+	Addon     string   `json:"addon"`
+	Placement string   `json:"placement"`
+	VersionID string   `json:"versionID"`
+	Kind      string   `json:"kind"`
+	Clusters  []string `json:"clusters"`
+	Reason    string   `json:"reason"`
+	At        time.Time
+}
+
+func startGateServers(speed float64) *gateServers {
+	g := &gateServers{delay: max(time.Duration(float64(verdictDelay)/speed), minVerdictDelay), stop: make(chan struct{})}
+	g.gate = httptest.NewServer(http.HandlerFunc(g.verify))
+	g.notify = httptest.NewServer(http.HandlerFunc(g.notified))
+	return g
+}
+
+// close stops the receivers; a verdict still waiting is not given.
+func (g *gateServers) close() {
+	if g == nil {
+		return
+	}
+	close(g.stop)
+	g.gate.Close()
+	g.notify.Close()
+}
+
+func (g *gateServers) verify(w http.ResponseWriter, r *http.Request) {
+	var b verification.Batch
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		http.Error(w, "want the batch as JSON: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	g.mu.Lock()
+	i := len(g.batches)
+	g.batches = append(g.batches, gateBatch{Batch: b, Arrived: time.Now()})
+	g.lines = append(g.lines, fmt.Sprintf("   gate: verifying batch %d of %s (%s), version %s: the webhook got it; no new cluster starts until its verdict",
+		b.Index, b.Placement, describe(b.Clusters, 5), b.Version))
+	g.mu.Unlock()
+	select {
+	case <-time.After(g.delay):
+	case <-r.Context().Done():
+		return
+	case <-g.stop:
+		return
+	}
+	// Recorded before the answer is written: no cluster can be told the next batch before this.
+	g.mu.Lock()
+	g.batches[i].Answered, g.batches[i].Verdict = time.Now(), "pass"
+	g.lines = append(g.lines, fmt.Sprintf("   gate: batch %d of %s: verdict pass (after %s)", b.Index, b.Placement, seconds(g.delay)))
+	g.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, `{"verdict": "pass"}`)
+}
+
+func (g *gateServers) notified(w http.ResponseWriter, r *http.Request) {
+	var n notification
+	if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
+		http.Error(w, "want the catalog's JSON body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	n.At = time.Now()
+	g.mu.Lock()
+	g.notes = append(g.notes, n)
+	g.lines = append(g.lines, fmt.Sprintf("   notification: %s for %s on %s, version %s (%s), clusters %s",
+		n.Trigger, n.Addon, n.Placement, n.VersionID, n.Kind, describe(n.Clusters, 4)))
+	g.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// flush prints the lines the receivers queued.
+func (g *gateServers) flush(d *display) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	lines := g.lines
+	g.lines = nil
+	g.mu.Unlock()
+	for _, l := range lines {
+		d.printf("%s\n", l)
+	}
+}
+
+func (g *gateServers) records() ([]gateBatch, []notification) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.batches), slices.Clone(g.notes)
+}
+
+// setupGates installs what the gates step needs on the hub before its objects: the CRDs of
+// config/components/verification, and the notification configuration in notifyNamespace.
+func (r *demoRun) setupGates(ctx context.Context) error {
+	path := filepath.Join(r.o.RepoRoot, "config", "components", "verification", "analysistemplates.yaml")
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("the gates step installs the AnalysisTemplate CRDs: %w", err)
+	}
+	crds, err := ssapply.Decode(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if _, err := r.apply.ApplyAll(ctx, crds); err != nil {
+		return fmt.Errorf("applying %s: %w", path, err)
+	}
+	r.disp.printf("   setup: the AnalysisTemplate and ClusterAnalysisTemplate CRDs of config/components/verification (the hub has no Argo Rollouts)\n")
+
+	catalogPath := filepath.Join(r.o.RepoRoot, "config", "notifications", "catalog.yaml")
+	data, err := os.ReadFile(catalogPath)
+	if err != nil {
+		return fmt.Errorf("the gates step writes the notification catalog: %w", err)
+	}
+	var cm map[string]any
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		return fmt.Errorf("reading %s: %w", catalogPath, err)
+	}
+	catalog := &unstructured.Unstructured{Object: cm}
+	catalog.SetNamespace(notifyNamespace)
+	if err := unstructured.SetNestedField(catalog.Object, "url: $webhook-url\nheaders:\n- name: Content-Type\n  value: application/json\n",
+		"data", "service.webhook"); err != nil {
+		return err
+	}
+	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": notifyNamespace}}}
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": notify.SecretName, "namespace": notifyNamespace},
+		"stringData": map[string]any{"webhook-url": r.gates.notify.URL}}}
+	if _, err := r.apply.ApplyAll(ctx, []*unstructured.Unstructured{ns, catalog, secret}); err != nil {
+		return fmt.Errorf("writing the notification configuration: %w", err)
+	}
+	r.disp.printf("   setup: ConfigMap %s/%s (config/notifications' catalog + service.webhook) and Secret %s/%s (webhook-url %s)\n",
+		notifyNamespace, notify.ConfigMapName, notifyNamespace, notify.SecretName, r.gates.notify.URL)
+	// The template is applied with the step's objects: wait until its kind is served.
+	if _, err := harness.Until(ctx, r.o.StepTimeout, 100*time.Millisecond, func() string {
+		_, err := r.clients.Dynamic.Resource(analysisTemplatesGVR).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return err.Error()
+		}
+		return ""
+	}); err != nil {
+		return fmt.Errorf("waiting for the AnalysisTemplate CRD to be served: %w", err)
+	}
+	return nil
+}
+
+// GatesResult is what the gates step saw. Times are since the step's start.
+type GatesResult struct {
+	Version string
+	// VersionID is the version's id (as `addonops history` shows it), from the gated placement's
+	// status.
+	VersionID string
+	Gated     string
+	Canary    string
+	// Clusters are the clusters each placement of the step rolls the version out to (a cluster
+	// two placements select belongs to the later, as the controller counts it); Decided all the
+	// clusters each placement selects.
+	Clusters, Decided map[string][]string
+	// Batches are the batches the gate was asked to verify, in order.
+	Batches []GateBatch
+	// Notifications are those received during the step.
+	Notifications []Notification
+	// Told is when each cluster of each placement was first told the version, from the recorded
+	// MCA changes.
+	Told map[string]map[string]time.Duration
+	// WindowAt: the gated placement first reported WaitingForWindow, with WindowMessage;
+	// OverrideAt: `addonops override-window` returned. ToldBeforeOverride are the gated
+	// placement's clusters told the version before it (a closed window starts none).
+	WindowAt, OverrideAt time.Duration
+	WindowMessage        string
+	ToldBeforeOverride   []string
+	Override             []string // what the command printed
+	Problem              string
+}
+
+// GateBatch is one verified batch.
+type GateBatch struct {
+	Placement         string
+	Index             int
+	Version           string
+	Clusters          []string
+	Arrived, Answered time.Duration
+	Verdict           string
+}
+
+// Notification is one notification received.
+type Notification struct {
+	Trigger, Placement, VersionID, Kind string
+	Clusters                            []string
+	At                                  time.Duration
+}
+
+// Phases of the gates step.
+const (
+	windowWaiting = iota // for the gated placement to wait for its window
+	windowHolding        // it waits: the demo holds before the override
+	windowDone           // overridden, or given up (Problem)
+)
+
+// gater runs the window's part of one gates step and collects what the step saw.
+type gater struct {
+	r        *demoRun
+	plan     gatesPlan
+	start    time.Time
+	hold     time.Duration
+	phase    int
+	heldAt   time.Time
+	endedAt  time.Time
+	res      GatesResult
+	clusters map[string][]string
+	decided  map[string][]string
+}
+
+func (r *demoRun) newGater(plan gatesPlan, start time.Time) *gater {
+	return &gater{r: r, plan: plan, start: start, hold: max(time.Duration(float64(windowHold)/r.o.Speed), minWindowHold),
+		res:      GatesResult{Version: plan.Version, Gated: plan.Gated.String(), Canary: plan.Canary},
+		clusters: map[string][]string{}, decided: map[string][]string{}}
+}
+
+// advance moves the window's part on with the step's latest snapshots.
+func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string]mcaState, now time.Time) {
+	key := g.plan.Gated.String()
+	var reason, message string
+	found := false
+	for _, s := range snaps {
+		if s.View.Addon != g.plan.Addon {
+			continue
+		}
+		for _, k := range s.Order {
+			g.clusters[k] = s.owned(k)
+			g.decided[k] = slices.Clone(s.Clusters[k])
+		}
+		for _, p := range s.View.Placements {
+			if p.Key() == key && !s.Stale[key] {
+				reason, message, found = p.Reason, p.Message, true
+				if p.DesiredVersion != "" {
+					g.res.VersionID = p.DesiredVersion
+				}
+			}
+		}
+	}
+	if !found {
+		return
+	}
+	d := g.r.disp
+	switch g.phase {
+	case windowWaiting:
+		switch {
+		case reason == addonstatus.ReasonWaitingForWindow:
+			g.res.WindowAt, g.res.WindowMessage = now.Sub(g.start), message
+			g.heldAt = now
+			d.printf("   -- %s waits for its maintenance window at %s (reason %s):\n", key, seconds(g.res.WindowAt), reason)
+			for _, part := range strings.Split(message, "; ") {
+				d.printf("      %s\n", part)
+			}
+			d.printf("   -- the demo lets it hold %s: no cluster of it starts\n", seconds(g.hold))
+			g.phase = windowHolding
+		case addonstatus.IsDoneReason(reason):
+			g.res.Problem = fmt.Sprintf("%s finished its rollout (%s) without waiting for its maintenance window", key, reason)
+			g.phase = windowDone
+		}
+	case windowHolding:
+		if now.Sub(g.heldAt) < g.hold {
+			return
+		}
+		for _, c := range g.clusters[key] {
+			if states[c].Desired == g.plan.Config {
+				g.res.ToldBeforeOverride = append(g.res.ToldBeforeOverride, c)
+			}
+		}
+		d.printf("   -- held for %s (reason %s): %d of its %d clusters told %s; a person lets this version through the window:\n",
+			seconds(now.Sub(g.heldAt)), reason, len(g.res.ToldBeforeOverride), len(g.clusters[key]), g.plan.Version)
+		g.override(ctx)
+	}
+}
+
+// override runs `addonops override-window ADDON --placement NS/NAME` against the hub.
+func (g *gater) override(ctx context.Context) {
+	d := g.r.disp
+	g.phase = windowDone
+	args := []string{"override-window", g.plan.Addon, "--placement", g.plan.Gated.String(), "--kubeconfig", g.r.hub.Kubeconfig}
+	d.printf("   $ addonops override-window %s --placement %s\n", g.plan.Addon, g.plan.Gated)
+	cmd := exec.CommandContext(ctx, g.r.planBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	for _, l := range strings.Split(strings.TrimRight(stdout.String()+stderr.String(), "\n"), "\n") {
+		if l != "" {
+			g.res.Override = append(g.res.Override, l)
+			d.printf("   %s\n", l)
+		}
+	}
+	if err != nil {
+		g.res.Problem = fmt.Sprintf("%s %s: %v", g.r.planBin, strings.Join(args, " "), err)
+		d.printf("   ERROR: %s\n", g.res.Problem)
+		return
+	}
+	g.res.OverrideAt = time.Since(g.start)
+}
+
+// holds tells whether the step stays open although its rollout ended: the notifications it
+// expects may still be on their way (at most notifyWait).
+func (g *gater) holds(ended bool, now time.Time) bool {
+	if g == nil || !ended {
+		if g != nil {
+			g.endedAt = time.Time{}
+		}
+		return false
+	}
+	if g.endedAt.IsZero() {
+		g.endedAt = now
+	}
+	if now.Sub(g.endedAt) >= notifyWait {
+		return false
+	}
+	_, notes := g.r.gates.records()
+	return len(g.missingNotifications(g.convert(notes))) > 0
+}
+
+func (g *gater) convert(notes []notification) []Notification {
+	var out []Notification
+	for _, n := range notes {
+		if n.At.Before(g.start) || n.Addon != g.plan.Addon {
+			continue
+		}
+		c := slices.Clone(n.Clusters)
+		slices.Sort(c)
+		out = append(out, Notification{Trigger: n.Trigger, Placement: n.Placement, VersionID: n.VersionID, Kind: n.Kind, Clusters: c, At: n.At.Sub(g.start)})
+	}
+	return out
+}
+
+// wantTriggers are the notifications each placement of the step must send for the version.
+func (g *gater) wantTriggers(placement string) []string {
+	want := []string{notify.OnRolloutStarted, notify.OnRolloutCompleted}
+	if placement == g.plan.Gated.String() && g.plan.Canary != "" {
+		want = append(want, notify.OnCanaryPassed)
+	}
+	return want
+}
+
+// missingNotifications lists "<trigger> <placement>" not received yet for the version.
+func (g *gater) missingNotifications(got []Notification) []string {
+	var missing []string
+	for _, p := range slices.Sorted(maps.Keys(g.clusters)) {
+		for _, t := range g.wantTriggers(p) {
+			if !slices.ContainsFunc(got, func(n Notification) bool {
+				return n.Trigger == t && n.Placement == p && (g.res.VersionID == "" || n.VersionID == g.res.VersionID)
+			}) {
+				missing = append(missing, t+" "+p)
+			}
+		}
+	}
+	return missing
+}
+
+// finish completes the result from the step's recording and the receivers' records.
+func (g *gater) finish(events []mcaEvent) *GatesResult {
+	res := g.res
+	if g.phase == windowWaiting && res.Problem == "" {
+		res.Problem = fmt.Sprintf("the step ended before %s waited for its maintenance window", g.plan.Gated)
+	}
+	res.Clusters, res.Decided = g.clusters, g.decided
+	res.Told = map[string]map[string]time.Duration{}
+	for p, cs := range g.clusters {
+		res.Told[p] = map[string]time.Duration{}
+		for c, at := range firstTold(events, g.plan.Addon, g.plan.Config, cs) {
+			res.Told[p][c] = at.Sub(g.start)
+		}
+	}
+	batches, notes := g.r.gates.records()
+	for _, b := range batches {
+		if b.Arrived.Before(g.start) || b.Addon != g.plan.Addon {
+			continue
+		}
+		gb := GateBatch{Placement: b.Placement, Index: b.Index, Version: b.Version, Clusters: slices.Sorted(slices.Values(b.Clusters)),
+			Arrived: b.Arrived.Sub(g.start), Answered: -1, Verdict: b.Verdict}
+		if !b.Answered.IsZero() {
+			gb.Answered = b.Answered.Sub(g.start)
+		}
+		res.Batches = append(res.Batches, gb)
+	}
+	res.Notifications = g.convert(notes)
+	return &res
+}
+
+// expectGates decides whether the gates step ended as it should: as any step, and each part
+// acted. The gate: every cluster of every placement was in a batch the receiver was asked to
+// verify, every verdict pass, and no cluster was told the version before the verdict on the batch
+// before its own. The window: the gated placement waited for it (WaitingForWindow, saying when it
+// opens), no cluster of it was told the version before the override, and the override ran. The
+// notifications: each placement's rollout started and completed (and the gated one's canary
+// passed) for the version, with its clusters, once each. With injected failures the rollout may
+// stop early; what happened must still obey the gate and the window.
+func expectGates(r Result, failed []string, injected map[string]bool, g *GatesResult) (bool, string) {
+	if ok, why := expectation(r, failed, injected); !ok {
+		return false, why
+	}
+	if g == nil {
+		return false, "the gates did not run"
+	}
+	if len(g.ToldBeforeOverride) > 0 {
+		return false, fmt.Sprintf("the closed maintenance window let clusters of %s start: %s", g.Gated, describe(g.ToldBeforeOverride, 5))
+	}
+	if why := gateOrder(g); why != "" {
+		return false, why
+	}
+	if len(injected) > 0 {
+		return true, ""
+	}
+	switch {
+	case g.Problem != "":
+		return false, g.Problem
+	case g.WindowAt == 0:
+		return false, fmt.Sprintf("%s never waited for its maintenance window (WaitingForWindow)", g.Gated)
+	case !strings.Contains(g.WindowMessage, "the next window opens at"):
+		return false, fmt.Sprintf("%s waited for its window, but its message does not say when it opens: %q", g.Gated, g.WindowMessage)
+	case g.OverrideAt == 0 || g.OverrideAt < g.WindowAt:
+		return false, "`addonops override-window` did not run after the window held"
+	}
+	for _, p := range slices.Sorted(maps.Keys(g.Clusters)) {
+		var in []string
+		for _, b := range g.Batches {
+			if b.Placement != p {
+				continue
+			}
+			if b.Verdict != "pass" {
+				return false, fmt.Sprintf("batch %d of %s got no verdict", b.Index, p)
+			}
+			if b.Version != g.VersionID {
+				return false, fmt.Sprintf("batch %d of %s was verified for version %s, want %s", b.Index, p, b.Version, g.VersionID)
+			}
+			in = append(in, b.Clusters...)
+		}
+		for _, c := range g.Clusters[p] {
+			if !slices.Contains(in, c) {
+				return false, fmt.Sprintf("%s of %s was in no batch the gate verified", c, p)
+			}
+		}
+		if len(g.Told[p]) != len(g.Clusters[p]) {
+			return false, fmt.Sprintf("%d of the %d clusters of %s were told the version", len(g.Told[p]), len(g.Clusters[p]), p)
+		}
+	}
+	for _, c := range g.Clusters[g.Gated] {
+		if at := g.Told[g.Gated][c]; at < g.OverrideAt {
+			return false, fmt.Sprintf("%s of %s was told the version at %s, before the override (%s)", c, g.Gated, seconds(at), seconds(g.OverrideAt))
+		}
+	}
+	if missing := (&gater{plan: gatesPlan{Gated: mustKey(g.Gated), Canary: g.Canary}, clusters: g.Clusters,
+		res: GatesResult{VersionID: g.VersionID}}).missingNotifications(g.Notifications); len(missing) > 0 {
+		return false, fmt.Sprintf("notifications not received: %s", strings.Join(missing, ", "))
+	}
+	seen := map[string]bool{}
+	for _, n := range g.Notifications {
+		if n.VersionID != g.VersionID {
+			continue
+		}
+		k := n.Trigger + " " + n.Placement
+		if seen[k] {
+			return false, fmt.Sprintf("notification %s for version %s received twice", k, n.VersionID)
+		}
+		seen[k] = true
+		for _, c := range g.Clusters[n.Placement] {
+			if !slices.Contains(n.Clusters, c) {
+				return false, fmt.Sprintf("notification %s does not name %s among its clusters %v", k, c, n.Clusters)
+			}
+		}
+		for _, c := range n.Clusters {
+			if !slices.Contains(g.Decided[n.Placement], c) {
+				return false, fmt.Sprintf("notification %s names %s, which %s does not select", k, c, n.Placement)
+			}
+		}
+	}
+	return true, ""
+}
+
+// gateOrder checks that no batch started before the verdict on the batch before it: a cluster of
+// batch k of a placement must be told the version after batch k-1's verdict.
+func gateOrder(g *GatesResult) string {
+	byPlacement := map[string][]GateBatch{}
+	for _, b := range g.Batches {
+		byPlacement[b.Placement] = append(byPlacement[b.Placement], b)
+	}
+	for p, bs := range byPlacement {
+		sort.Slice(bs, func(i, j int) bool { return bs[i].Index < bs[j].Index })
+		for i := 1; i < len(bs); i++ {
+			prev := bs[i-1]
+			for _, c := range bs[i].Clusters {
+				at, ok := g.Told[p][c]
+				if !ok {
+					continue
+				}
+				if prev.Answered < 0 || at < prev.Answered {
+					return fmt.Sprintf("%s of batch %d of %s was told the version at %s, before the verdict on batch %d (%s)",
+						c, bs[i].Index, p, seconds(at), prev.Index, answered(prev.Answered))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func answered(d time.Duration) string {
+	if d < 0 {
+		return "never given"
+	}
+	return seconds(d)
+}
+
+func mustKey(s string) canary.PlacementKey {
+	ns, name, _ := strings.Cut(s, "/")
+	return canary.PlacementKey{Namespace: ns, Name: name}
+}
+
+// describeGates says what the gates showed, for the step's last line and the summary.
+func describeGates(g *GatesResult) string {
+	if g == nil {
+		return ""
+	}
+	var per []string
+	for _, p := range slices.Sorted(maps.Keys(g.Clusters)) {
+		n := 0
+		for _, b := range g.Batches {
+			if b.Placement == p {
+				n++
+			}
+		}
+		per = append(per, fmt.Sprintf("%s %s", p, batches(n)))
+	}
+	triggers := map[string]int{}
+	for _, n := range g.Notifications {
+		triggers[n.Trigger]++
+	}
+	var ts []string
+	for _, t := range slices.Sorted(maps.Keys(triggers)) {
+		ts = append(ts, fmt.Sprintf("%s x%d", t, triggers[t]))
+	}
+	window := "the window never held"
+	if g.WindowAt > 0 {
+		window = fmt.Sprintf("the deny window held %s from %s, overridden at %s (`addonops override-window`), %d of its clusters started before",
+			g.Gated, seconds(g.WindowAt), seconds(g.OverrideAt), len(g.ToldBeforeOverride))
+	}
+	s := fmt.Sprintf("webhook gate: %s verified (%s), each next batch after its verdict; %s; %s received (%s)",
+		batches(len(g.Batches)), strings.Join(per, ", "), window, plural(len(g.Notifications), "notification"), strings.Join(ts, ", "))
+	if g.Problem != "" {
+		s += "; " + g.Problem
+	}
+	return s
+}
+
+// analysisTemplatesGVR is the AnalysisTemplates' resource (config/components/verification).
+var analysisTemplatesGVR = schema.GroupVersionResource{Group: verification.Group, Version: verification.Version, Resource: "analysistemplates"}
+
+// hours formats a whole number of hours as a window's duration: "2h".
+func hours(d time.Duration) string { return fmt.Sprintf("%dh", int(d.Hours())) }
+
+// batches counts batches for people.
+func batches(n int) string {
+	if n == 1 {
+		return "1 batch"
+	}
+	return fmt.Sprintf("%d batches", n)
+}
