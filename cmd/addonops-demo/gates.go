@@ -33,7 +33,7 @@ import (
 
 // The gates step (--gates-version, on by default) follows the pause step: a new good version (the
 // last step's output with only AGENT_VERSION changed, renamed as config-hash names it) in a commit
-// that also uses what issue 41 added, the way a user does:
+// that also uses verification gates, notifications and maintenance windows, the way a user does:
 //
 //   - a webhook verification gate: an Argo Rollouts AnalysisTemplate with a web provider (as
 //     kustomize-rollout-examples/webhook-gate) and the annotation addonops.io/verification naming it
