@@ -7,9 +7,11 @@ package rolloutplan
 // (continuousState.failMCA, FailContinuous); the progress tracker keeps it while the version
 // history has the failed run, not retried (Track, continuousJudged).
 //
-// Which MCAs the run judged: those that finished the version (finishedAt: their health soak began,
-// every desired config applied) by the run's end (its Covers, which is its end). A cluster told the
-// version that had not finished by then (in flight, or soaking) counts as failed in the decision --
+// Which MCAs the run judged: those that finished the version by the run's end (its Covers, which is
+// its end), as a batch's run judges what it covers: finishedAt (every desired config applied, the
+// health soak passed) counts from when the soak began, so a cluster soaking when the run ended is
+// failed once its soak passes. A cluster told the version that was still in flight then (its soak
+// began after the run's end, or it never finished) counts as failed in the decision --
 // the progression names it, sdk-go counts it toward maxFailures -- but its MCA is not rewritten:
 // it goes on saying what its agent does (Upgrading, then UpgradeSucceed or a failure of its own).
 // Both writers judge by the same two things the history and the MCA's own finish time hold, so
