@@ -7,7 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
+	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 
 	"github.com/addonops/addonops/internal/addonstatus"
@@ -193,4 +195,42 @@ func TestContinuousVerificationFailureOnTheMCA(t *testing.T) {
 	if cs := w.history.Placement(p.String()).Last().Continuous; len(cs) < 2 || !cs[1].Retried {
 		t.Fatalf("continuous runs %+v: want run 2 retried", cs)
 	}
+}
+
+// With minSuccessTime, a cluster soaking when a continuous run fails ran the version by the run's
+// end (its soak counts from when it began, as a batch's run judges it): its MCA is failed once the
+// soak passes, once, and stays failed.
+func TestContinuousVerificationFailureDuringTheSoak(t *testing.T) {
+	cv := continuousVerdicts{}
+	w := newWorld(t)
+	w.config("a")
+	w.config("b")
+	p := w.placement("p", "a", progressive(intstr.FromInt32(1), clusterv1alpha1.RolloutConfig{MinSuccessTime: metav1.Duration{Duration: time.Minute}}), []string{"c1", "c2"})
+	w.installAll()
+	w.advance(2 * time.Minute)
+	w.verifyContinuously(verdicts{}, cv)
+	w.setConfig(p, "b")
+	w.step()
+	w.agent("c1", succeed)
+	w.step()
+	w.expectContinuous("default/p~1:c1" + bg)
+	w.advance(10 * time.Second)
+	cv[1] = verification.Failed
+	w.step()
+	if got := w.continuousOf(p); got != "1:Failed" {
+		t.Fatalf("history: %s", got)
+	}
+	// Soaking: not finished, its MCA is its agent's.
+	if addonstatus.Applied(w.mcas["c1"]) {
+		t.Fatalf("c1 finished before its soak passed: %+v", w.mcas["c1"].Status.Conditions)
+	}
+	w.expectProgression(p, addonstatus.ReasonUpgradeFailed, "c1 (continuous verification failed: run 1", "b", "a", "a")
+	for range 3 {
+		w.advance(30 * time.Second)
+		w.recheck("c1")
+		w.step()
+	}
+	w.expectMCA("c1", addonstatus.ReasonUpgradeFailed, "upgrade failed: continuous verification run 1 of placement default/p")
+	w.expectSteady("c1")
+	w.expectStates("c1=b/b/T c2=a/a/F")
 }
