@@ -1,7 +1,8 @@
 package rolloutplan
 
-// A failed continuous verification on the MCA (docs/spec/verification.md#continuous-verification),
-// with the rules of the batch case (mcastatus_verify.go): a failed continuous run fails every
+// A failed continuous verification on the MCA
+// (docs/spec/verification.md#continuous-verification-runs-while-a-placement-rolls-out), with the
+// rules of the batch case (mcastatus_verify.go): a failed continuous run fails every
 // cluster told the version in the decision, and the MCA of each one the run judged says so
 // (UpgradeFailed, InstallFailed for an install, a message naming the run). The decision writes it
 // (continuousState.failMCA, FailContinuous); the progress tracker keeps it while the version
