@@ -234,3 +234,49 @@ func TestContinuousVerificationFailureDuringTheSoak(t *testing.T) {
 	w.expectSteady("c1")
 	w.expectStates("c1=b/b/T c2=a/a/F")
 }
+
+// The decision's rule (continuousState.failMCA): it writes the failure once, for a cluster told the
+// version that finished it by the failed run's end, and only when the history records the version.
+func TestContinuousFailMCA(t *testing.T) {
+	failedRun := crunOf(3, verification.Failed, runEnd)
+	state := func(mod func(*continuousState)) *continuousState {
+		s := &continuousState{known: true, told: []string{"c1", "c2"}, entries: []history.Verification{crunOf(2, verification.Successful, t1), failedRun}}
+		s.failed = &s.entries[1]
+		if mod != nil {
+			mod(s)
+		}
+		return s
+	}
+	alreadyFailed := func() *addonv1alpha1.ManagedClusterAddOn {
+		st, _ := FailContinuous(finishedB(addonstatus.ReasonUpgradeSucceed), "default/p", &failedRun)
+		return &addonv1alpha1.ManagedClusterAddOn{Status: st}
+	}
+	cases := []struct {
+		name    string
+		s       *continuousState
+		cluster string
+		mca     *addonv1alpha1.ManagedClusterAddOn
+		write   bool
+	}{
+		{"told, finished by the run's end: written", state(nil), "c1", finishedB(addonstatus.ReasonUpgradeSucceed), true},
+		{"the history does not record the version yet: not written", state(func(s *continuousState) { s.known = false }), "c1", finishedB(addonstatus.ReasonUpgradeSucceed), false},
+		{"not told the version: not written", state(nil), "c3", finishedB(addonstatus.ReasonUpgradeSucceed), false},
+		{"finished after the run's end: not written", state(func(s *continuousState) { s.entries[1].Covers = t0; s.failed = &s.entries[1] }), "c1", finishedB(addonstatus.ReasonUpgradeSucceed), false},
+		{"no failed run: not written", state(func(s *continuousState) { s.entries = s.entries[:1]; s.failed = nil }), "c1", finishedB(addonstatus.ReasonUpgradeSucceed), false},
+		{"its MCA says so already: not written again", state(nil), "c1", alreadyFailed(), false},
+		{"no continuous verification: not written", nil, "c1", finishedB(addonstatus.ReasonUpgradeSucceed), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, ok := tc.s.failMCA(tc.cluster, tc.mca, PlacementKey{Namespace: "default", Name: "p"})
+			if ok != tc.write {
+				t.Fatalf("written %v, want %v", ok, tc.write)
+			}
+			if ok {
+				if c := progressingOf(st); c.Reason != addonstatus.ReasonUpgradeFailed || !c.LastTransitionTime.Equal(&runEnd) {
+					t.Fatalf("Progressing %+v, want UpgradeFailed at the run's end", c)
+				}
+			}
+		})
+	}
+}
