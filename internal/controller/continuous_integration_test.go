@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/history"
@@ -192,5 +195,87 @@ func TestVerificationContinuousInconclusiveHolds(t *testing.T) {
 	cs := e.continuousHistory("p")
 	if len(cs) < 2 || cs[0].Phase != string(verification.Inconclusive) || !cs[0].Promoted || cs[1].Phase != string(verification.Successful) {
 		t.Fatalf("continuous runs in the history: %+v; want 1 Inconclusive (promoted), then Successful ones", cs)
+	}
+}
+
+// A continuous run that fails mid-rollout without auto-abort: the clusters told the version that
+// finished it (batch 1, being verified) are failed in their MCAs too (UpgradeFailed, naming the
+// run, at its end), written once, and neither writer takes it back; the rollout stops and batch 2
+// never gets the version. A retry recomputes them: the runs and the rollout go on to the end.
+func TestVerificationContinuousFailsTheMCAs(t *testing.T) {
+	t.Parallel()
+	rc := newContinuousReceiver(t)
+	ann := `[{"placement": "*", "template": "webhook", "continuous": {"template": "webhook", "interval": "1s"}}]`
+	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 600), map[string]string{verification.Annotation: ann})
+	// Batch runs wait for the test: batch 1 stays in verification while the continuous runs go on.
+	rc.mu.Lock()
+	rc.hold = make(chan struct{})
+	hold := rc.hold
+	rc.mu.Unlock()
+	var release sync.Once
+	t.Cleanup(func() { release.Do(func() { close(hold) }) })
+	from := e.rec.count()
+	e.setConfig("p", "cfg-b")
+	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerifying, "verifying batch 1 of version ")
+	e.waitFor(60*time.Second, "a continuous run over c1 and c2 passed", func() bool {
+		for _, v := range e.continuousHistory("p") {
+			if v.Phase == string(verification.Successful) && v.Clusters == 2 {
+				return true
+			}
+		}
+		return false
+	})
+	rc.mu.Lock()
+	rc.continuous = "fail"
+	rc.mu.Unlock()
+	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
+	cs := e.continuousHistory("p")
+	n := len(cs)
+	if n == 0 || cs[n-1].Phase != string(verification.Failed) || cs[n-1].Clusters != 2 {
+		t.Fatalf("continuous runs in the history: %+v; want the last one Failed over c1 and c2", cs)
+	}
+	failed := cs[n-1]
+	want := fmt.Sprintf("upgrade failed: continuous verification run %d of placement %s/p with AnalysisTemplate %s/webhook failed: %s", failed.Batch, e.name, e.name, failed.Message)
+	for _, c := range []string{"c1", "c2"} {
+		e.waitCluster(30*time.Second, c, "cfg-b/cfg-b/True/UpgradeFailed")
+		cond := meta.FindStatusCondition(e.rec.mca(e.cluster(c)).Status.Conditions, addonstatus.ConditionProgressing)
+		if cond.Status != metav1.ConditionFalse || !strings.HasPrefix(cond.Message, want) || !cond.LastTransitionTime.Equal(&failed.Finished) {
+			t.Fatalf("%s: Progressing %+v, want False with a message starting %q, transition time the run's end %s", c, cond, want, failed.Finished)
+		}
+	}
+	// Written once, and neither writer takes it back: a flap would show as a controller write after
+	// the verdict settled, or as UpgradeFailed more than once in a cluster's sequence of reasons.
+	mark := e.rec.count()
+	e.quiet(3 * time.Second)
+	for _, c := range all {
+		if n := e.rec.writes(e.cluster(c), mark); n != 0 {
+			t.Fatalf("%s: %d controller writes of its MCA after the verdict settled:\n%s", c, n, e.rec.eventsOf(e.cluster(c)))
+		}
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if got := progressingReasons(e.rec.events()[from:], e.cluster(c)); !strings.HasSuffix(got, "UpgradeSucceed UpgradeFailed") || strings.Count(got, "UpgradeFailed") != 1 {
+			t.Fatalf("%s: Progressing reasons %q, want ... UpgradeSucceed UpgradeFailed, failed once", c, got)
+		}
+	}
+	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
+		t.Fatalf("c3 or c4 got cfg-b (event %d) after the continuous verification failed", i)
+	}
+	// The cause is fixed; a person retries: the failed run no longer counts, the MCAs are
+	// recomputed and the rollout completes.
+	rc.mu.Lock()
+	rc.continuous = "pass"
+	rc.mu.Unlock()
+	release.Do(func() { close(hold) })
+	e.annotateAs(cliFieldManager, operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): "r1"}))
+	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
+	for _, c := range all {
+		e.waitCluster(30*time.Second, c, "cfg-b/cfg-b/True/UpgradeSucceed")
+	}
+	retried := false
+	for _, v := range e.continuousHistory("p") {
+		retried = retried || v.Batch == failed.Batch && v.Phase == string(verification.Failed) && v.Retried
+	}
+	if !retried {
+		t.Fatalf("continuous runs in the history: %+v; want run %d retried", e.continuousHistory("p"), failed.Batch)
 	}
 }

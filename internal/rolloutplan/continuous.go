@@ -61,6 +61,8 @@ type continuousState struct {
 	id       string
 	every    time.Duration
 	told     []string
+	// known says the history records the version (failMCA).
+	known bool
 	// entries are the runs as this decision leaves them; changed says it changed them.
 	entries []history.Verification
 	changed bool
@@ -203,11 +205,13 @@ func (d *decider) continuousVerify(p *placementState, target []Config, statuses 
 	}
 	id := versionID(target)
 	var entries []history.Verification
+	known := false
 	if last := d.placementHistory(p).Last(); last != nil && last.ID == id {
 		if last.Completed != nil {
 			return nil
 		}
 		entries = last.Continuous
+		known = true
 	}
 	var toldNames []string
 	var toldIdx []int
@@ -234,7 +238,7 @@ func (d *decider) continuousVerify(p *placementState, target []Config, statuses 
 		},
 		template: tk.String(),
 	})
-	s.ref, s.template, s.id = cref, tk, id
+	s.ref, s.template, s.id, s.known = cref, tk, id, known
 	if s.request != nil {
 		d.verify = append(d.verify, VerifyRequest{Batch: *s.request, Ref: cref, Template: tk})
 	}

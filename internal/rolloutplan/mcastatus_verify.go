@@ -97,7 +97,8 @@ func FailVerified(mca *addonv1alpha1.ManagedClusterAddOn, placement string, e *h
 // verificationJudged reports whether the version history rec says a failed verification run
 // judged mca: mca is failed (a failed Progressing reason), finished its desired configs
 // (finishedAt), and a placement's newest version with those configs has a failed run, not
-// retried, that covers it. Any placement's: the MCA does not say which placement moves its
+// retried, that covers it: a batch's run (failedRun) or a continuous run that ended after mca
+// finished (continuousJudged, mcastatus_continuous.go). Any placement's: the MCA does not say which placement moves its
 // cluster, and the decision that failed it looked at its own placement's runs, which are among
 // them. rec is read (hist) only for an MCA that can be such (failed, with its configs applied and
 // soaked): no other MCA pays for decoding the history.
@@ -115,7 +116,7 @@ func verificationJudged(mca *addonv1alpha1.ManagedClusterAddOn, hist func() *his
 	}
 	cfgs := toHistory(Desired(mca))
 	for i := range rec.Placements {
-		if v := rec.Placements[i].Find(cfgs); v != nil && failedRun(mca, v.Verifications) != nil {
+		if v := rec.Placements[i].Find(cfgs); v != nil && (failedRun(mca, v.Verifications) != nil || continuousJudged(mca, v.Continuous) != nil) {
 			return true
 		}
 	}
@@ -123,7 +124,7 @@ func verificationJudged(mca *addonv1alpha1.ManagedClusterAddOn, hist func() *his
 }
 
 // Track is the progress tracker's rule for one MCA: Progress, except that an MCA a failed
-// verification judged (verificationJudged, from the version history hist) keeps its status: its
+// verification (a batch's or a continuous run) judged (verificationJudged, from the version history hist) keeps its status: its
 // works are ready and its add-on healthy, and Progress would take it for a failure that
 // recovered. Once the run is retried (`addonops retry`), or the MCA is given other configs (an
 // abort, a revert), it is recomputed as usual.

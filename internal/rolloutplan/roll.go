@@ -329,6 +329,10 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 				// does (mcastatus_verify.go).
 				if failedSt, ok := vs.failMCA(c, cur, p.key); ok {
 					d.updates[c] = failedSt
+				} else if failedSt, ok := cv.failMCA(c, cur, p.key); ok {
+					// Failed by the placement's continuous verification: its MCA says so once the run
+					// judged it (mcastatus_continuous.go).
+					d.updates[c] = failedSt
 				}
 			}
 			switch {
