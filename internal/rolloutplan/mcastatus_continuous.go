@@ -62,12 +62,8 @@ func continuousJudged(mca *addonv1alpha1.ManagedClusterAddOn, entries []history.
 // continuousFailure is the Progressing condition of an MCA of kind k that the failed continuous
 // run e of placement judged.
 func continuousFailure(k addonstatus.Kind, placement string, e *history.Verification) metav1.Condition {
-	run := fmt.Sprintf("run %d", e.Batch)
-	if e.FirstBatch != 0 && e.FirstBatch != e.Batch {
-		run = fmt.Sprintf("runs %d-%d", e.FirstBatch, e.Batch)
-	}
 	return failure(k, fmt.Sprintf("continuous verification %s of placement %s with %s failed: %s; the add-on runs the version, the version failed its continuous verification",
-		run, placement, e.Template, e.Message))
+		numbered("run", "runs", e), placement, e.Template, e.Message))
 }
 
 // FailContinuous returns the status of mca once the failed continuous run e of placement judged
@@ -76,10 +72,7 @@ func continuousFailure(k addonstatus.Kind, placement string, e *history.Verifica
 // run's end; configs, lastAppliedConfig and HealthSoak stay. changed is false when the status
 // already says so.
 func FailContinuous(mca *addonv1alpha1.ManagedClusterAddOn, placement string, e *history.Verification) (addonv1alpha1.ManagedClusterAddOnStatus, bool) {
-	st := *mca.Status.DeepCopy()
-	cond := continuousFailure(kindOf(st.ConfigReferences, st.Conditions), placement, e)
-	changed := SetCondition(&st.Conditions, cond, Now(e.Finished.Time), true)
-	return st, changed
+	return failedByRun(mca, e, func(k addonstatus.Kind) metav1.Condition { return continuousFailure(k, placement, e) })
 }
 
 // failMCA returns the status to write for cluster c, whose MCA is mca, when this placement's

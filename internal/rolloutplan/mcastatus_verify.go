@@ -72,12 +72,17 @@ func failedRun(mca *addonv1alpha1.ManagedClusterAddOn, entries []history.Verific
 // verificationFailure is the Progressing condition of an MCA of kind k that the failed run e of
 // placement judged.
 func verificationFailure(k addonstatus.Kind, placement string, e *history.Verification) metav1.Condition {
-	batch := fmt.Sprintf("batch %d", e.Batch)
-	if e.FirstBatch != 0 && e.FirstBatch != e.Batch {
-		batch = fmt.Sprintf("batches %d-%d", e.FirstBatch, e.Batch)
-	}
 	return failure(k, fmt.Sprintf("the verification of %s of placement %s with %s failed: %s; the add-on runs the version, the version failed its verification",
-		batch, placement, e.Template, e.Message))
+		numbered("batch", "batches", e), placement, e.Template, e.Message))
+}
+
+// numbered names the run or runs a history entry stands for: "batch 3", or "batches 2-3" for
+// neighbours merged into it.
+func numbered(one, many string, e *history.Verification) string {
+	if e.FirstBatch != 0 && e.FirstBatch != e.Batch {
+		return fmt.Sprintf("%s %d-%d", many, e.FirstBatch, e.Batch)
+	}
+	return fmt.Sprintf("%s %d", one, e.Batch)
 }
 
 // FailVerified returns the status of mca once the failed verification run e of placement judged
@@ -88,9 +93,14 @@ func verificationFailure(k addonstatus.Kind, placement string, e *history.Verifi
 // stay: the agent runs the version, and when it finished is what the run judged (finishedAt).
 // changed is false when the status already says so.
 func FailVerified(mca *addonv1alpha1.ManagedClusterAddOn, placement string, e *history.Verification) (addonv1alpha1.ManagedClusterAddOnStatus, bool) {
+	return failedByRun(mca, e, func(k addonstatus.Kind) metav1.Condition { return verificationFailure(k, placement, e) })
+}
+
+// failedByRun returns mca's status with the Progressing condition cond gives for its kind of
+// change, set at the end of the failed run e; changed is false when the status already says so.
+func failedByRun(mca *addonv1alpha1.ManagedClusterAddOn, e *history.Verification, cond func(addonstatus.Kind) metav1.Condition) (addonv1alpha1.ManagedClusterAddOnStatus, bool) {
 	st := *mca.Status.DeepCopy()
-	cond := verificationFailure(kindOf(st.ConfigReferences, st.Conditions), placement, e)
-	changed := SetCondition(&st.Conditions, cond, Now(e.Finished.Time), true)
+	changed := SetCondition(&st.Conditions, cond(kindOf(st.ConfigReferences, st.Conditions)), Now(e.Finished.Time), true)
 	return st, changed
 }
 
