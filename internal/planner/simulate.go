@@ -174,9 +174,11 @@ type simulation struct {
 	verifiedBy map[string]*verifiedRuns
 }
 
+// verifiedRuns are the verification runs of a placement the simulation took as passed: the
+// batches' and the continuous ones', each with their templates.
 type verifiedRuns struct {
-	runs      int
-	templates []string
+	runs, continuous               int
+	templates, continuousTemplates []string
 }
 
 // lookupVerification is the decision's Input.Verifications: the runs the simulation took as passed.
@@ -203,9 +205,13 @@ func (s *simulation) verify(reqs []rolloutplan.VerifyRequest) int {
 			v = &verifiedRuns{}
 			s.verifiedBy[r.Batch.Placement] = v
 		}
-		v.runs++
-		if t := r.Template.String(); !slices.Contains(v.templates, t) {
-			v.templates = append(v.templates, t)
+		runs, templates := &v.runs, &v.templates
+		if r.Batch.Continuous != 0 {
+			runs, templates = &v.continuous, &v.continuousTemplates
+		}
+		*runs++
+		if t := r.Template.String(); !slices.Contains(*templates, t) {
+			*templates = append(*templates, t)
 		}
 		added++
 	}
@@ -691,9 +697,13 @@ func (s *simulation) run() AddonPlan {
 		if t.plan.Canary != nil && (t.plan.Canary.Gates || t.plan.Change == ChangeNoOp && !t.plan.Completes) && strings.Contains(t.plan.Outcome, "Canary") {
 			t.plan.Warnings = append(t.plan.Warnings, "the canary "+t.plan.Canary.Placement+" does not pass: "+t.plan.OutcomeMessage)
 		}
-		if v := s.verifiedBy[t.plan.Placement]; v != nil {
+		if v := s.verifiedBy[t.plan.Placement]; v != nil && v.runs > 0 {
 			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("%d batch(es) are verified (%s) before the next one starts; the plan takes every run as passed: a failed run fails its batch's clusters, an inconclusive one pauses the placement",
 				v.runs, strings.Join(v.templates, ", ")))
+		}
+		if v := s.verifiedBy[t.plan.Placement]; v != nil && v.continuous > 0 {
+			t.plan.Warnings = append(t.plan.Warnings, fmt.Sprintf("continuous verification (%s) runs while it rolls out; the plan takes every run as passed: a failed run fails every cluster told the version, an inconclusive one pauses the placement",
+				strings.Join(v.continuousTemplates, ", ")))
 		}
 		if t.plan.Change != ChangeNoOp {
 			ap.Changed = true

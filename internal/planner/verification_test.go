@@ -29,3 +29,20 @@ func TestVerifiedBatchesRollOn(t *testing.T) {
 		t.Errorf("warnings %q do not say the batches are verified and what the plan assumed", p.Warnings)
 	}
 }
+
+// A continuous verification: its runs are taken as passed too, the rollout completes, and the
+// warning counts them apart from the batches' runs.
+func TestContinuousVerificationRollsOn(t *testing.T) {
+	main := placementSpec{name: "main", strategy: `{type: Progressive, progressive: {maxConcurrency: 1}}`, groups: [][]string{{"c1", "c2", "c3"}}}
+	ann := soak0 + `, addonops.io/verification: '[{"placement": "*", "template": "error-rate", "continuous": {"template": "smoke", "interval": "1m"}}]'`
+	base := snapshotOf(t, append(hubObjects(main), adc("cfg-v1", "1"))...)
+	rep, _ := step(t, base, cma(ann, "cfg-v1", main))
+	p := placementOf(t, rep, "default/main")
+	w := strings.Join(p.Warnings, "\n")
+	if !p.Completes || len(p.Batches) != 3 || !strings.Contains(w, "3 batch(es) are verified (AnalysisTemplate default/error-rate)") ||
+		!strings.Contains(w, "continuous verification (AnalysisTemplate default/smoke) runs while it rolls out") {
+		var buf bytes.Buffer
+		_ = rep.Write(&buf, FormatText)
+		t.Fatalf("completes %t, %d batches, warnings %q; want 3 verified batches, the continuous runs named, completed\n%s", p.Completes, len(p.Batches), p.Warnings, buf.String())
+	}
+}
