@@ -32,6 +32,7 @@ var foreignCitations = []struct {
 	{regexp.MustCompile(`(?i)\breference\b[^§\n]{0,40}§`), "a section of a reference document outside the repository"},
 	{regexp.MustCompile(`(?:^|[^\w.-])/?(?:work/)?shared/`), "a shared/ path outside the repository"},
 	{regexp.MustCompile(`(?i)ocm-addon-behaviour|gitops-ecosystem\.md|test-environment\.md`), "a reference document outside the repository"},
+	{regexp.MustCompile(`(?i)\bissues?\s+#?\d+\b`), "an issue by its number (the tracker is outside the repository: say what the code does)"},
 }
 
 // docLink is a repository path into docs/ with an optional anchor, as comments write it.

@@ -15,7 +15,7 @@ func lineOf(s, sub string) int {
 	return strings.Count(s[:i], "\n") + 1
 }
 
-// The cases of issue 16 that config-hash used to get wrong, now refused by krmfn's strict reader:
+// The inputs config-hash used to get wrong, now refused by krmfn's strict reader:
 // exit 1, the message on stderr, no resource written.
 func TestStrictInput(t *testing.T) {
 	a := adc("hub", "hello", "agents")

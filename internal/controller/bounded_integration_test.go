@@ -2,7 +2,7 @@
 
 package controller
 
-// Bounded work from hostile or careless objects (issue 37, item 5) on a real API server.
+// Bounded work from hostile or careless objects on a real API server.
 
 import (
 	"context"

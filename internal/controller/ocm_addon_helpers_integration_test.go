@@ -50,7 +50,7 @@ var (
 // adcGR is the group/resource of AddOnDeploymentConfigs, OCM's addOnDeploymentConfigGVR.
 var adcGR = addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Resource: "addondeploymentconfigs"}
 
-// openGaps are the known gaps of issue 18 (a-f in its text) not fixed yet. Each gap_ subtest
+// openGaps are the known gaps against OCM's assertions (a-f, named below) not fixed yet. Each gap_ subtest
 // asserts what OCM asserts; while its gap is listed here it expects that assertion to fail (and
 // logs how), and it fails once the assertion passes, so that a fix is noticed and the gap turned
 // on by deleting its entry. All six are fixed: (a) lastObservedGeneration, (b) unsupported configs
@@ -60,7 +60,7 @@ var adcGR = addonv1alpha1.ConfigGroupResource{Group: addonv1alpha1.GroupName, Re
 // TestDeployerMissingIntegration).
 var openGaps = map[string]string{}
 
-// gap runs check, OCM's assertion for a behaviour of gap id (a-f of issue 18; "a+b" for one that
+// gap runs check, OCM's assertion for a behaviour of gap id (a-f, named at openGaps; "a+b" for one that
 // needs both), as the subtest gap_<name>. check runs once the state it looks at has settled (the
 // assertions before it waited for everything else): while the gap is open it looks once, and once
 // the gap is closed it is given a few seconds, as a fix may write the field a moment later.
@@ -85,9 +85,9 @@ func gap(t *testing.T, id, name string, check func() error) {
 		}
 		switch {
 		case open && err == nil:
-			t.Fatalf("gap issue 18 (%s) %q: OCM's assertion passes now; delete %q from openGaps to require it", id, why, id)
+			t.Fatalf("known gap (%s) %q: OCM's assertion passes now; delete %q from openGaps to require it", id, why, id)
 		case open:
-			t.Logf("gap issue 18 (%s), still open (%s): %v", id, why, err)
+			t.Logf("known gap (%s), still open (%s): %v", id, why, err)
 		case err != nil:
 			t.Fatalf("OCM: %v", err)
 		}

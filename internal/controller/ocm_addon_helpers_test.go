@@ -3,7 +3,7 @@ package controller
 // What the ports of OCM v1.2.1's addon-manager integration suite (test/integration/addon/,
 // ocm_addon_*_test.go) share: OCM's config specs and spec hashes, the part of OCM's suite that
 // is not the addon-manager (its test add-on's deployer, played here by hand), assertions that say
-// what differs, and the switch for the known gaps of issue 18.
+// what differs, and the switch for the known gaps (openGaps).
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

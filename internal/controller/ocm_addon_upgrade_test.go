@@ -15,7 +15,7 @@ package controller
 //
 // Every assertion of OCM's either passes as OCM states it (e.ocm), or is replaced by our
 // documented behaviour (e.ours, under a "differs from OCM" comment quoting the README). The 17
-// that were gaps of issue 18 (a, b, e) are gap_ subtests that now pass as OCM states them (see
+// that were known gaps (a, b, e of openGaps' comment) are gap_ subtests that now pass as OCM states them (see
 // openGaps, empty since the fixes).
 //
 // Tally, counted on OCM's source: one per assert call (per condition for a condition assertion)

@@ -25,7 +25,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
-// Issue 19, item 4, "Health is never older than the version", on the real API server: OCM's health
+// Health is never older than the version, on the real API server: OCM's health
 // prober lags the work agent, so when the works report a new generation the MCA's Available=True
 // may still describe the old agent. A cluster counts as done only once its add-on stayed healthy
 // for the health soak after its works were ready.

@@ -2,7 +2,7 @@
 
 package controller
 
-// MCA status as OCM's own tests expect it (issue 18): lastObservedGeneration, unsupported MCA
+// MCA status as OCM's own tests expect it: lastObservedGeneration, unsupported MCA
 // configs, and a rollout nobody deploys.
 
 import (

@@ -21,7 +21,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 )
 
-// Issue 19, "One object stops the whole controller": ClusterManagementAddOns the API server accepts
+// One object must not stop the whole controller: ClusterManagementAddOns the API server accepts
 // but the Go types cannot hold (minSuccessTime: forever; a maxConcurrency beyond int32) used to fail
 // every list of CMAs, so nothing synced. Now each reports its field and value in its progression,
 // with one Warning event, nothing moves for it, and the other add-on rolls out, before and after a
@@ -200,7 +200,7 @@ func (e *env) warnings(cma string) []string {
 	return out
 }
 
-// Issue 19, "Unsafe strategy values are obeyed": maxConcurrency -1 (an integer: the CRD's pattern
+// Unsafe strategy values are never obeyed: maxConcurrency -1 (an integer: the CRD's pattern
 // checks only strings), 0 and "0%" would move every cluster at once. An upgrade under one of them
 // moves nothing: the placement waits with InvalidRolloutStrategy and the rollout-strategy function's
 // own message (as it prints it at build time, testdata/error-unsafe-values), until the value is

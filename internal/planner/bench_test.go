@@ -7,7 +7,7 @@ import (
 
 // BenchmarkPlan is the time of a plan: an upgrade of every cluster of a fleet (Progressive, 10% at
 // a time) on a hub where the previous version is installed. `go test ./internal/planner -run '^$'
-// -bench Plan -benchtime 3x` (the closing note of issue 42 quotes it; it is no timed test).
+// -bench Plan -benchtime 3x` prints it; it is no timed test.
 func BenchmarkPlan(b *testing.B) {
 	for _, n := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("clusters=%d", n), func(b *testing.B) {

@@ -45,7 +45,8 @@ func TestBindableRoles(t *testing.T) {
 	}
 }
 
-// TestBindPolicy is the decision on each binding hubPermissions ask for (issue 37, item 4).
+// TestBindPolicy is the decision on each binding hubPermissions ask for: only what the controller was granted by name, never in its own
+// namespace or another cluster's.
 func TestBindPolicy(t *testing.T) {
 	clusters := sets.New("cluster1", "cluster2")
 	p := BindPolicy{

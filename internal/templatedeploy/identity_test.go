@@ -2,7 +2,7 @@
 
 package templatedeploy_test
 
-// Issue 37, items 3 and 4: a managed cluster's agent, acting with exactly the hub RBAC OCM gives it
+// The trust boundary of template add-ons: a managed cluster's agent, acting with exactly the hub RBAC OCM gives it
 // (internal/testing/agentrbac), cannot choose the identity its add-on is registered as, nor a certificate
 // subject other than the template's; and a template's hubPermissions bind only what the controller
 // was granted by name, never in the controller's namespace or another cluster's.

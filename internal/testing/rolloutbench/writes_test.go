@@ -14,7 +14,7 @@ import (
 
 // TestWritesPerTransition runs the template benchmark's scenario (install, then upgrade to a new
 // config version, strategy All) on a few clusters with addonops-controller --deploy-templates, the
-// binary as users run it, health gating on, and checks issue 20's write budget for a cluster's move
+// binary as users run it, health gating on, and checks the write budget for a cluster's move
 // to a new version: at most 2 MCA status writes (the desired configs; then applied, healthy and done
 // together) and at most 1 update per ManifestWork. The counts are exact at any fleet size: every
 // cluster goes through the same transitions, so the benchmark's per-cluster figures at 1,000 clusters
