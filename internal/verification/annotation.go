@@ -139,23 +139,7 @@ func ParseValue(raw string) (Refs, error) {
 			problems = append(problems, fmt.Sprintf("placement %s has another entry (%d): one verification per placement; list its metrics in one template", r.Placement, j))
 		}
 		seen[r.Placement] = i
-		if r.Template == "" {
-			problems = append(problems, "template is empty: name an AnalysisTemplate")
-		}
-		switch r.Kind {
-		case KindAnalysisTemplate:
-		case KindClusterAnalysisTemplate:
-			if r.Namespace != "" {
-				problems = append(problems, "a ClusterAnalysisTemplate has no namespace: drop namespace")
-			}
-		default:
-			problems = append(problems, fmt.Sprintf("kind %q: want %s or %s", r.Kind, KindAnalysisTemplate, KindClusterAnalysisTemplate))
-		}
-		for name := range r.Args {
-			if _, builtin := builtinArgNames[name]; builtin {
-				problems = append(problems, fmt.Sprintf("args.%s: the controller sets %s for every batch; drop it", name, name))
-			}
-		}
+		problems = append(problems, templateProblems(batchFields, r.Template, r.Kind, r.Namespace, r.Args)...)
 		problems = append(problems, r.Continuous.normalize()...)
 		if len(problems) > 0 {
 			errs = append(errs, fmt.Sprintf("verification %d: %s", i, strings.Join(problems, "; ")))
@@ -165,6 +149,42 @@ func ParseValue(raw string) (Refs, error) {
 		return nil, fmt.Errorf("annotation %s: %s", Annotation, strings.Join(errs, "; "))
 	}
 	return refs, nil
+}
+
+// templateFields say how an entry's template fields are named in its problems: its own (the batch
+// runs') or those under continuous.
+type templateFields struct {
+	prefix, drop, runs, namespaceProblem string
+}
+
+var (
+	batchFields      = templateFields{runs: "batch", namespaceProblem: "a ClusterAnalysisTemplate has no namespace: drop namespace"}
+	continuousFields = templateFields{prefix: "continuous.", drop: ", or drop continuous", runs: "run",
+		namespaceProblem: "continuous: a ClusterAnalysisTemplate has no namespace: drop continuous.namespace"}
+)
+
+// templateProblems returns what is wrong with one template reference of an entry (kind already
+// defaulted): the same rules for the batch runs' template and the continuous one.
+func templateProblems(f templateFields, template, kind, namespace string, args map[string]string) []string {
+	var problems []string
+	if template == "" {
+		problems = append(problems, f.prefix+"template is empty: name an AnalysisTemplate"+f.drop)
+	}
+	switch kind {
+	case KindAnalysisTemplate:
+	case KindClusterAnalysisTemplate:
+		if namespace != "" {
+			problems = append(problems, f.namespaceProblem)
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("%skind %q: want %s or %s", f.prefix, kind, KindAnalysisTemplate, KindClusterAnalysisTemplate))
+	}
+	for name := range args {
+		if _, builtin := builtinArgNames[name]; builtin {
+			problems = append(problems, fmt.Sprintf("%sargs.%s: the controller sets %s for every %s; drop it", f.prefix, name, name, f.runs))
+		}
+	}
+	return problems
 }
 
 // For returns the reference that verifies placement p: its own entry, else the "*" entry; nil

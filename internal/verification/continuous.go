@@ -62,27 +62,10 @@ func (c *Continuous) normalize() []string {
 	if c.Kind == "" {
 		c.Kind = KindAnalysisTemplate
 	}
-	var problems []string
-	if c.Template == "" {
-		problems = append(problems, "continuous.template is empty: name an AnalysisTemplate, or drop continuous")
-	}
-	switch c.Kind {
-	case KindAnalysisTemplate:
-	case KindClusterAnalysisTemplate:
-		if c.Namespace != "" {
-			problems = append(problems, "continuous: a ClusterAnalysisTemplate has no namespace: drop continuous.namespace")
-		}
-	default:
-		problems = append(problems, fmt.Sprintf("continuous.kind %q: want %s or %s", c.Kind, KindAnalysisTemplate, KindClusterAnalysisTemplate))
-	}
+	problems := templateProblems(continuousFields, c.Template, c.Kind, c.Namespace, c.Args)
 	if c.Interval != "" {
 		if d, err := time.ParseDuration(c.Interval); err != nil || d <= 0 {
 			problems = append(problems, fmt.Sprintf("continuous.interval %q: want a positive duration such as \"2m\"", c.Interval))
-		}
-	}
-	for name := range c.Args {
-		if _, builtin := builtinArgNames[name]; builtin {
-			problems = append(problems, fmt.Sprintf("continuous.args.%s: the controller sets %s for every run; drop it", name, name))
 		}
 	}
 	return problems
