@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
@@ -206,21 +206,11 @@ func (s *suite) startController(t *testing.T, dir string, opts controller.Option
 // repository root) and returns the objects and the YAML.
 func (s *suite) build(t *testing.T, dir string) ([]*unstructured.Unstructured, []byte) {
 	t.Helper()
-	cmd := exec.CommandContext(s.ctx, tools.Kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
-	cmd.Dir = tools.Root
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("kustomize build %s: %v\n%s", dir, err, stderr.String())
-	}
-	objs, err := ssapply.Decode(bytes.NewReader(stdout.Bytes()))
+	objs, out, err := krmfntest.BuildObjects(s.ctx, []string{tools.Kustomize}, tools.Root, dir, nil)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
+		t.Fatal(err)
 	}
-	if len(objs) == 0 {
-		t.Fatalf("kustomize build %s printed no objects", dir)
-	}
-	return objs, stdout.Bytes()
+	return objs, out
 }
 
 // apply server-side applies objs in the order kustomize printed them, as `kubectl apply

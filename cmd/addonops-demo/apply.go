@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +14,7 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -52,36 +50,13 @@ type step struct {
 // two validating ones, then config-hash.
 var exampleFunctions = []string{"rollout-strategy", "addon-template", "config-hash"}
 
-// kustomizeArgs is how every example builds (kustomize-rollout-examples/README.md): without
-// --enable-exec kustomize silently skips config-hash.
-var kustomizeArgs = []string{"tool", "kustomize", "build", "--enable-alpha-plugins", "--enable-exec"}
-
 // buildStep runs `go tool kustomize build --enable-alpha-plugins --enable-exec dir` in the
 // repository (so go.mod's kustomize runs) with env (PATH must find the exampleFunctions), and parses the
-// output. The build runs in its own process group, killed whole when ctx ends: `go tool` starts
-// kustomize, which starts config-hash.
+// output; an AddOnDeploymentConfig without config-hash's annotation means config-hash did not run.
 func buildStep(ctx context.Context, repoRoot, dir string, env []string) ([]*unstructured.Unstructured, error) {
-	args := append(append([]string{}, kustomizeArgs...), dir)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = repoRoot
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), repoRoot, err, strings.TrimSpace(stderr.String()))
-	}
-	objs, err := ssapply.Decode(&stdout)
+	objs, _, err := krmfntest.BuildObjects(ctx, []string{"go", "tool", "kustomize"}, repoRoot, dir, env)
 	if err != nil {
-		return nil, fmt.Errorf("reading the output of go %s: %w", strings.Join(args, " "), err)
-	}
-	if len(objs) == 0 {
-		return nil, fmt.Errorf("go %s printed no objects", strings.Join(args, " "))
+		return nil, err
 	}
 	for _, o := range objs {
 		if o.GroupVersionKind().GroupKind() == adcGK && o.GetAnnotations()[contentHashAnnotation] == "" {

@@ -28,6 +28,7 @@ import (
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
@@ -288,7 +289,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return nil, fmt.Errorf("the demo prints each step's plan with `%s plan`: %w (looked first in %s; `make build` puts it in bin/)",
 			planTool, err, strings.Join(o.ToolDirs, ", "))
 	}
-	fmt.Fprintf(out, "\nRendering: go %s <step> (%s)\n", strings.Join(kustomizeArgs, " "), strings.Join(found, ", "))
+	fmt.Fprintf(out, "\nRendering: go tool kustomize %s <step> (%s)\n", strings.Join(krmfntest.BuildArgs, " "), strings.Join(found, ", "))
 	var steps []step
 	for _, name := range o.Steps {
 		dir := filepath.Join(o.Examples, name)

@@ -3,7 +3,7 @@
 package gitrepo
 
 import (
-	"errors"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,22 +133,12 @@ func TestRolloutExamplesBuildFromTheRepository(t *testing.T) {
 	if err := r.Checkout(head, checkout); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", HubDir)
-	cmd.Dir = checkout
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := cmd.Output()
+	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, out, err := krmfntest.BuildObjects(context.Background(), []string{kustomize}, checkout, HubDir, env)
 	if err != nil {
-		t.Fatalf("kustomize build hub in a checkout: %v\n%s", err, stderrOf(err))
+		t.Fatalf("kustomize build hub in a checkout: %v", err)
 	}
 	if !strings.Contains(string(out), "kind: ClusterManagementAddOn") || !strings.Contains(string(out), "helloworld-agent-{{CLUSTER_NAME}}") {
 		t.Errorf("kustomize build hub printed no ClusterManagementAddOn or no per-cluster agent of the e2e overlay:\n%s", out)
 	}
-}
-
-func stderrOf(err error) string {
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return string(exit.Stderr)
-	}
-	return ""
 }
