@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/ssapply"
+	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
 
@@ -182,43 +182,32 @@ spec:
 	return &unstructured.Unstructured{Object: obj}, nil
 }
 
-// gateServers are the two local receivers: the verification gate's webhook and the notifications'
-// webhook service. Their handlers record what they get and queue a line for the step to print (the
-// display is the step loop's alone).
+// gateServers are the two local receivers (internal/testing/webhooks): the verification gate's
+// webhook and the notifications' webhook service. They queue a line per batch, verdict and
+// notification for the step to print (the display is the step loop's alone).
 type gateServers struct {
-	gate, notify *httptest.Server
-	delay        time.Duration
-	stop         chan struct{}
+	gate   *webhooks.GateReceiver
+	notify *webhooks.NotificationReceiver
 
-	mu      sync.Mutex
-	batches []gateBatch
-	notes   []notification
-	lines   []string
-}
-
-// gateBatch is one batch the gate was asked to verify.
-type gateBatch struct {
-	verification.Batch
-	Arrived, Answered time.Time
-	Verdict           string
-}
-
-// notification is one webhook body of the catalog's templates.
-type notification struct {
-	Trigger   string   `json:"trigger"`
-	Addon     string   `json:"addon"`
-	Placement string   `json:"placement"`
-	VersionID string   `json:"versionID"`
-	Kind      string   `json:"kind"`
-	Clusters  []string `json:"clusters"`
-	Reason    string   `json:"reason"`
-	At        time.Time
+	mu    sync.Mutex
+	lines []string
 }
 
 func startGateServers(speed float64) *gateServers {
-	g := &gateServers{delay: max(time.Duration(float64(verdictDelay)/speed), minVerdictDelay), stop: make(chan struct{})}
-	g.gate = httptest.NewServer(http.HandlerFunc(g.verify))
-	g.notify = httptest.NewServer(http.HandlerFunc(g.notified))
+	g := &gateServers{}
+	delay := max(time.Duration(float64(verdictDelay)/speed), minVerdictDelay)
+	g.gate = webhooks.NewGateReceiver(webhooks.GateOptions{Verdict: "pass", Delay: delay,
+		OnArrive: func(b webhooks.GateRun) {
+			g.queue("   gate: verifying batch %d of %s (%s), version %s: the webhook got it; no new cluster starts until its verdict",
+				b.Index, b.Placement, describe(b.Clusters, 5), b.Version)
+		},
+		OnAnswer: func(b webhooks.GateRun) {
+			g.queue("   gate: batch %d of %s: verdict %s (after %s)", b.Index, b.Placement, b.Verdict, seconds(delay))
+		}})
+	g.notify = webhooks.NewNotificationReceiver(webhooks.NotificationOptions{OnNotification: func(n webhooks.Notification) {
+		g.queue("   notification: %s for %s on %s, version %s (%s), clusters %s",
+			n.Trigger, n.Addon, n.Placement, n.VersionID, n.Kind, describe(n.Clusters, 4))
+	}})
 	return g
 }
 
@@ -227,52 +216,14 @@ func (g *gateServers) close() {
 	if g == nil {
 		return
 	}
-	close(g.stop)
 	g.gate.Close()
 	g.notify.Close()
 }
 
-func (g *gateServers) verify(w http.ResponseWriter, r *http.Request) {
-	var b verification.Batch
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		http.Error(w, "want the batch as JSON: "+err.Error(), http.StatusBadRequest)
-		return
-	}
+func (g *gateServers) queue(format string, args ...any) {
 	g.mu.Lock()
-	i := len(g.batches)
-	g.batches = append(g.batches, gateBatch{Batch: b, Arrived: time.Now()})
-	g.lines = append(g.lines, fmt.Sprintf("   gate: verifying batch %d of %s (%s), version %s: the webhook got it; no new cluster starts until its verdict",
-		b.Index, b.Placement, describe(b.Clusters, 5), b.Version))
-	g.mu.Unlock()
-	select {
-	case <-time.After(g.delay):
-	case <-r.Context().Done():
-		return
-	case <-g.stop:
-		return
-	}
-	// Recorded before the answer is written: no cluster can be told the next batch before this.
-	g.mu.Lock()
-	g.batches[i].Answered, g.batches[i].Verdict = time.Now(), "pass"
-	g.lines = append(g.lines, fmt.Sprintf("   gate: batch %d of %s: verdict pass (after %s)", b.Index, b.Placement, seconds(g.delay)))
-	g.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"verdict": "pass"}`)
-}
-
-func (g *gateServers) notified(w http.ResponseWriter, r *http.Request) {
-	var n notification
-	if err := json.NewDecoder(r.Body).Decode(&n); err != nil {
-		http.Error(w, "want the catalog's JSON body: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	n.At = time.Now()
-	g.mu.Lock()
-	g.notes = append(g.notes, n)
-	g.lines = append(g.lines, fmt.Sprintf("   notification: %s for %s on %s, version %s (%s), clusters %s",
-		n.Trigger, n.Addon, n.Placement, n.VersionID, n.Kind, describe(n.Clusters, 4)))
-	g.mu.Unlock()
-	w.WriteHeader(http.StatusNoContent)
+	defer g.mu.Unlock()
+	g.lines = append(g.lines, fmt.Sprintf(format, args...))
 }
 
 // flush prints the lines the receivers queued.
@@ -289,10 +240,8 @@ func (g *gateServers) flush(d *display) {
 	}
 }
 
-func (g *gateServers) records() ([]gateBatch, []notification) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.batches), slices.Clone(g.notes)
+func (g *gateServers) records() ([]webhooks.GateRun, []webhooks.Notification) {
+	return g.gate.Runs(), g.notify.Notifications()
 }
 
 // setupGates installs what the gates step needs on the hub before its objects: the CRDs of
@@ -313,26 +262,20 @@ func (r *demoRun) setupGates(ctx context.Context) error {
 	}
 	r.disp.printf("   setup: the AnalysisTemplate and ClusterAnalysisTemplate CRDs of config/components/verification (the hub has no Argo Rollouts)\n")
 
-	catalogPath := filepath.Join(r.o.RepoRoot, "config", "notifications", "catalog.yaml")
-	data, err := os.ReadFile(catalogPath)
+	cm, secret, err := webhooks.NotificationConfig(r.o.RepoRoot, notifyNamespace, map[string]webhooks.Webhook{"webhook": {URL: r.gates.notify.URL}})
 	if err != nil {
-		return fmt.Errorf("the gates step writes the notification catalog: %w", err)
+		return fmt.Errorf("the gates step writes the notification configuration: %w", err)
 	}
-	var cm map[string]any
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		return fmt.Errorf("reading %s: %w", catalogPath, err)
+	objs := []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": notifyNamespace}}}}
+	for _, o := range []runtime.Object{cm, secret} {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return fmt.Errorf("the notification configuration: %w", err)
+		}
+		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+		objs = append(objs, &unstructured.Unstructured{Object: u})
 	}
-	catalog := &unstructured.Unstructured{Object: cm}
-	catalog.SetNamespace(notifyNamespace)
-	if err := unstructured.SetNestedField(catalog.Object, "url: $webhook-url\nheaders:\n- name: Content-Type\n  value: application/json\n",
-		"data", "service.webhook"); err != nil {
-		return err
-	}
-	ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": notifyNamespace}}}
-	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata":   map[string]any{"name": notify.SecretName, "namespace": notifyNamespace},
-		"stringData": map[string]any{"webhook-url": r.gates.notify.URL}}}
-	if _, err := r.apply.ApplyAll(ctx, []*unstructured.Unstructured{ns, catalog, secret}); err != nil {
+	if _, err := r.apply.ApplyAll(ctx, objs); err != nil {
 		return fmt.Errorf("writing the notification configuration: %w", err)
 	}
 	r.disp.printf("   setup: ConfigMap %s/%s (config/notifications' catalog + service.webhook) and Secret %s/%s (webhook-url %s)\n",
@@ -523,7 +466,7 @@ func (g *gater) holds(ended bool, now time.Time) bool {
 	return len(g.missingNotifications(g.convert(notes))) > 0
 }
 
-func (g *gater) convert(notes []notification) []Notification {
+func (g *gater) convert(notes []webhooks.Notification) []Notification {
 	var out []Notification
 	for _, n := range notes {
 		if n.At.Before(g.start) || n.Addon != g.plan.Addon {

@@ -3,12 +3,8 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,61 +21,6 @@ import (
 // Continuous verification (docs/spec/verification.md) on the real API server, with a webhook
 // receiver as the gate: the same template verifies each batch and, continuously, every cluster
 // told the version; the body tells the runs apart ("continuous": the run's number).
-
-// continuousReceiver answers batch runs and continuous runs with verdicts of their own; a batch run
-// waits until the test releases batches (hold).
-type continuousReceiver struct {
-	mu         sync.Mutex
-	batch      string
-	continuous string
-	hold       chan struct{}
-	runs       []verification.Batch
-	srv        *httptest.Server
-}
-
-func newContinuousReceiver(t *testing.T) *continuousReceiver {
-	rc := &continuousReceiver{batch: "pass", continuous: "pass"}
-	rc.srv = httptest.NewServer(rc)
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *continuousReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var b verification.Batch
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	rc.runs = append(rc.runs, b)
-	verdict, hold := rc.batch, rc.hold
-	if b.Continuous > 0 {
-		verdict, hold = rc.continuous, nil
-	}
-	rc.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"verdict": %q}`, verdict)
-}
-
-// continuousRuns returns the continuous runs POSTed for version.
-func (rc *continuousReceiver) continuousRuns(version string) []verification.Batch {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	var out []verification.Batch
-	for _, b := range rc.runs {
-		if b.Continuous > 0 && b.Version == version {
-			out = append(out, b)
-		}
-	}
-	return out
-}
 
 // continuousHistory reads the history's continuous runs of placement's last version.
 func (e *env) continuousHistory(placement string) []history.Verification {
@@ -99,16 +40,13 @@ func (e *env) continuousHistory(placement string) []history.Verification {
 // exceeded and auto-abort returns them to the last known good version; batch 2 never gets it.
 func TestVerificationContinuousFailsMidRollout(t *testing.T) {
 	t.Parallel()
-	rc := newContinuousReceiver(t)
+	rc := gateReceiver(t)
 	ann := `[{"placement": "*", "template": "webhook", "continuous": {"template": "webhook", "interval": "1s"}}]`
-	e, _ := verificationEnv(t, webhookTemplate(rc.srv.URL, 600), map[string]string{verification.Annotation: ann, operations.AutoAbortAnnotation: "true"})
+	e, _ := verificationEnv(t, webhookTemplate(rc.URL, 600), map[string]string{verification.Annotation: ann, operations.AutoAbortAnnotation: "true"})
 	// Batch runs wait for the test from now on (their timeout is far longer than the test): batch 1
 	// stays in verification while the continuous runs go on.
-	rc.mu.Lock()
-	rc.hold = make(chan struct{})
-	hold := rc.hold
-	rc.mu.Unlock()
-	t.Cleanup(func() { close(hold) })
+	rc.Hold()
+	t.Cleanup(rc.Release)
 	e.setConfig("p", "cfg-b")
 	first := e.clusters("c1", "c2")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerifying, "verifying batch 1 of version ")
@@ -126,13 +64,11 @@ func TestVerificationContinuousFailsMidRollout(t *testing.T) {
 		}
 		return n >= 2
 	})
-	runs := rc.continuousRuns(version)
+	runs := rc.ContinuousRuns(version)
 	if len(runs) == 0 || strings.Join(runs[len(runs)-1].Clusters, ",") != strings.Join(first, ",") || runs[len(runs)-1].Placement != e.name+"/p" || runs[len(runs)-1].Addon != e.name {
 		t.Fatalf("continuous runs POSTed: %+v; want runs over %v", runs, first)
 	}
-	rc.mu.Lock()
-	rc.continuous = "fail"
-	rc.mu.Unlock()
+	rc.SetContinuous("fail")
 	failedAt := time.Now()
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonAborted, "aborted automatically: more clusters failed than maxFailures allows")
 	e.waitCMAEvent(10*time.Second, "Warning VerificationFailed", "placement "+e.name+"/p: continuous verification run")
@@ -147,9 +83,9 @@ func TestVerificationContinuousFailsMidRollout(t *testing.T) {
 		t.Fatalf("continuous runs in the history: %+v; want the last one Failed over c1 and c2", cs)
 	}
 	// The runs stopped with the abort: none after the one that failed.
-	n := len(rc.continuousRuns(version))
+	n := len(rc.ContinuousRuns(version))
 	e.quiet(3 * time.Second)
-	if m := len(rc.continuousRuns(version)); m != n {
+	if m := len(rc.ContinuousRuns(version)); m != n {
 		t.Fatalf("%d continuous runs after the version was aborted", m-n)
 	}
 	t.Logf("continuous gate: the run that failed took %s; aborted %s after the receiver started failing",
@@ -161,33 +97,28 @@ func TestVerificationContinuousFailsMidRollout(t *testing.T) {
 // runs go on and the rollout completes.
 func TestVerificationContinuousInconclusiveHolds(t *testing.T) {
 	t.Parallel()
-	rc := newContinuousReceiver(t)
+	rc := gateReceiver(t)
 	ann := `[{"placement": "*", "template": "webhook", "continuous": {"template": "webhook", "interval": "1s"}}]`
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 600), map[string]string{verification.Annotation: ann})
-	rc.mu.Lock()
-	rc.hold = make(chan struct{})
-	hold := rc.hold
-	rc.continuous = "maybe"
-	rc.mu.Unlock()
+	e, all := verificationEnv(t, webhookTemplate(rc.URL, 600), map[string]string{verification.Annotation: ann})
+	rc.Hold()
+	rc.SetContinuous("maybe")
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerificationInconclusive, "continuous verification run 1 of version ")
 	e.waitCMAEvent(10*time.Second, "Warning VerificationInconclusive", "continuous verification run 1")
 	// Batch 1's run passes now: the placement still waits for a person.
-	close(hold)
+	rc.Release()
 	version := e.desiredVersion("p")
 	e.waitVerifications(30*time.Second, "p", "1:Successful")
-	n := len(rc.continuousRuns(version))
+	n := len(rc.ContinuousRuns(version))
 	e.quiet(3 * time.Second)
 	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
 		t.Fatalf("c3 or c4 got cfg-b (event %d) while an inconclusive continuous run held the placement", i)
 	}
-	if m := len(rc.continuousRuns(version)); m != n {
+	if m := len(rc.ContinuousRuns(version)); m != n {
 		t.Fatalf("%d continuous runs started while the placement waited for a person", m-n)
 	}
 	e.waitProgression(time.Second, "p", addonstatus.ReasonVerificationInconclusive, "continuous verification run 1 of version "+version)
-	rc.mu.Lock()
-	rc.continuous = "pass"
-	rc.mu.Unlock()
+	rc.SetContinuous("pass")
 	e.annotateAs(cliFieldManager, operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): version}))
 	e.waitCMAEvent(30*time.Second, "VerificationPromoted", "a person passed the inconclusive continuous verification run(s) [1]")
 	e.waitUpgraded(60*time.Second, "cfg-b", all...)
@@ -204,16 +135,12 @@ func TestVerificationContinuousInconclusiveHolds(t *testing.T) {
 // never gets the version. A retry recomputes them: the runs and the rollout go on to the end.
 func TestVerificationContinuousFailsTheMCAs(t *testing.T) {
 	t.Parallel()
-	rc := newContinuousReceiver(t)
+	rc := gateReceiver(t)
 	ann := `[{"placement": "*", "template": "webhook", "continuous": {"template": "webhook", "interval": "1s"}}]`
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 600), map[string]string{verification.Annotation: ann})
+	e, all := verificationEnv(t, webhookTemplate(rc.URL, 600), map[string]string{verification.Annotation: ann})
 	// Batch runs wait for the test: batch 1 stays in verification while the continuous runs go on.
-	rc.mu.Lock()
-	rc.hold = make(chan struct{})
-	hold := rc.hold
-	rc.mu.Unlock()
-	var release sync.Once
-	t.Cleanup(func() { release.Do(func() { close(hold) }) })
+	rc.Hold()
+	t.Cleanup(rc.Release)
 	from := e.rec.count()
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerifying, "verifying batch 1 of version ")
@@ -225,9 +152,7 @@ func TestVerificationContinuousFailsTheMCAs(t *testing.T) {
 		}
 		return false
 	})
-	rc.mu.Lock()
-	rc.continuous = "fail"
-	rc.mu.Unlock()
+	rc.SetContinuous("fail")
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
 	cs := e.continuousHistory("p")
 	n := len(cs)
@@ -262,10 +187,8 @@ func TestVerificationContinuousFailsTheMCAs(t *testing.T) {
 	}
 	// The cause is fixed; a person retries: the failed run no longer counts, the MCAs are
 	// recomputed and the rollout completes.
-	rc.mu.Lock()
-	rc.continuous = "pass"
-	rc.mu.Unlock()
-	release.Do(func() { close(hold) })
+	rc.SetContinuous("pass")
+	rc.Release()
 	e.annotateAs(cliFieldManager, operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): "r1"}))
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 	for _, c := range all {

@@ -3,28 +3,22 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
@@ -32,82 +26,35 @@ import (
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/simagent"
+	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
 
 // Notifications on the real API server: the shipped catalog (config/notifications/catalog.yaml)
 // with webhook services pointing at local receivers.
 
-// delivery is one webhook body the catalog's templates send.
-type delivery struct {
-	Trigger   string   `json:"trigger"`
-	Addon     string   `json:"addon"`
-	Placement string   `json:"placement"`
-	VersionID string   `json:"versionID"`
-	Kind      string   `json:"kind"`
-	Clusters  []string `json:"clusters"`
-	Reason    string   `json:"reason"`
-	Text      string   `json:"-"`
-}
-
-// receiver is a webhook receiver recording what it is sent: the catalog's JSON body for a service
-// named "webhook", its message (Text) for any other.
-type receiver struct {
-	t   *testing.T
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []delivery
-}
-
-func newReceiver(t *testing.T, catalogJSON bool) *receiver {
-	r := &receiver{t: t}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			t.Errorf("receiver: %v", err)
-			return
-		}
-		d := delivery{Text: string(b)}
-		if catalogJSON {
-			if err := json.Unmarshal(b, &d); err != nil {
-				t.Errorf("receiver: not a catalog body: %v: %s", err, b)
-				return
-			}
-		}
-		r.mu.Lock()
-		r.got = append(r.got, d)
-		r.mu.Unlock()
-	}))
-	t.Cleanup(r.srv.Close)
+// notificationReceiver starts a webhook receiver for the test recording what it is sent: the
+// catalog's JSON body for a service named "webhook", only its message (Text) for any other; a body
+// that is not what it expects fails the test.
+func notificationReceiver(t *testing.T, catalogJSON bool) *webhooks.NotificationReceiver {
+	r := webhooks.NewNotificationReceiver(webhooks.NotificationOptions{Text: !catalogJSON, OnError: func(err error) { t.Errorf("receiver: %v", err) }})
+	t.Cleanup(r.Close)
 	return r
 }
 
-func (r *receiver) deliveries() []delivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.got)
-}
-
-// notificationConfig applies the catalog with services (service.<name>: url from the Secret) in
-// the test's namespace.
+// notificationConfig creates the catalog with webhook services (service name: URL) in the test's
+// namespace, each retried once, quickly.
 func (e *env) notificationConfig(urls map[string]string) {
 	e.t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "notifications", "catalog.yaml"))
+	services := map[string]webhooks.Webhook{}
+	for name, url := range urls {
+		services[name] = webhooks.Webhook{URL: url, FastRetry: true}
+	}
+	cm, secret, err := webhooks.NotificationConfig(filepath.Join("..", ".."), e.name, services)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var cm corev1.ConfigMap
-	if err := yaml.Unmarshal(data, &cm); err != nil {
-		e.t.Fatal(err)
-	}
-	cm.Namespace = e.name
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.name, Name: notify.SecretName}, StringData: map[string]string{}}
-	for name, url := range urls {
-		// Retry waits in nanoseconds: WebhookOptions holds time.Durations.
-		cm.Data["service.webhook."+name] = fmt.Sprintf("url: $%s-url\nretryMax: 1\nretryWaitMin: 10000000\nretryWaitMax: 10000000\n", name)
-		secret.StringData[name+"-url"] = url
-	}
-	if _, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Create(e.ctx, &cm, metav1.CreateOptions{}); err != nil {
+	if _, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Create(e.ctx, cm, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := e.c.Kube.CoreV1().Secrets(e.name).Create(e.ctx, secret, metav1.CreateOptions{}); err != nil {
@@ -131,9 +78,9 @@ func subscribeAll(service string) map[string]string {
 func TestNotificationsEveryTriggerOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{agentDelay: 300 * time.Millisecond})
-	recv := newReceiver(t, true)
+	recv := notificationReceiver(t, true)
 	// The catalog's JSON body goes to a service named "webhook".
-	e.notificationConfig(map[string]string{"webhook": recv.srv.URL})
+	e.notificationConfig(map[string]string{"webhook": recv.URL})
 	e.ensureClusters(append(slices.Clone(awsShorts), canaryShorts...)...)
 	for _, c := range []string{"cfg-a", "cfg-b", "cfg-c", "cfg-d"} {
 		e.adc(c, c)
@@ -156,9 +103,11 @@ func TestNotificationsEveryTriggerOnce(t *testing.T) {
 		t.Helper()
 		wants = append(wants, ws...)
 		e.waitFor(30*time.Second, what+": notifications delivered", func() bool {
-			got := recv.deliveries()
+			got := recv.Notifications()
 			for _, w := range ws {
-				if !slices.ContainsFunc(got, func(d delivery) bool { return d.Trigger == w.trigger && d.Placement == e.name+"/"+w.placement }) {
+				if !slices.ContainsFunc(got, func(d webhooks.Notification) bool {
+					return d.Trigger == w.trigger && d.Placement == e.name+"/"+w.placement
+				}) {
 					return false
 				}
 			}
@@ -219,7 +168,7 @@ func TestNotificationsEveryTriggerOnce(t *testing.T) {
 	// Nothing is delivered twice, also a moment after the last.
 	e.holds(2*time.Second, "no notification delivered twice", func() string {
 		seen := map[string]bool{}
-		for _, d := range recv.deliveries() {
+		for _, d := range recv.Notifications() {
 			key := d.Trigger + " " + d.Placement + " " + d.VersionID
 			if seen[key] {
 				return key + " delivered twice"
@@ -242,7 +191,7 @@ func TestNotificationsEveryTriggerOnce(t *testing.T) {
 		}
 	}
 	clusters := map[string][]string{"aws": e.clusters(awsShorts...), "canary": e.clusters(canaryShorts...)}
-	got := recv.deliveries()
+	got := recv.Notifications()
 	byKey := map[string]int{}
 	for _, d := range got {
 		byKey[d.Trigger+" "+d.Placement+" "+d.VersionID]++
@@ -252,7 +201,7 @@ func TestNotificationsEveryTriggerOnce(t *testing.T) {
 		if n := byKey[key]; n != 1 {
 			t.Errorf("%s (%s) delivered %d times, want once", key, w.cfg, n)
 		}
-		i := slices.IndexFunc(got, func(d delivery) bool { return d.Trigger+" "+d.Placement+" "+d.VersionID == key })
+		i := slices.IndexFunc(got, func(d webhooks.Notification) bool { return d.Trigger+" "+d.Placement+" "+d.VersionID == key })
 		if i < 0 {
 			continue
 		}
@@ -389,9 +338,9 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 // fixed, the next moment is sent.
 func TestNotificationsBrokenConfig(t *testing.T) {
 	t.Parallel()
-	recv := newReceiver(t, false)
+	recv := notificationReceiver(t, false)
 	e, all := upgradeEnvWith(t, func(e *env) (Options, map[string]string) {
-		e.notificationConfig(map[string]string{"fixed": recv.srv.URL})
+		e.notificationConfig(map[string]string{"fixed": recv.URL})
 		cm, err := e.c.Kube.CoreV1().ConfigMaps(e.name).Get(e.ctx, notify.ConfigMapName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -406,7 +355,7 @@ func TestNotificationsBrokenConfig(t *testing.T) {
 	e.waitFor(10*time.Second, "addonops_notifications_total{service=fixed,result=config-error}", func() bool {
 		return notificationCount(t, notify.OnRolloutCompleted, "fixed", notify.ResultConfigError) >= 1
 	})
-	if got := recv.deliveries(); len(got) != 0 {
+	if got := recv.Notifications(); len(got) != 0 {
 		t.Fatalf("delivered with a broken configuration: %+v", got)
 	}
 
@@ -422,7 +371,7 @@ func TestNotificationsBrokenConfig(t *testing.T) {
 	e.waitUpgraded(60*time.Second, "cfg-b", all...)
 	e.waitFor(30*time.Second, "on-rollout-completed of cfg-b delivered", func() bool {
 		// The catalog's message for a service not named "webhook".
-		return slices.ContainsFunc(recv.deliveries(), func(d delivery) bool {
+		return slices.ContainsFunc(recv.Notifications(), func(d webhooks.Notification) bool {
 			return strings.Contains(d.Text, "Add-on "+e.name+" upgrade to version "+e.desiredVersion("p")+" completed")
 		})
 	})
@@ -432,24 +381,24 @@ func TestNotificationsBrokenConfig(t *testing.T) {
 // placement, the version id and the placement's clusters, then the automatic abort's moments.
 func TestNotificationsVerificationFailed(t *testing.T) {
 	t.Parallel()
-	gate := newGateReceiver(t, "pass")
-	recv := newReceiver(t, true)
+	gate := gateReceiver(t)
+	recv := notificationReceiver(t, true)
 	ann := subscribeAll("webhook")
 	ann[verification.Annotation] = verifyAll
 	ann[operations.AutoAbortAnnotation] = "true"
-	e, _ := verificationEnvWith(t, webhookTemplate(gate.srv.URL, 1), ann, func(e *env) Options {
-		e.notificationConfig(map[string]string{"webhook": recv.srv.URL})
+	e, _ := verificationEnvWith(t, webhookTemplate(gate.URL, 1), ann, func(e *env) Options {
+		e.notificationConfig(map[string]string{"webhook": recv.URL})
 		return Options{Notifications: &notify.Options{Namespace: e.name, SendTimeout: 10 * time.Second}}
 	})
-	gate.set("fail", 0)
+	gate.Set("fail", 0)
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonAborted, "aborted automatically")
 	placement := e.name + "/p"
-	var failed []delivery
+	var failed []webhooks.Notification
 	e.waitFor(30*time.Second, "on-verification-failed and on-aborted delivered", func() bool {
 		failed = failed[:0]
 		aborted := false
-		for _, d := range recv.deliveries() {
+		for _, d := range recv.Notifications() {
 			switch {
 			case d.Trigger == notify.OnVerificationFailed && d.Placement == placement:
 				failed = append(failed, d)
@@ -459,8 +408,8 @@ func TestNotificationsVerificationFailed(t *testing.T) {
 		}
 		return len(failed) > 0 && aborted
 	})
-	only := func() []delivery {
-		return slices.DeleteFunc(recv.deliveries(), func(d delivery) bool {
+	only := func() []webhooks.Notification {
+		return slices.DeleteFunc(recv.Notifications(), func(d webhooks.Notification) bool {
 			return d.Trigger != notify.OnVerificationFailed || d.Placement != placement
 		})
 	}

@@ -3,12 +3,9 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/promserver"
+	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
 
@@ -126,62 +124,12 @@ func (e *env) waitVerifications(timeout time.Duration, placement, want string) [
 	return vs
 }
 
-// receiver is the webhook gate's endpoint: it records each batch POSTed to it and answers with the
-// verdict the test set, after the delay it set, once the test releases the batch.
-type gateReceiver struct {
-	mu      sync.Mutex
-	verdict string
-	delay   time.Duration
-	hold    chan struct{} // nil: answer at once
-	batches []verification.Batch
-	arrived []time.Time
-	srv     *httptest.Server
-}
-
-func newGateReceiver(t *testing.T, verdict string) *gateReceiver {
-	rc := &gateReceiver{verdict: verdict}
-	rc.srv = httptest.NewServer(rc)
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *gateReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var b verification.Batch
-	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	rc.mu.Lock()
-	rc.batches = append(rc.batches, b)
-	rc.arrived = append(rc.arrived, time.Now())
-	verdict, delay, hold := rc.verdict, rc.delay, rc.hold
-	rc.mu.Unlock()
-	if hold != nil {
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	select {
-	case <-time.After(delay):
-	case <-r.Context().Done():
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"verdict": %q}`, verdict)
-}
-
-func (rc *gateReceiver) set(verdict string, delay time.Duration) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	rc.verdict, rc.delay = verdict, delay
-}
-
-func (rc *gateReceiver) received() ([]verification.Batch, []time.Time) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return slices.Clone(rc.batches), slices.Clone(rc.arrived)
+// gateReceiver starts the webhook gate's receiver for the test, answering "pass" at once until
+// the test changes it.
+func gateReceiver(t *testing.T) *webhooks.GateReceiver {
+	g := webhooks.NewGateReceiver(webhooks.GateOptions{Verdict: "pass"})
+	t.Cleanup(g.Close)
+	return g
 }
 
 // webhookTemplate is a web gate: POST the batch, pass on {"verdict": "pass"}, fail on "fail";
@@ -245,18 +193,14 @@ const verifyAll = `[{"placement": "*", "template": "webhook"}]`
 // each run is in the version history and its events.
 func TestVerificationWebhookGatePasses(t *testing.T) {
 	t.Parallel()
-	rc := newGateReceiver(t, "pass")
+	rc := gateReceiver(t)
 	// The receiver holds its answer while the test looks: a timeout longer than that.
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 30), map[string]string{verification.Annotation: verifyAll})
-	installRuns, _ := rc.received()
-	rc.mu.Lock()
-	rc.hold = make(chan struct{})
-	hold := rc.hold
-	rc.mu.Unlock()
+	e, all := verificationEnv(t, webhookTemplate(rc.URL, 30), map[string]string{verification.Annotation: verifyAll})
+	installRuns := len(rc.Runs())
+	rc.Hold()
 	e.setConfig("p", "cfg-b")
-	e.waitFor(60*time.Second, "the first batch POSTed to the receiver", func() bool { b, _ := rc.received(); return len(b) > len(installRuns) })
-	batches, _ := rc.received()
-	first := batches[len(installRuns)]
+	e.waitFor(60*time.Second, "the first batch POSTed to the receiver", func() bool { return len(rc.Runs()) > installRuns })
+	first := rc.Runs()[installRuns]
 	if strings.Join(first.Clusters, ",") != strings.Join(e.clusters("c1", "c2"), ",") || first.Addon != e.name || first.Placement != e.name+"/p" || first.Version != e.desiredVersion("p") {
 		t.Fatalf("the receiver got %+v, want batch 1 (c1, c2) of version %s", first, e.desiredVersion("p"))
 	}
@@ -268,7 +212,7 @@ func TestVerificationWebhookGatePasses(t *testing.T) {
 		t.Fatalf("c3 or c4 got cfg-b (event %d) while batch 1 was being verified", i)
 	}
 	released := time.Now()
-	close(hold)
+	rc.Release()
 	e.waitUpgraded(60*time.Second, "cfg-b", all...)
 	e.waitProgression(30*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 	vs := e.waitVerifications(10*time.Second, "p", "1:Successful 2:Successful")
@@ -276,18 +220,18 @@ func TestVerificationWebhookGatePasses(t *testing.T) {
 		t.Fatalf("history of batch 2: %+v", vs[1])
 	}
 	e.waitCMAEvent(10*time.Second, "VerificationPassed", "placement "+e.name+"/p: the verification of batch 2")
-	_, arrived := rc.received()
+	runs := rc.Runs()
 	t.Logf("webhook gate: batch 1 decided %s after its verdict was released; batch 2 POSTed %s after batch 1's release",
-		vs[0].Finished.Sub(released.Truncate(time.Second)).Round(time.Second), arrived[len(arrived)-1].Sub(released).Round(10*time.Millisecond))
+		vs[0].Finished.Sub(released.Truncate(time.Second)).Round(time.Second), runs[len(runs)-1].Arrived.Sub(released).Round(10*time.Millisecond))
 }
 
 // A webhook gate that fails the first batch fails its clusters: maxFailures 0 is exceeded and
 // auto-abort returns them; the next batch never starts.
 func TestVerificationWebhookGateFails(t *testing.T) {
 	t.Parallel()
-	rc := newGateReceiver(t, "pass")
-	e, _ := verificationEnv(t, webhookTemplate(rc.srv.URL, 1), map[string]string{verification.Annotation: verifyAll, operations.AutoAbortAnnotation: "true"})
-	rc.set("fail", 0)
+	rc := gateReceiver(t)
+	e, _ := verificationEnv(t, webhookTemplate(rc.URL, 1), map[string]string{verification.Annotation: verifyAll, operations.AutoAbortAnnotation: "true"})
+	rc.Set("fail", 0)
 	start := time.Now()
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonAborted, "aborted automatically: more clusters failed than maxFailures allows")
@@ -308,18 +252,15 @@ func TestVerificationWebhookGateFails(t *testing.T) {
 // verifies them again (a new batch) and their MCAs follow: the version completes.
 func TestVerificationWebhookGateFailsTheSecondBatch(t *testing.T) {
 	t.Parallel()
-	rc := newGateReceiver(t, "pass")
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 30), map[string]string{verification.Annotation: verifyAll})
-	installRuns, _ := rc.received()
-	rc.mu.Lock()
-	rc.hold = make(chan struct{})
-	hold := rc.hold
-	rc.mu.Unlock()
+	rc := gateReceiver(t)
+	e, all := verificationEnv(t, webhookTemplate(rc.URL, 30), map[string]string{verification.Annotation: verifyAll})
+	installRuns := len(rc.Runs())
+	rc.Hold()
 	from := e.rec.count()
 	e.setConfig("p", "cfg-b")
-	e.waitFor(60*time.Second, "the first batch POSTed to the receiver", func() bool { b, _ := rc.received(); return len(b) > len(installRuns) })
-	rc.set("fail", 0) // batch 1 was answered "pass" when it arrived; the next one fails
-	close(hold)
+	e.waitFor(60*time.Second, "the first batch POSTed to the receiver", func() bool { return len(rc.Runs()) > installRuns })
+	rc.Set("fail", 0) // batch 1 was answered "pass" when it arrived; the next one fails
+	rc.Release()
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeFailed, "more clusters failed than maxFailures allows")
 	vs := e.waitVerifications(10*time.Second, "p", "1:Successful 2:Failed")
 	// The failed batch's MCAs say so, naming the run; the passed batch's stay succeeded.
@@ -349,7 +290,7 @@ func TestVerificationWebhookGateFailsTheSecondBatch(t *testing.T) {
 		}
 	}
 	// A retry verifies them again; their MCAs follow the rollout to its end.
-	rc.set("pass", 0)
+	rc.Set("pass", 0)
 	e.annotateAs(cliFieldManager, operations.RetryAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): "r1"}))
 	e.waitProgression(90*time.Second, "p", addonstatus.ReasonUpgradeSucceed, "4/4 upgrade completed")
 	for _, c := range all {
@@ -378,9 +319,9 @@ func progressingReasons(events []mcaEvent, cluster string) string {
 // passes it and the rollout goes on.
 func TestVerificationWebhookGateTimesOut(t *testing.T) {
 	t.Parallel()
-	rc := newGateReceiver(t, "pass")
-	e, all := verificationEnv(t, webhookTemplate(rc.srv.URL, 1), map[string]string{verification.Annotation: verifyAll})
-	rc.set("pass", 5*time.Second) // past timeoutSeconds: 1
+	rc := gateReceiver(t)
+	e, all := verificationEnv(t, webhookTemplate(rc.URL, 1), map[string]string{verification.Annotation: verifyAll})
+	rc.Set("pass", 5*time.Second) // past timeoutSeconds: 1
 	e.setConfig("p", "cfg-b")
 	e.waitProgression(60*time.Second, "p", addonstatus.ReasonVerificationInconclusive, "the verification of batch 1 (2 clusters: "+strings.Join(e.clusters("c1", "c2"), ", ")+") with AnalysisTemplate "+e.name+"/webhook was inconclusive")
 	e.waitProgression(time.Second, "p", addonstatus.ReasonVerificationInconclusive, "context deadline exceeded")
@@ -390,7 +331,7 @@ func TestVerificationWebhookGateTimesOut(t *testing.T) {
 	if i := e.rec.firstDesireIndex("cfg-b", e.clusters("c3", "c4")); i >= 0 {
 		t.Fatalf("c3 or c4 got cfg-b (event %d) while the placement waited for a person", i)
 	}
-	rc.set("pass", 0)
+	rc.Set("pass", 0)
 	e.annotateAs(cliFieldManager, operations.PromoteAnnotation, operations.FormatMap(map[canary.PlacementKey]string{e.placementKey("p"): e.desiredVersion("p")}))
 	e.waitCMAEvent(30*time.Second, "VerificationPromoted", "a person passed the inconclusive verification of batch(es) [1]")
 	e.waitUpgraded(60*time.Second, "cfg-b", all...)
