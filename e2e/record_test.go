@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // The suite asserts sequences, not only end states: every change of the add-on's
@@ -122,6 +124,64 @@ func anyTold(clusters []string, adc string) func(map[string]mcaSnap) bool {
 		}
 		return false
 	}
+}
+
+// --- What the shared step checks (internal/testing/stepcheck, the demo's too) read from the
+// recorded sequences. ---
+
+// toldADC lists the clusters told to run adc in events, sorted.
+func toldADC(events []mcaSnap, adc string) []string {
+	var out []string
+	for _, e := range events {
+		if e.DesiredADC == adc && !slices.Contains(out, e.Cluster) {
+			out = append(out, e.Cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// failedOf lists the clusters whose latest Progressing reason is a failure (InstallFailed,
+// UpgradeFailed, RollbackFailed), sorted.
+func failedOf(latest map[string]mcaSnap) []string {
+	var out []string
+	for c, m := range latest {
+		if strings.HasSuffix(m.Progressing, "Failed") {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// movingInFlight is how many of clusters were moving to adc at most at one moment of the step, as
+// the demo counts them (harness.Moving: told adc, not failed, and not applied or still busy), and
+// one moment with that many.
+func movingInFlight(start map[string]mcaSnap, events []mcaSnap, clusters []string, adc string) (int, []string) {
+	return harness.MaxInFlight(start, events, clusters, func(s mcaSnap) bool { return harness.Moving(adc, s.DesiredADC, s.AppliedADC, s.Progressing) })
+}
+
+// rollbackCheck is what the shared rollback check (stepcheck.Rollbacks) judges of placement pl
+// over a step that rolls it back to adc (completed on it in step since): its Progressing reason
+// at the end and whether it reported WaitingForCanary during the step (its recorded install
+// progression), and the most of owned (its clusters) moving at once (the recorded MCAs), against
+// limit (what its strategy allows, stepcheck.PlacementPlan.Limit; 0: not checked). What only the
+// demo's report says (when the first cluster moved, when the canary was done) is left unset.
+func rollbackCheck(pl, canary, adc, since string, owned []string, limit int,
+	mstart map[string]mcaSnap, mevents []mcaSnap, cstart map[string]progSnap, cevents []progSnap) stepcheck.RollbackCheck {
+	c := stepcheck.RollbackCheck{Placement: pl, Canary: canary, Version: adc, Since: since, Reason: cstart[pl].Reason,
+		Clusters: len(owned), Limit: limit}
+	for _, e := range cevents {
+		if e.Placement != pl {
+			continue
+		}
+		c.Reason = e.Reason
+		if e.Reason == waitingForCanary {
+			c.WaitedForCanary = true
+		}
+	}
+	c.MaxInFlight, _ = movingInFlight(mstart, mevents, owned, adc)
+	return c
 }
 
 // watcherFunc adapts a watch call to client-go's WatcherWithContext.

@@ -158,11 +158,19 @@ func MovingInFlight(start map[string]MCAState, events []MCAStateEvent, addon, co
 	for i, c := range clusters {
 		keys[i] = MCAState{Addon: addon, Cluster: c}.Key()
 	}
-	n, most := MaxInFlight(from, changes, keys, func(st MCAState) bool {
-		return st.Desired == config && !st.Failed() && (st.Applied != config || addonstatus.IsBusyReason(st.Reason))
-	})
+	n, most := MaxInFlight(from, changes, keys, func(st MCAState) bool { return Moving(config, st.Desired, st.Applied, st.Reason) })
 	for i, k := range most {
 		most[i] = strings.TrimPrefix(k, addon+"/")
 	}
 	return n, most
+}
+
+// Moving says whether an MCA that was told desired, last applied applied and reports Progressing
+// reason reason is moving to config: told it, not failed, and either not applied yet or still
+// reported busy (Installing, Upgrading, RollingBack: a cluster whose bad version never applied
+// goes back to the version it last applied, and is busy until that is healthy again). It is what
+// MovingInFlight counts, for snapshots of other shapes too (configs compared as the caller names
+// them).
+func Moving(config, desired, applied, reason string) bool {
+	return desired == config && !strings.HasSuffix(reason, "Failed") && (applied != config || addonstatus.IsBusyReason(reason))
 }
