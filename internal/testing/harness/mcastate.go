@@ -136,11 +136,9 @@ func FirstTold(events []MCAStateEvent, addon, config string, clusters []string) 
 	return out
 }
 
-// MovingInFlight is the most of clusters that were, at one moment of the recording, moving to
-// config: told it, not failed, and either not applied yet or still reported busy (Installing,
-// Upgrading, RollingBack: a cluster whose bad version never applied goes back to the version it
-// last applied, and is busy until that is healthy again). It also returns one such moment's
-// clusters, sorted. The moments are those of addon's changes only: MaxInFlight over them.
+// MovingInFlight is the most of clusters of addon that were, at one moment of the recording,
+// Moving to config. It also returns one such moment's clusters, sorted. The moments are those of
+// addon's changes only: MaxInFlight over them.
 func MovingInFlight(start map[string]MCAState, events []MCAStateEvent, addon, config string, clusters []string) (int, []string) {
 	from := map[string]MCAState{}
 	for k, st := range start {

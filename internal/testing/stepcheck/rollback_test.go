@@ -1,10 +1,69 @@
 package stepcheck
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/addonops/addonops/internal/testing/localhub"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 )
+
+// lastExample is kustomize-rollout-examples/04-rollback's committed output.
+func lastExample(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := localhub.RepoRoot("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "kustomize-rollout-examples", "04-rollback", "expected", "hub.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	objs, err := ssapply.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func TestPlacementPlans(t *testing.T) {
+	plans := PlacementPlans(lastExample(t))
+	if len(plans) != 2 {
+		t.Fatalf("%d plans, want global-placement and canary-placement", len(plans))
+	}
+	g, c := plans[0], plans[1]
+	if g.Key != "default/global-placement" || c.Key != "default/canary-placement" || g.Addon != "helloworld" {
+		t.Fatalf("plans %+v, want global-placement then canary-placement of helloworld (spec order)", plans)
+	}
+	if g.Config != "default/helloworld-config-hfd2g92hfg" || g.Strategy != "Progressive" || g.MaxConcurrency.String() != "25%" ||
+		g.Canary != "default/canary-placement" || c.Canary != "" {
+		t.Errorf("global-placement %+v, canary-placement %+v", g, c)
+	}
+	// The version is the placement's configs and the add-on's default template, order-free.
+	if want := "addondeploymentconfigs/default/helloworld-config-hfd2g92hfg,addontemplates//helloworld-b7kffm568m"; g.Version != want || c.Version != want {
+		t.Errorf("versions %q, %q; want %q", g.Version, c.Version, want)
+	}
+	for _, tc := range []struct {
+		p     PlacementPlan
+		total int
+		want  int
+	}{
+		{g, 20, 5}, {g, 6, 2}, {g, 1, 1},
+		{PlacementPlan{Strategy: "All"}, 20, 0},
+		{PlacementPlan{Strategy: "ProgressivePerGroup"}, 20, 0},
+		{PlacementPlan{Strategy: "Progressive"}, 20, 0}, // no maxConcurrency: all at once
+	} {
+		if got := tc.p.Limit(tc.total); got != tc.want {
+			t.Errorf("Limit(%+v, %d) = %d, want %d", tc.p, tc.total, got, tc.want)
+		}
+	}
+}
 
 func TestExpectRollbacks(t *testing.T) {
 	ok := RollbackCheck{Placement: "default/g", Version: "v1", Since: "01", Reason: "RollbackSucceeded", Canary: "default/c",
