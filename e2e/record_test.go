@@ -18,22 +18,9 @@ import (
 // order the API server committed them, so "the canary finished before the others were told to
 // move" is a fact about the server's history, not about when the test happened to poll.
 
-// mcaSnap is what the suite follows of one ManagedClusterAddOn.
-type mcaSnap struct {
-	Cluster                string
-	DesiredADC, AppliedADC string // names of the AddOnDeploymentConfig it was told to run / last applied
-	DesiredTpl, AppliedTpl string // the same for the AddOnTemplate
-	Progressing            string // reason of the Progressing condition
-	Configured             string // status of the Configured condition
-	Available              string // "<status>/<reason>" of the Available condition
-}
-
-func (m mcaSnap) Key() string { return m.Cluster }
-
-func (m mcaSnap) String() string {
-	return fmt.Sprintf("%s: adc %s→%s tpl %s→%s progressing=%s configured=%s available=%s", m.Cluster,
-		orDash(m.AppliedADC), orDash(m.DesiredADC), orDash(m.AppliedTpl), orDash(m.DesiredTpl), orDash(m.Progressing), orDash(m.Configured), orDash(m.Available))
-}
+// mcaSnap is what the suite follows of one ManagedClusterAddOn: the harness's MCAState, the
+// snapshot the demo and the step checks record too, keyed by cluster.
+type mcaSnap = harness.MCAState
 
 // progSnap is what the suite follows of one install progression of a ClusterManagementAddOn.
 type progSnap struct {

@@ -423,7 +423,7 @@ func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string
 			return
 		}
 		for _, c := range g.clusters[key] {
-			if states[c].Desired == g.plan.Config {
+			if states[c].Desired() == g.plan.Config {
 				g.res.ToldBeforeOverride = append(g.res.ToldBeforeOverride, c)
 			}
 		}

@@ -156,7 +156,7 @@ func (p *pauser) waiting(changed <-chan struct{}) <-chan struct{} {
 func (p *pauser) told(states map[string]harness.MCAState) []string {
 	var out []string
 	for _, c := range p.owned {
-		if states[c].Desired == p.plan.Config {
+		if states[c].Desired() == p.plan.Config {
 			out = append(out, c)
 		}
 	}
