@@ -44,7 +44,7 @@ func orDash(s string) string {
 	return s
 }
 
-// --- Pure functions over recorded sequences (table-tested in record_internal_test.go). ---
+// --- Pure functions over recorded sequences (table-tested in sequences_test.go). ---
 
 // reasonsOf is the sequence of distinct consecutive non-empty values field takes for key, starting
 // with its state at the step's start.
