@@ -16,11 +16,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // upgradeFailed is the Progressing reason of a failed upgrade
@@ -185,6 +187,16 @@ func testBadVersion(t *testing.T, s *suite) {
 	if view.Phase == rolloutview.PhaseSucceeded {
 		t.Errorf("addonops status: phase %s with a failed canary", view.Phase)
 	}
+	// The demo's bad-version check over the same recording: stopped at the canary (the view's
+	// phases Succeeded and Failed are the step results of those names), no cluster outside the
+	// canary told the bad config, only canary clusters failed, and at least one did.
+	canarySet := map[string]bool{}
+	for _, c := range canaries {
+		canarySet[c] = true
+	}
+	if ok, why := stepcheck.BadVersion(stepcheck.Result(view.Phase), failedOf(mcas.Latest()), toldADC(events, bad), canarySet, nil); !ok {
+		t.Errorf("the bad version, judged as the demo judges it: %s", why)
+	}
 
 	// git revert: the known-good commit's output, applied again.
 	revertMark, cmaMark := mcas.Mark(), cma.Mark()
@@ -254,6 +266,23 @@ func testBadVersion(t *testing.T, s *suite) {
 	if view.Phase != rolloutview.PhaseSucceeded {
 		t.Errorf("addonops status: phase %s after the rollback, want Succeeded", view.Phase)
 	}
+	// The demo's revert and rollback checks over the same recording: the revert ended as any step
+	// and a placement reports RollbackSucceeded; canary-placement, which ran the bad version, rolled
+	// back without waiting for a canary, no more of its clusters moving at once than its
+	// maxConcurrency allows.
+	var reasons []string
+	for _, p := range view.Placements {
+		reasons = append(reasons, p.Reason)
+	}
+	if ok, why := stepcheck.Revert(stepcheck.Result(view.Phase), failedOf(mcas.Latest()), nil, reasons); !ok {
+		t.Errorf("the revert, judged as the demo judges it: %s", why)
+	}
+	canaryPlan := planOf(t, goodObjs, canaryPl)
+	rb := rollbackCheck(canaryPl, canaryPlan.Canary, good, "the known-good commit", canaries, canaryPlan.Limit(len(canaries)), start, events, cstart, cevents)
+	if ok, why := stepcheck.Rollbacks([]stepcheck.RollbackCheck{rb}, nil); !ok {
+		t.Errorf("the revert's rollback, judged as the demo judges it: %s", why)
+	}
+	t.Logf("rollback of %s: %s", canaryPl, rb.Describe())
 	t.Logf("bad version stopped at the canary after %s, rolled back in %s; scenario %s",
 		failedAfter.Round(100*time.Millisecond), time.Since(revertAt).Round(100*time.Millisecond), time.Since(started).Round(100*time.Millisecond))
 }
@@ -299,6 +328,18 @@ func (s *suite) addonopsStatus(t *testing.T) rolloutview.View {
 		t.Logf("addonops status: %s: phase %s, %s %q, failed %v", p.Key(), v.Phase, p.Reason, p.Message, p.FailedClusters)
 	}
 	return v
+}
+
+// planOf is what objs ask of install placement key (stepcheck.PlacementPlans).
+func planOf(t *testing.T, objs []*unstructured.Unstructured, key string) stepcheck.PlacementPlan {
+	t.Helper()
+	for _, p := range stepcheck.PlacementPlans(objs) {
+		if p.Key == key {
+			return p
+		}
+	}
+	t.Fatalf("no ClusterManagementAddOn of the objects installs through placement %s", key)
+	return stepcheck.PlacementPlan{}
 }
 
 func viewPlacement(v rolloutview.View, key string) *rolloutview.Placement {

@@ -27,35 +27,8 @@ const (
 	templateResource = "addontemplates"
 )
 
-func snapMCA(m *addonv1alpha1.ManagedClusterAddOn) []mcaSnap {
-	s := mcaSnap{Cluster: m.Namespace}
-	for _, r := range m.Status.ConfigReferences {
-		desired, applied := &s.DesiredADC, &s.AppliedADC
-		switch r.Resource {
-		case adcResource:
-		case templateResource:
-			desired, applied = &s.DesiredTpl, &s.AppliedTpl
-		default:
-			continue
-		}
-		if r.DesiredConfig != nil {
-			*desired = r.DesiredConfig.Name
-		}
-		if r.LastAppliedConfig != nil {
-			*applied = r.LastAppliedConfig.Name
-		}
-	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionProgressing); c != nil {
-		s.Progressing = c.Reason
-	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionConfigured); c != nil {
-		s.Configured = string(c.Status)
-	}
-	if c := meta.FindStatusCondition(m.Status.Conditions, addonv1alpha1.ManagedClusterAddOnConditionAvailable); c != nil {
-		s.Available = string(c.Status) + "/" + c.Reason
-	}
-	return []mcaSnap{s}
-}
+// snapMCA is the harness's snapshot of an MCA (harness.StateOf).
+func snapMCA(m *addonv1alpha1.ManagedClusterAddOn) []mcaSnap { return []mcaSnap{harness.StateOf(m)} }
 
 func snapCMA(cma *addonv1alpha1.ClusterManagementAddOn) []progSnap {
 	var out []progSnap

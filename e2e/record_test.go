@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // The suite asserts sequences, not only end states: every change of the add-on's
@@ -16,22 +18,9 @@ import (
 // order the API server committed them, so "the canary finished before the others were told to
 // move" is a fact about the server's history, not about when the test happened to poll.
 
-// mcaSnap is what the suite follows of one ManagedClusterAddOn.
-type mcaSnap struct {
-	Cluster                string
-	DesiredADC, AppliedADC string // names of the AddOnDeploymentConfig it was told to run / last applied
-	DesiredTpl, AppliedTpl string // the same for the AddOnTemplate
-	Progressing            string // reason of the Progressing condition
-	Configured             string // status of the Configured condition
-	Available              string // "<status>/<reason>" of the Available condition
-}
-
-func (m mcaSnap) Key() string { return m.Cluster }
-
-func (m mcaSnap) String() string {
-	return fmt.Sprintf("%s: adc %s→%s tpl %s→%s progressing=%s configured=%s available=%s", m.Cluster,
-		orDash(m.AppliedADC), orDash(m.DesiredADC), orDash(m.AppliedTpl), orDash(m.DesiredTpl), orDash(m.Progressing), orDash(m.Configured), orDash(m.Available))
-}
+// mcaSnap is what the suite follows of one ManagedClusterAddOn: the harness's MCAState, the
+// snapshot the demo and the step checks record too, keyed by cluster.
+type mcaSnap = harness.MCAState
 
 // progSnap is what the suite follows of one install progression of a ClusterManagementAddOn.
 type progSnap struct {
@@ -55,7 +44,7 @@ func orDash(s string) string {
 	return s
 }
 
-// --- Pure functions over recorded sequences (table-tested in record_internal_test.go). ---
+// --- Pure functions over recorded sequences (table-tested in sequences_test.go). ---
 
 // reasonsOf is the sequence of distinct consecutive non-empty values field takes for key, starting
 // with its state at the step's start.
@@ -122,6 +111,64 @@ func anyTold(clusters []string, adc string) func(map[string]mcaSnap) bool {
 		}
 		return false
 	}
+}
+
+// --- What the shared step checks (internal/testing/stepcheck, the demo's too) read from the
+// recorded sequences. ---
+
+// toldADC lists the clusters told to run adc in events, sorted.
+func toldADC(events []mcaSnap, adc string) []string {
+	var out []string
+	for _, e := range events {
+		if e.DesiredADC == adc && !slices.Contains(out, e.Cluster) {
+			out = append(out, e.Cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// failedOf lists the clusters whose latest Progressing reason is a failure (InstallFailed,
+// UpgradeFailed, RollbackFailed), sorted.
+func failedOf(latest map[string]mcaSnap) []string {
+	var out []string
+	for c, m := range latest {
+		if strings.HasSuffix(m.Progressing, "Failed") {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// movingInFlight is how many of clusters were moving to adc at most at one moment of the step, as
+// the demo counts them (harness.Moving: told adc, not failed, and not applied or still busy), and
+// one moment with that many.
+func movingInFlight(start map[string]mcaSnap, events []mcaSnap, clusters []string, adc string) (int, []string) {
+	return harness.MaxInFlight(start, events, clusters, func(s mcaSnap) bool { return harness.Moving(adc, s.DesiredADC, s.AppliedADC, s.Progressing) })
+}
+
+// rollbackCheck is what the shared rollback check (stepcheck.Rollbacks) judges of placement pl
+// over a step that rolls it back to adc (completed on it in step since): its Progressing reason
+// at the end and whether it reported WaitingForCanary during the step (its recorded install
+// progression), and the most of owned (its clusters) moving at once (the recorded MCAs), against
+// limit (what its strategy allows, stepcheck.PlacementPlan.Limit; 0: not checked). What only the
+// demo's report says (when the first cluster moved, when the canary was done) is left unset.
+func rollbackCheck(pl, canary, adc, since string, owned []string, limit int,
+	mstart map[string]mcaSnap, mevents []mcaSnap, cstart map[string]progSnap, cevents []progSnap) stepcheck.RollbackCheck {
+	c := stepcheck.RollbackCheck{Placement: pl, Canary: canary, Version: adc, Since: since, Reason: cstart[pl].Reason,
+		Clusters: len(owned), Limit: limit}
+	for _, e := range cevents {
+		if e.Placement != pl {
+			continue
+		}
+		c.Reason = e.Reason
+		if e.Reason == waitingForCanary {
+			c.WaitedForCanary = true
+		}
+	}
+	c.MaxInFlight, _ = movingInFlight(mstart, mevents, owned, adc)
+	return c
 }
 
 // watcherFunc adapts a watch call to client-go's WatcherWithContext.

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
+
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 const (
@@ -198,6 +200,9 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			checkMCASequences(t, step, i, start, events, adc.GetName())
 			checkPacing(t, step, start, events, adc.GetName(), nonCanaries)
 			checkProgressions(t, step, i, cstart, cevents, adc.GetName())
+			if step.rollback {
+				checkRollback(t, step, objs, start, events, cstart, cevents, adc.GetName(), nonCanaries)
+			}
 			hist.step(t, s, step, i, placements, adc.GetName(), tpl.GetName())
 
 			// What the work agents applied: each cluster's Deployment, at this step's version.
@@ -322,6 +327,32 @@ func checkPacing(t *testing.T, step rolloutStep, start map[string]mcaSnap, event
 		t.Errorf("the rollback waited for the canary: the first of %v was told to run %s at change %d, after all of %v applied it (change %d)",
 			nonCanaries, adc, told, canaries, done)
 	}
+}
+
+// checkRollback judges global-placement's rollback as the demo judges its rollbacks
+// (stepcheck.Rollbacks): it ends RollbackSucceeded, never reports WaitingForCanary, and moves no
+// more of its clusters at once than its strategy allows (the canaries belong to canary-placement
+// while the step has one; maxConcurrency is a share of every cluster global-placement decides).
+func checkRollback(t *testing.T, step rolloutStep, objs []*unstructured.Unstructured, start map[string]mcaSnap, events []mcaSnap,
+	cstart map[string]progSnap, cevents []progSnap, adc string, nonCanaries []string) {
+	t.Helper()
+	owned := clusters
+	if step.canary {
+		owned = nonCanaries
+	}
+	since := ""
+	for _, st := range rolloutSteps {
+		if st.version == step.version {
+			since = st.name // the first step that ran the version completed it on global-placement
+			break
+		}
+	}
+	plan := planOf(t, objs, globalPl)
+	rb := rollbackCheck(globalPl, plan.Canary, adc, since, owned, plan.Limit(len(clusters)), start, events, cstart, cevents)
+	if ok, why := stepcheck.Rollbacks([]stepcheck.RollbackCheck{rb}, nil); !ok {
+		t.Errorf("the rollback, judged as the demo judges it: %s", why)
+	}
+	t.Logf("rollback of %s: %s", globalPl, rb.Describe())
 }
 
 // checkProgressions checks the ClusterManagementAddOn's install progressions over step i.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // The suite's verdicts come from these functions over recorded changes; they are tested here on
@@ -147,5 +149,54 @@ func TestPerCluster(t *testing.T) {
 	subjects, _, _ := unstructured.NestedSlice(crb, "subjects")
 	if subjects[0].(map[string]any)["name"] != "sa-c1" || subjects[1].(map[string]any)["name"] != "u" {
 		t.Errorf("subjects %v: only the ServiceAccount is renamed", subjects)
+	}
+}
+
+func TestStepCheckInputs(t *testing.T) {
+	events := []mcaSnap{snap("c2", "bad", "good", "Upgrading"), snap("c1", "bad", "good", "Upgrading"), snap("c2", "bad", "good", "UpgradeFailed"), snap("c3", "good", "good", "UpgradeSucceed")}
+	if got := toldADC(events, "bad"); !slices.Equal(got, []string{"c1", "c2"}) {
+		t.Errorf("toldADC = %v, want [c1 c2]", got)
+	}
+	latest := map[string]mcaSnap{"c1": snap("c1", "bad", "good", "Upgrading"), "c2": snap("c2", "bad", "good", "UpgradeFailed"), "c4": snap("c4", "x", "", "InstallFailed")}
+	if got := failedOf(latest); !slices.Equal(got, []string{"c2", "c4"}) {
+		t.Errorf("failedOf = %v, want [c2 c4]", got)
+	}
+}
+
+func TestRollbackCheck(t *testing.T) {
+	// c1 never applied the bad version: told good again, it is busy (RollingBack) until healthy,
+	// and counts as moving although it last applied good; c2 failed and is not moving.
+	mstart := map[string]mcaSnap{"c1": snap("c1", "bad", "good", "UpgradeFailed"), "c2": snap("c2", "good", "good", "UpgradeSucceed"), "c3": snap("c3", "bad", "good", "UpgradeFailed")}
+	one := []mcaSnap{
+		snap("c1", "good", "good", "UpgradeFailed"), snap("c1", "good", "good", "RollingBack"), snap("c1", "good", "good", "RollbackSucceeded"),
+		snap("c3", "good", "good", "RollingBack"), snap("c3", "good", "good", "RollbackSucceeded"),
+	}
+	two := []mcaSnap{
+		snap("c1", "good", "good", "RollingBack"), snap("c3", "good", "good", "RollingBack"),
+		snap("c1", "good", "good", "RollbackSucceeded"), snap("c3", "good", "good", "RollbackSucceeded"),
+	}
+	cstart := map[string]progSnap{"p": {Placement: "p", Reason: "UpgradeFailed"}}
+	done := []progSnap{{Placement: "p", Reason: "RollingBack"}, {Placement: "q", Reason: "WaitingForCanary"}, {Placement: "p", Reason: "RollbackSucceeded"}}
+	waited := []progSnap{{Placement: "p", Reason: "WaitingForCanary"}, {Placement: "p", Reason: "RollingBack"}, {Placement: "p", Reason: "RollbackSucceeded"}}
+	owned := []string{"c1", "c2", "c3"}
+	for _, tc := range []struct {
+		name    string
+		mevents []mcaSnap
+		cevents []progSnap
+		want    stepcheck.RollbackCheck
+		ok      bool
+	}{
+		{"one at a time", one, done, stepcheck.RollbackCheck{Placement: "p", Version: "good", Since: "s", Reason: "RollbackSucceeded", Clusters: 3, MaxInFlight: 1, Limit: 1}, true},
+		{"two at once", two, done, stepcheck.RollbackCheck{Placement: "p", Version: "good", Since: "s", Reason: "RollbackSucceeded", Clusters: 3, MaxInFlight: 2, Limit: 1}, false},
+		{"waited for the canary", one, waited, stepcheck.RollbackCheck{Placement: "p", Version: "good", Since: "s", Reason: "RollbackSucceeded", WaitedForCanary: true, Clusters: 3, MaxInFlight: 1, Limit: 1}, false},
+		{"not a rollback", one, nil, stepcheck.RollbackCheck{Placement: "p", Version: "good", Since: "s", Reason: "UpgradeFailed", Clusters: 3, MaxInFlight: 1, Limit: 1}, false},
+	} {
+		got := rollbackCheck("p", "", "good", "s", owned, 1, mstart, tc.mevents, cstart, tc.cevents)
+		if got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+		if ok, why := stepcheck.Rollbacks([]stepcheck.RollbackCheck{got}, nil); ok != tc.ok {
+			t.Errorf("%s: Rollbacks = %v (%s), want %v", tc.name, ok, why, tc.ok)
+		}
 	}
 }

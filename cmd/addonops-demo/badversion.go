@@ -203,56 +203,6 @@ func outcome(failing bool, configs map[string]string, badConfigs []string) simag
 	return simagent.Succeed
 }
 
-// expectBadVersion decides whether the bad-version step ended as it should: stopped at the
-// canary. It must fail; only canary clusters (or clusters whose failure was injected) may fail,
-// and at least one canary cluster must (else the unhealthy version went unnoticed); no cluster
-// outside the canary may have been told to run the bad config (told: the clusters whose MCA
-// desires it at the end).
-func expectBadVersion(r Result, failed, told []string, canary, injected map[string]bool) (bool, string) {
-	if r != Failed {
-		if ok, why := expectation(r, failed, injected); !ok {
-			return false, why
-		}
-		return false, fmt.Sprintf("%s, want Failed: stopped at the canary", r)
-	}
-	var outside, wrong []string
-	canaryFailed := false
-	for _, c := range told {
-		if !canary[c] {
-			outside = append(outside, c)
-		}
-	}
-	for _, c := range failed {
-		switch {
-		case canary[c]:
-			canaryFailed = true
-		case !injected[c]:
-			wrong = append(wrong, c)
-		}
-	}
-	switch {
-	case len(outside) > 0:
-		return false, fmt.Sprintf("the bad version reached clusters outside the canary: %s", describe(outside, 5))
-	case len(wrong) > 0:
-		return false, fmt.Sprintf("clusters failed that should not have: %s", describe(wrong, 5))
-	case !canaryFailed:
-		return false, "no canary cluster failed: the unhealthy version went unnoticed"
-	}
-	return true, ""
-}
-
-// expectRevert decides whether the revert ended as it should: as any step (every cluster back, or
-// failed through injected clusters alone), reported as a rollback by at least one placement.
-func expectRevert(r Result, failed []string, injected map[string]bool, reasons []string) (bool, string) {
-	if ok, why := expectation(r, failed, injected); !ok {
-		return false, why
-	}
-	if len(injected) == 0 && !slices.Contains(reasons, "RollbackSucceeded") {
-		return false, fmt.Sprintf("no placement reports RollbackSucceeded (reasons %v): the revert was not taken as a rollback", reasons)
-	}
-	return true, ""
-}
-
 // toldConfig lists the clusters whose MCA desires the AddOnDeploymentConfig namespace/name.
 func toldConfig(snaps []snapshot, config string) []string {
 	var out []string

@@ -34,6 +34,7 @@ import (
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // Options configure one run of the demo. Zero values get the defaults of the command's flags.
@@ -212,9 +213,9 @@ type demoRun struct {
 	// planBin is the addonops CLI each step is planned with (planStep).
 	planBin string
 	// completedOn is the demo's account of the version history: per placement ("<namespace>/<name>"),
-	// the config versions (placementPlan.Version) a step of this run completed on it, and which step
-	// first did. current is each placement's version as of the last step applied, firstStep the
-	// step that first had the placement.
+	// the config versions (stepcheck.PlacementPlan.Version) a step of this run completed on it, and
+	// which step first did. current is each placement's version as of the last step applied,
+	// firstStep the step that first had the placement.
 	completedOn map[string]map[string]string
 	current     map[string]string
 	firstStep   map[string]string
@@ -675,14 +676,14 @@ type stepWatch struct {
 	// addsPlacement: the step has a Placement the step before did not have.
 	addsPlacement bool
 
-	plans     map[string]placementPlan
+	plans     map[string]stepcheck.PlacementPlan
 	rollbacks map[string]string   // placement -> the step that completed the version on it
 	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
 	doneAt    map[string]time.Duration
 	pause     *pauser
 	gates     *gater
 	// rec records the MCAs' changes while the step runs.
-	rec *harness.Recorder[mcaEvent]
+	rec *harness.Recorder[harness.MCAStateEvent]
 }
 
 // observe notes the placements' reasons in the snapshots.
@@ -708,10 +709,10 @@ func (w *stepWatch) observe(snaps []snapshot, now time.Time) {
 // a step of this run completed on them, or completed on another placement that has left it since
 // (04's canary placement, added in 03, rolls back to what global-placement ran in 01). It notes
 // every placement's version as current.
-func (r *demoRun) planRollbacks(st step) (plans map[string]placementPlan, rollbacks map[string]string) {
-	plans, rollbacks = map[string]placementPlan{}, map[string]string{}
+func (r *demoRun) planRollbacks(st step) (plans map[string]stepcheck.PlacementPlan, rollbacks map[string]string) {
+	plans, rollbacks = map[string]stepcheck.PlacementPlan{}, map[string]string{}
 	before := maps.Clone(r.current)
-	for _, p := range placementPlans(st.Objects) {
+	for _, p := range stepcheck.PlacementPlans(st.Objects) {
 		plans[p.Key] = p
 		if before[p.Key] != p.Version {
 			if since := r.completedOn[p.Key][p.Version]; since != "" {
@@ -734,7 +735,7 @@ func (r *demoRun) planRollbacks(st step) (plans map[string]placementPlan, rollba
 }
 
 // versionOf names a placement's version for people: its agent version, else its config.
-func (r *demoRun) versionOf(p placementPlan) string {
+func (r *demoRun) versionOf(p stepcheck.PlacementPlan) string {
 	if v, ok := r.versions[p.Config]; ok {
 		return v
 	}
@@ -763,13 +764,13 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 			res.Why = err.Error()
 			r.disp.printf("   ERROR: %v\n", err)
 		}
-		res.Expected, _ = expectation(res.Result, nil, r.fleet.failing)
+		res.Expected, _ = stepcheck.Expect(res.Result, nil, r.fleet.failing)
 		res.Engine = w.engine
 		return res
 	}
 
 	var err error
-	if w.rec, err = recordMCAs(ctx, r.clients.Addon); err != nil {
+	if w.rec, err = harness.RecordMCAStates(ctx, r.clients.Addon); err != nil {
 		return fail(err)
 	}
 	if st.Gates != nil {
@@ -843,7 +844,7 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 				w.pause.advance(ctx, snaps, now)
 			}
 			if w.gates != nil {
-				w.gates.advance(ctx, snaps, latestStates(w.rec, st.Gates.Addon), now)
+				w.gates.advance(ctx, snaps, harness.LatestStates(w.rec, st.Gates.Addon), now)
 			}
 			v := judge(viewsOf(snaps))
 			if r.engine != nil && v.Ended && uncounted(snaps) {
@@ -932,7 +933,7 @@ func viewsOf(snaps []snapshot) []rolloutview.View {
 // prints how it ended.
 func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps []snapshot, v verdict) StepResult {
 	w.rec.Stop()
-	recStart, events := recorded(w.rec)
+	recStart, events := harness.RecordedStates(w.rec)
 	views := viewsOf(snaps)
 	res.Duration = time.Since(w.start)
 	res.Result = result
@@ -988,25 +989,25 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 				continue
 			}
 			owned := s.owned(key)
-			c.Clusters, c.Limit = len(owned), plan.limit(len(s.Clusters[key]))
-			c.MaxInFlight, _ = maxInFlight(recStart, events, plan.Addon, plan.Config, owned)
-			for _, at := range firstTold(events, plan.Addon, plan.Config, owned) {
+			c.Clusters, c.Limit = len(owned), plan.Limit(len(s.Clusters[key]))
+			c.MaxInFlight, _ = harness.MovingInFlight(recStart, events, plan.Addon, plan.Config, owned)
+			for _, at := range harness.FirstTold(events, plan.Addon, plan.Config, owned) {
 				if d := at.Sub(w.start); c.FirstMoved < 0 || d < c.FirstMoved {
 					c.FirstMoved = d
 				}
 			}
 		}
 		res.Rollbacks = append(res.Rollbacks, c)
-		res.Notes = append(res.Notes, "rollback: "+c.describe())
+		res.Notes = append(res.Notes, "rollback: "+c.Describe())
 	}
 	if w.pause != nil {
 		res.Pause = w.pause.finish(events)
-		res.Notes = append(res.Notes, describePause(res.Pause))
+		res.Notes = append(res.Notes, stepcheck.DescribePause(res.Pause))
 	}
 	r.gates.flush(r.disp)
 	if w.gates != nil {
 		res.Gates = w.gates.finish(events)
-		res.Notes = append(res.Notes, describeGates(res.Gates))
+		res.Notes = append(res.Notes, stepcheck.DescribeGates(res.Gates))
 	}
 
 	var why string
@@ -1016,22 +1017,22 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 		for _, c := range r.badConfigs {
 			told = append(told, toldConfig(snaps, c)...)
 		}
-		res.Expected, why = expectBadVersion(result, res.Failed, told, r.fleet.canary, r.fleet.failing)
+		res.Expected, why = stepcheck.BadVersion(result, res.Failed, told, r.fleet.canary, r.fleet.failing)
 	case stepRevert:
 		var reasons []string
 		for _, p := range res.Placements {
 			reasons = append(reasons, p.Reason)
 		}
-		res.Expected, why = expectRevert(result, res.Failed, r.fleet.failing, reasons)
+		res.Expected, why = stepcheck.Revert(result, res.Failed, r.fleet.failing, reasons)
 	case stepPauseResume:
-		res.Expected, why = expectPauseResume(result, res.Failed, r.fleet.failing, res.Pause)
+		res.Expected, why = stepcheck.PauseResume(result, res.Failed, r.fleet.failing, res.Pause)
 	case stepGates:
-		res.Expected, why = expectGates(result, res.Failed, r.fleet.failing, res.Gates)
+		res.Expected, why = stepcheck.Gates(result, res.Failed, r.fleet.failing, res.Gates)
 	default:
-		res.Expected, why = expectation(result, res.Failed, r.fleet.failing)
+		res.Expected, why = stepcheck.Expect(result, res.Failed, r.fleet.failing)
 	}
 	if res.Expected && result != Interrupted {
-		res.Expected, why = expectRollbacks(res.Rollbacks, r.fleet.failing)
+		res.Expected, why = stepcheck.Rollbacks(res.Rollbacks, r.fleet.failing)
 	}
 	if res.Engine = w.engine; res.Expected && res.Engine != nil && res.Engine.Problem != "" {
 		res.Expected, why = false, res.Engine.Problem
@@ -1074,26 +1075,22 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 	case res.kind == stepRevert && result == Succeeded:
 		r.disp.printf("   as expected: the revert is a rollback: %s\n", placementReasons(res.Placements))
 	case res.kind == stepPauseResume && result == Succeeded:
-		r.disp.printf("   as expected: %s\n", describePause(res.Pause))
+		r.disp.printf("   as expected: %s\n", stepcheck.DescribePause(res.Pause))
 	case res.kind == stepGates && result == Succeeded:
-		r.disp.printf("   as expected: %s\n", describeGates(res.Gates))
+		r.disp.printf("   as expected: %s\n", stepcheck.DescribeGates(res.Gates))
 	case result == Failed:
 		r.disp.printf("   as expected: only clusters whose failure was injected (--fail-rate) failed\n")
 	}
 	if res.Expected && result == Succeeded {
 		for _, c := range res.Rollbacks {
-			r.disp.printf("   as expected, a rollback: %s\n", c.describe())
+			r.disp.printf("   as expected, a rollback: %s\n", c.Describe())
 		}
 	}
 	return res
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural counts things as the step checks do (stepcheck.Count): "1 cluster", "3 clusters".
+func plural(n int, noun string) string { return stepcheck.Count(n, noun) }
 
 func configLabel(res StepResult) string {
 	if res.Version == "" {

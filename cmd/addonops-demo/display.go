@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // frame is what the live progress shows of a running step: each add-on as `addonops status ADDON`
@@ -131,10 +132,5 @@ func (d *display) printf(format string, args ...any) {
 	fmt.Fprintf(d.w, format, args...)
 }
 
-// seconds formats a duration as "12.3s" (or "2m03s" from two minutes on).
-func seconds(d time.Duration) string {
-	if d < 2*time.Minute {
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-}
+// seconds formats a duration as the step checks do (stepcheck.Seconds): "12.3s", "2m03s".
+func seconds(d time.Duration) string { return stepcheck.Seconds(d) }

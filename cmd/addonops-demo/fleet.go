@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/addonops/addonops/internal/testing/ocmhub"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // CanaryLabel selects the canary clusters: kustomize-rollout-examples' canary-placement requires
@@ -83,13 +83,5 @@ func (f fleet) sorted(set map[string]bool) []string {
 	return out
 }
 
-// describe names a few clusters: "cluster-01, cluster-02" or "cluster-01, cluster-02, ... (40)".
-func describe(names []string, most int) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	if len(names) <= most {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s, ... (%d)", strings.Join(names[:most], ", "), len(names))
-}
+// describe names a few clusters as the step checks do (stepcheck.Names).
+func describe(names []string, most int) string { return stepcheck.Names(names, most) }

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +25,7 @@ import (
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/ssapply"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
@@ -56,7 +55,7 @@ import (
 // Before the step's objects are applied the demo installs config/components/verification's CRDs
 // (the hub has no Argo Rollouts) and the notification configuration: a platform team's setup,
 // outside the add-on's repository. The MCA changes recorded over the step, the receivers' records
-// and the placements' reasons prove that each part acted (expectGates).
+// and the placements' reasons prove that each part acted (stepcheck.Gates).
 const (
 	// DefaultGatesVersion is the AGENT_VERSION of the gates step's commit.
 	DefaultGatesVersion = "v0.12.2"
@@ -293,52 +292,6 @@ func (r *demoRun) setupGates(ctx context.Context) error {
 	return nil
 }
 
-// GatesResult is what the gates step saw. Times are since the step's start.
-type GatesResult struct {
-	Version string
-	// VersionID is the version's id (as `addonops history` shows it), from the gated placement's
-	// status.
-	VersionID string
-	Gated     string
-	Canary    string
-	// Clusters are the clusters each placement of the step rolls the version out to (a cluster
-	// two placements select belongs to the later, as the controller counts it); Decided all the
-	// clusters each placement selects.
-	Clusters, Decided map[string][]string
-	// Batches are the batches the gate was asked to verify, in order.
-	Batches []GateBatch
-	// Notifications are those received during the step.
-	Notifications []Notification
-	// Told is when each cluster of each placement was first told the version, from the recorded
-	// MCA changes.
-	Told map[string]map[string]time.Duration
-	// WindowAt: the gated placement first reported WaitingForWindow, with WindowMessage;
-	// OverrideAt: `addonops override-window` returned. ToldBeforeOverride are the gated
-	// placement's clusters told the version before it (a closed window starts none).
-	WindowAt, OverrideAt time.Duration
-	WindowMessage        string
-	ToldBeforeOverride   []string
-	Override             []string // what the command printed
-	Problem              string
-}
-
-// GateBatch is one verified batch.
-type GateBatch struct {
-	Placement         string
-	Index             int
-	Version           string
-	Clusters          []string
-	Arrived, Answered time.Duration
-	Verdict           string
-}
-
-// Notification is one notification received.
-type Notification struct {
-	Trigger, Placement, VersionID, Kind string
-	Clusters                            []string
-	At                                  time.Duration
-}
-
 // Phases of the gates step.
 const (
 	windowWaiting = iota // for the gated placement to wait for its window
@@ -367,7 +320,7 @@ func (r *demoRun) newGater(plan gatesPlan, start time.Time) *gater {
 }
 
 // advance moves the window's part on with the step's latest snapshots.
-func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string]mcaState, now time.Time) {
+func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string]harness.MCAState, now time.Time) {
 	key := g.plan.Gated.String()
 	var reason, message string
 	found := false
@@ -413,7 +366,7 @@ func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string
 			return
 		}
 		for _, c := range g.clusters[key] {
-			if states[c].Desired == g.plan.Config {
+			if states[c].Desired() == g.plan.Config {
 				g.res.ToldBeforeOverride = append(g.res.ToldBeforeOverride, c)
 			}
 		}
@@ -463,7 +416,7 @@ func (g *gater) holds(ended bool, now time.Time) bool {
 		return false
 	}
 	_, notes := g.r.gates.records()
-	return len(g.missingNotifications(g.convert(notes))) > 0
+	return len(stepcheck.MissingNotifications(g.clusters, g.plan.Gated.String(), g.plan.Canary, g.res.VersionID, g.convert(notes))) > 0
 }
 
 func (g *gater) convert(notes []webhooks.Notification) []Notification {
@@ -479,32 +432,8 @@ func (g *gater) convert(notes []webhooks.Notification) []Notification {
 	return out
 }
 
-// wantTriggers are the notifications each placement of the step must send for the version.
-func (g *gater) wantTriggers(placement string) []string {
-	want := []string{notify.OnRolloutStarted, notify.OnRolloutCompleted}
-	if placement == g.plan.Gated.String() && g.plan.Canary != "" {
-		want = append(want, notify.OnCanaryPassed)
-	}
-	return want
-}
-
-// missingNotifications lists "<trigger> <placement>" not received yet for the version.
-func (g *gater) missingNotifications(got []Notification) []string {
-	var missing []string
-	for _, p := range slices.Sorted(maps.Keys(g.clusters)) {
-		for _, t := range g.wantTriggers(p) {
-			if !slices.ContainsFunc(got, func(n Notification) bool {
-				return n.Trigger == t && n.Placement == p && (g.res.VersionID == "" || n.VersionID == g.res.VersionID)
-			}) {
-				missing = append(missing, t+" "+p)
-			}
-		}
-	}
-	return missing
-}
-
 // finish completes the result from the step's recording and the receivers' records.
-func (g *gater) finish(events []mcaEvent) *GatesResult {
+func (g *gater) finish(events []harness.MCAStateEvent) *GatesResult {
 	res := g.res
 	if g.phase == windowWaiting && res.Problem == "" {
 		res.Problem = fmt.Sprintf("the step ended before %s waited for its maintenance window", g.plan.Gated)
@@ -513,7 +442,7 @@ func (g *gater) finish(events []mcaEvent) *GatesResult {
 	res.Told = map[string]map[string]time.Duration{}
 	for p, cs := range g.clusters {
 		res.Told[p] = map[string]time.Duration{}
-		for c, at := range firstTold(events, g.plan.Addon, g.plan.Config, cs) {
+		for c, at := range harness.FirstTold(events, g.plan.Addon, g.plan.Config, cs) {
 			res.Told[p][c] = at.Sub(g.start)
 		}
 	}
@@ -533,180 +462,8 @@ func (g *gater) finish(events []mcaEvent) *GatesResult {
 	return &res
 }
 
-// expectGates decides whether the gates step ended as it should: as any step, and each part
-// acted. The gate: every cluster of every placement was in a batch the receiver was asked to
-// verify, every verdict pass, and no cluster was told the version before the verdict on the batch
-// before its own. The window: the gated placement waited for it (WaitingForWindow, saying when it
-// opens), no cluster of it was told the version before the override, and the override ran. The
-// notifications: each placement's rollout started and completed (and the gated one's canary
-// passed) for the version, with its clusters, once each. With injected failures the rollout may
-// stop early; what happened must still obey the gate and the window.
-func expectGates(r Result, failed []string, injected map[string]bool, g *GatesResult) (bool, string) {
-	if ok, why := expectation(r, failed, injected); !ok {
-		return false, why
-	}
-	if g == nil {
-		return false, "the gates did not run"
-	}
-	if len(g.ToldBeforeOverride) > 0 {
-		return false, fmt.Sprintf("the closed maintenance window let clusters of %s start: %s", g.Gated, describe(g.ToldBeforeOverride, 5))
-	}
-	if why := gateOrder(g); why != "" {
-		return false, why
-	}
-	if len(injected) > 0 {
-		return true, ""
-	}
-	switch {
-	case g.Problem != "":
-		return false, g.Problem
-	case g.WindowAt == 0:
-		return false, fmt.Sprintf("%s never waited for its maintenance window (WaitingForWindow)", g.Gated)
-	case !strings.Contains(g.WindowMessage, "the next window opens at"):
-		return false, fmt.Sprintf("%s waited for its window, but its message does not say when it opens: %q", g.Gated, g.WindowMessage)
-	case g.OverrideAt == 0 || g.OverrideAt < g.WindowAt:
-		return false, "`addonops override-window` did not run after the window held"
-	}
-	for _, p := range slices.Sorted(maps.Keys(g.Clusters)) {
-		var in []string
-		for _, b := range g.Batches {
-			if b.Placement != p {
-				continue
-			}
-			if b.Verdict != "pass" {
-				return false, fmt.Sprintf("batch %d of %s got no verdict", b.Index, p)
-			}
-			if b.Version != g.VersionID {
-				return false, fmt.Sprintf("batch %d of %s was verified for version %s, want %s", b.Index, p, b.Version, g.VersionID)
-			}
-			in = append(in, b.Clusters...)
-		}
-		for _, c := range g.Clusters[p] {
-			if !slices.Contains(in, c) {
-				return false, fmt.Sprintf("%s of %s was in no batch the gate verified", c, p)
-			}
-		}
-		if len(g.Told[p]) != len(g.Clusters[p]) {
-			return false, fmt.Sprintf("%d of the %d clusters of %s were told the version", len(g.Told[p]), len(g.Clusters[p]), p)
-		}
-	}
-	for _, c := range g.Clusters[g.Gated] {
-		if at := g.Told[g.Gated][c]; at < g.OverrideAt {
-			return false, fmt.Sprintf("%s of %s was told the version at %s, before the override (%s)", c, g.Gated, seconds(at), seconds(g.OverrideAt))
-		}
-	}
-	if missing := (&gater{plan: gatesPlan{Gated: mustKey(g.Gated), Canary: g.Canary}, clusters: g.Clusters,
-		res: GatesResult{VersionID: g.VersionID}}).missingNotifications(g.Notifications); len(missing) > 0 {
-		return false, fmt.Sprintf("notifications not received: %s", strings.Join(missing, ", "))
-	}
-	seen := map[string]bool{}
-	for _, n := range g.Notifications {
-		if n.VersionID != g.VersionID {
-			continue
-		}
-		k := n.Trigger + " " + n.Placement
-		if seen[k] {
-			return false, fmt.Sprintf("notification %s for version %s received twice", k, n.VersionID)
-		}
-		seen[k] = true
-		for _, c := range g.Clusters[n.Placement] {
-			if !slices.Contains(n.Clusters, c) {
-				return false, fmt.Sprintf("notification %s does not name %s among its clusters %v", k, c, n.Clusters)
-			}
-		}
-		for _, c := range n.Clusters {
-			if !slices.Contains(g.Decided[n.Placement], c) {
-				return false, fmt.Sprintf("notification %s names %s, which %s does not select", k, c, n.Placement)
-			}
-		}
-	}
-	return true, ""
-}
-
-// gateOrder checks that no batch started before the verdict on the batch before it: a cluster of
-// batch k of a placement must be told the version after batch k-1's verdict.
-func gateOrder(g *GatesResult) string {
-	byPlacement := map[string][]GateBatch{}
-	for _, b := range g.Batches {
-		byPlacement[b.Placement] = append(byPlacement[b.Placement], b)
-	}
-	for p, bs := range byPlacement {
-		sort.Slice(bs, func(i, j int) bool { return bs[i].Index < bs[j].Index })
-		for i := 1; i < len(bs); i++ {
-			prev := bs[i-1]
-			for _, c := range bs[i].Clusters {
-				at, ok := g.Told[p][c]
-				if !ok {
-					continue
-				}
-				if prev.Answered < 0 || at < prev.Answered {
-					return fmt.Sprintf("%s of batch %d of %s was told the version at %s, before the verdict on batch %d (%s)",
-						c, bs[i].Index, p, seconds(at), prev.Index, answered(prev.Answered))
-				}
-			}
-		}
-	}
-	return ""
-}
-
-func answered(d time.Duration) string {
-	if d < 0 {
-		return "never given"
-	}
-	return seconds(d)
-}
-
-func mustKey(s string) canary.PlacementKey {
-	ns, name, _ := strings.Cut(s, "/")
-	return canary.PlacementKey{Namespace: ns, Name: name}
-}
-
-// describeGates says what the gates showed, for the step's last line and the summary.
-func describeGates(g *GatesResult) string {
-	if g == nil {
-		return ""
-	}
-	var per []string
-	for _, p := range slices.Sorted(maps.Keys(g.Clusters)) {
-		n := 0
-		for _, b := range g.Batches {
-			if b.Placement == p {
-				n++
-			}
-		}
-		per = append(per, fmt.Sprintf("%s %s", p, batches(n)))
-	}
-	triggers := map[string]int{}
-	for _, n := range g.Notifications {
-		triggers[n.Trigger]++
-	}
-	var ts []string
-	for _, t := range slices.Sorted(maps.Keys(triggers)) {
-		ts = append(ts, fmt.Sprintf("%s x%d", t, triggers[t]))
-	}
-	window := "the window never held"
-	if g.WindowAt > 0 {
-		window = fmt.Sprintf("the deny window held %s from %s, overridden at %s (`addonops override-window`), %d of its clusters started before",
-			g.Gated, seconds(g.WindowAt), seconds(g.OverrideAt), len(g.ToldBeforeOverride))
-	}
-	s := fmt.Sprintf("webhook gate: %s verified (%s), each next batch after its verdict; %s; %s received (%s)",
-		batches(len(g.Batches)), strings.Join(per, ", "), window, plural(len(g.Notifications), "notification"), strings.Join(ts, ", "))
-	if g.Problem != "" {
-		s += "; " + g.Problem
-	}
-	return s
-}
-
 // analysisTemplatesGVR is the AnalysisTemplates' resource (config/components/verification).
 var analysisTemplatesGVR = schema.GroupVersionResource{Group: verification.Group, Version: verification.Version, Resource: "analysistemplates"}
 
 // hours formats a whole number of hours as a window's duration: "2h".
 func hours(d time.Duration) string { return fmt.Sprintf("%dh", int(d.Hours())) }
-
-// batches counts batches for people.
-func batches(n int) string {
-	if n == 1 {
-		return "1 batch"
-	}
-	return fmt.Sprintf("%d batches", n)
-}

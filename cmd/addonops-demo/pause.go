@@ -109,42 +109,6 @@ func pauseTarget(objs []*unstructured.Unstructured) (string, canary.PlacementKey
 		"there is nothing to pause between them", cma.GetName())
 }
 
-// PauseResult is what the pause step saw. Times are since the step's start.
-type PauseResult struct {
-	Placement string
-	Version   string
-	// Clusters the placement rolls out to.
-	Clusters int
-	// WrittenAt: the pause annotation was written; PausedAt: the placement first reported reason
-	// Paused; ResumedAt: the annotation was removed again.
-	WrittenAt, PausedAt, ResumedAt time.Duration
-	// ToldAtPause are the placement's clusters told the version when it reported Paused (its
-	// first batch), InFlightAtPause how many of them had not applied it yet, Held how many were
-	// not told (they wait for the resume).
-	ToldAtPause     []string
-	InFlightAtPause int
-	Held            int
-	// ToldDuring are the clusters first told the version while paused (PausedAt to ResumedAt): a
-	// pause starts no new cluster, so none.
-	ToldDuring []string
-	// DoneAtResume counts the placement's clusters running the version when it was resumed, and
-	// ReasonAtResume is the placement's reason then (Paused: counts frozen).
-	DoneAtResume   int
-	ReasonAtResume string
-	// Told is when each of the placement's clusters was first told the version, from the recorded
-	// MCA changes, in that order.
-	Told []ToldAt
-	// Problem says why the pause could not be shown (the rollout ended before its first batch, the
-	// annotation could not be written, ...).
-	Problem string
-}
-
-// ToldAt is when a cluster was first told a version, since the step's start.
-type ToldAt struct {
-	Cluster string
-	At      time.Duration
-}
-
 // Phases of the pause step.
 const (
 	pauseWaiting = iota // for the placement's first batch
@@ -156,7 +120,7 @@ const (
 // pauser runs the pause of one step.
 type pauser struct {
 	r     *demoRun
-	rec   *harness.Recorder[mcaEvent] // the step's recording
+	rec   *harness.Recorder[harness.MCAStateEvent] // the step's recording
 	plan  pausePlan
 	start time.Time // the step's start
 	hold  time.Duration
@@ -171,7 +135,7 @@ type pauser struct {
 	wrote              bool // the annotation is written and not removed yet
 }
 
-func (r *demoRun) newPauser(plan pausePlan, start time.Time, rec *harness.Recorder[mcaEvent]) *pauser {
+func (r *demoRun) newPauser(plan pausePlan, start time.Time, rec *harness.Recorder[harness.MCAStateEvent]) *pauser {
 	return &pauser{r: r, rec: rec, plan: plan, start: start,
 		hold:   max(time.Duration(float64(pauseHold)/r.o.Speed), minPauseHold),
 		wait:   max(time.Duration(float64(maxPauseWait)/r.o.Speed), minPauseWait),
@@ -189,10 +153,10 @@ func (p *pauser) waiting(changed <-chan struct{}) <-chan struct{} {
 }
 
 // told lists the placement's clusters whose MCA was told the version, from the recording.
-func (p *pauser) told(states map[string]mcaState) []string {
+func (p *pauser) told(states map[string]harness.MCAState) []string {
 	var out []string
 	for _, c := range p.owned {
-		if states[c].Desired == p.plan.Config {
+		if states[c].Desired() == p.plan.Config {
 			out = append(out, c)
 		}
 	}
@@ -205,7 +169,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	if p.phase != pauseWaiting || len(p.owned) == 0 {
 		return false
 	}
-	told := p.told(latestStates(p.rec, p.plan.Addon))
+	told := p.told(harness.LatestStates(p.rec, p.plan.Addon))
 	if len(told) == 0 {
 		return false
 	}
@@ -246,7 +210,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 			}
 		}
 	}
-	states := latestStates(p.rec, p.plan.Addon)
+	states := harness.LatestStates(p.rec, p.plan.Addon)
 	d := p.r.disp
 	switch p.phase {
 	case pauseWaiting:
@@ -266,7 +230,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 			for _, c := range p.told(states) {
 				p.toldAtPause[c] = true
 				p.res.ToldAtPause = append(p.res.ToldAtPause, c)
-				if !states[c].runs(p.plan.Config) && !states[c].failed() {
+				if !states[c].Runs(p.plan.Config) && !states[c].Failed() {
 					p.res.InFlightAtPause++
 				}
 			}
@@ -289,9 +253,9 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 		inFlight, done := 0, 0
 		for c := range p.toldAtPause {
 			switch st := states[c]; {
-			case st.runs(p.plan.Config):
+			case st.Runs(p.plan.Config):
 				done++
-			case !st.failed():
+			case !st.Failed():
 				inFlight++
 			}
 		}
@@ -312,7 +276,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 		}
 		p.res.DoneAtResume = 0
 		for _, c := range p.owned {
-			if states[c].runs(p.plan.Config) {
+			if states[c].Runs(p.plan.Config) {
 				p.res.DoneAtResume++
 			}
 		}
@@ -348,7 +312,7 @@ func (p *pauser) resume(ctx context.Context) {
 // finish completes the result from the step's recording: when each of the placement's clusters was
 // first told the version. A pause still in place (the step ended otherwise: interrupted, timed
 // out) is removed, so the steps after it are not paused.
-func (p *pauser) finish(events []mcaEvent) *PauseResult {
+func (p *pauser) finish(events []harness.MCAStateEvent) *PauseResult {
 	if p.wrote {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -362,7 +326,7 @@ func (p *pauser) finish(events []mcaEvent) *PauseResult {
 	if p.phase == pauseWaiting && p.res.Problem == "" {
 		p.res.Problem = fmt.Sprintf("the step ended before %s started its first batch: nothing was paused", p.plan.Placement)
 	}
-	told := firstTold(events, p.plan.Addon, p.plan.Config, p.owned)
+	told := harness.FirstTold(events, p.plan.Addon, p.plan.Config, p.owned)
 	for c, at := range told {
 		p.res.Told = append(p.res.Told, ToldAt{Cluster: c, At: at.Sub(p.start)})
 	}
@@ -409,61 +373,6 @@ func editPause(ctx context.Context, c addonclient.Interface, addon string, k can
 		edit.Did = edit.Noop
 	}
 	return edit.Did, edit.Value, err
-}
-
-// expectPauseResume decides whether the pause step ended as it should: as any step (every cluster
-// on the new version in the end), and the pause shown: the placement reported Paused, held at
-// least one cluster, no cluster was told the version while it was paused, the clusters in flight
-// finished during the pause (its counts froze), and it was resumed. With injected failures the
-// pause may not come to pass (the canary may fail first); a pause that did must still start no
-// cluster.
-func expectPauseResume(r Result, failed []string, injected map[string]bool, p *PauseResult) (bool, string) {
-	if ok, why := expectation(r, failed, injected); !ok {
-		return false, why
-	}
-	if p == nil {
-		return false, "the pause did not run"
-	}
-	if len(p.ToldDuring) > 0 {
-		return false, fmt.Sprintf("clusters were told %s while %s was paused: %s", p.Version, p.Placement, describe(p.ToldDuring, 5))
-	}
-	if len(injected) > 0 {
-		return true, ""
-	}
-	switch {
-	case p.Problem != "":
-		return false, p.Problem
-	case p.Held == 0:
-		return false, fmt.Sprintf("the pause held no cluster of %s: every one was told %s already", p.Placement, p.Version)
-	case p.ReasonAtResume != addonstatus.ReasonPaused:
-		return false, fmt.Sprintf("%s reported %s when it was resumed, want Paused", p.Placement, p.ReasonAtResume)
-	case p.DoneAtResume != len(p.ToldAtPause):
-		return false, fmt.Sprintf("%d of %s's clusters ran %s when it was resumed, want the %d told before the pause: in flight, they finish",
-			p.DoneAtResume, p.Placement, p.Version, len(p.ToldAtPause))
-	}
-	for _, t := range p.Told {
-		if !slices.Contains(p.ToldAtPause, t.Cluster) && t.At < p.ResumedAt {
-			return false, fmt.Sprintf("%s was told %s at %s, before the resume (%s)", t.Cluster, p.Version, seconds(t.At), seconds(p.ResumedAt))
-		}
-	}
-	return true, ""
-}
-
-// describePause says what the pause showed, for the step's last line and the summary.
-func describePause(p *PauseResult) string {
-	if p == nil {
-		return ""
-	}
-	if p.Problem != "" && p.PausedAt == 0 {
-		return "no pause: " + p.Problem
-	}
-	during := "no cluster was told it during the pause"
-	if len(p.ToldDuring) > 0 {
-		during = fmt.Sprintf("%d were told it during the pause (%s)", len(p.ToldDuring), describe(p.ToldDuring, 3))
-	}
-	return fmt.Sprintf("paused %s at %s after its first batch (%d of %d clusters told %s); %s, the %d in flight finished, %d waited; "+
-		"resumed at %s (%s paused), then the rest followed", p.Placement, seconds(p.PausedAt), len(p.ToldAtPause), p.Clusters, p.Version,
-		during, p.InFlightAtPause, p.Held, seconds(p.ResumedAt), seconds(p.ResumedAt-p.PausedAt))
 }
 
 // describeTold names the clusters just told a version: "cluster-03 was", "cluster-03, cluster-04 were".

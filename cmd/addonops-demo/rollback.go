@@ -2,15 +2,8 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"github.com/addonops/addonops/internal/addonstatus"
-	"github.com/addonops/addonops/internal/canary"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // Rollbacks at any moment: the controller keeps a version history per add-on and placement
@@ -21,165 +14,9 @@ import (
 // beforehand which placements of a step must roll back (04-rollback's placements: v0.10.0
 // completed in 01; the revert after the bad version: every placement) and checks that they do.
 
-// placementPlan is what a step asks of one install placement, read from its ClusterManagementAddOn.
-type placementPlan struct {
-	Key   string // "<namespace>/<name>"
-	Addon string
-	// Version identifies the configs the placement rolls out (its own and the add-on's defaults
-	// for the other config types), Config its AddOnDeploymentConfig ("<namespace>/<name>").
-	Version, Config string
-	// Strategy is the rollout strategy's type, MaxConcurrency its progressive maxConcurrency.
-	Strategy       string
-	MaxConcurrency *intstr.IntOrString
-	// Canary is the placement that gates this one (addonops.io/canary-placements), if any.
-	Canary string
-}
-
-// placementPlans reads the install placements of every ClusterManagementAddOn in objs, in spec order.
-func placementPlans(objs []*unstructured.Unstructured) []placementPlan {
-	var out []placementPlan
-	for _, o := range objs {
-		if o.GroupVersionKind() != cmaGVK {
-			continue
-		}
-		canaries, _ := canary.Parse(o.GetAnnotations())
-		defaults := map[string]string{}
-		supported, _, _ := unstructured.NestedSlice(o.Object, "spec", "supportedConfigs")
-		for _, raw := range supported {
-			sc, _ := raw.(map[string]any)
-			name, _, _ := unstructured.NestedString(sc, "defaultConfig", "name")
-			if name == "" {
-				continue
-			}
-			ns, _, _ := unstructured.NestedString(sc, "defaultConfig", "namespace")
-			defaults[fmt.Sprint(sc["resource"])] = ns + "/" + name
-		}
-		placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
-		for _, raw := range placements {
-			p, _ := raw.(map[string]any)
-			pp := placementPlan{Key: fmt.Sprintf("%v/%v", p["namespace"], p["name"]), Addon: o.GetName()}
-			configs := map[string]string{}
-			list, _, _ := unstructured.NestedSlice(p, "configs")
-			for _, rc := range list {
-				c, _ := rc.(map[string]any)
-				ref := fmt.Sprintf("%v/%v", c["namespace"], c["name"])
-				if c["namespace"] == nil {
-					ref = fmt.Sprintf("/%v", c["name"])
-				}
-				configs[fmt.Sprint(c["resource"])] = ref
-				if c["resource"] == "addondeploymentconfigs" {
-					pp.Config = ref
-				}
-			}
-			var parts []string
-			for res, ref := range defaults {
-				if _, own := configs[res]; !own {
-					parts = append(parts, res+"/"+ref)
-				}
-			}
-			for res, ref := range configs {
-				parts = append(parts, res+"/"+ref)
-			}
-			slices.Sort(parts)
-			pp.Version = strings.Join(parts, ",")
-			pp.Strategy, _, _ = unstructured.NestedString(p, "rolloutStrategy", "type")
-			if mc, found, _ := unstructured.NestedFieldNoCopy(p, "rolloutStrategy", "progressive", "maxConcurrency"); found {
-				v := intstr.Parse(fmt.Sprint(mc))
-				pp.MaxConcurrency = &v
-			}
-			k, _ := canary.ParsePlacementKey(pp.Key)
-			if c, ok := canaries[k]; ok {
-				pp.Canary = c.String()
-			}
-			out = append(out, pp)
-		}
-	}
-	return out
-}
-
-// limit is the most clusters the placement's strategy moves at once when it decides total
-// clusters (sdk-go rounds a percentage up), and 0 when the demo does not check it (All,
-// ProgressivePerGroup, or no maxConcurrency: every cluster of a group or placement at once).
-func (p placementPlan) limit(total int) int {
-	if p.Strategy != "Progressive" || p.MaxConcurrency == nil {
-		return 0
-	}
-	n, err := intstr.GetScaledValueFromIntOrPercent(p.MaxConcurrency, total, true)
-	if err != nil || n <= 0 {
-		return 0
-	}
-	return n
-}
-
-// RollbackCheck is what the demo saw of a placement that the step rolls back.
-type RollbackCheck struct {
-	Placement string
-	// Version is the AGENT_VERSION (or config) it goes back to, Since the step of this run that
-	// completed it on this placement.
-	Version, Since string
-	// Reason is the placement's reason at the end of the step.
-	Reason string
-	// WaitedForCanary: the placement reported WaitingForCanary during the step.
-	WaitedForCanary bool
-	// Canary is the placement's canary placement, if any; CanaryDone when the demo first saw it
-	// report success during the step (since the step's start; -1: not during the step).
-	Canary     string
-	CanaryDone time.Duration
-	// FirstMoved is when its first cluster was told the version (-1: none moved: they all ran it).
-	FirstMoved time.Duration
-	// Clusters the placement rolls out to; MaxInFlight the most of them told the version without
-	// having applied it at one moment (the recorded MCA changes); Limit what its strategy allows
-	// (0: not checked).
-	Clusters, MaxInFlight, Limit int
-}
-
-// describe says what the rollback did, for the step's last line and the summary.
-func (c RollbackCheck) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (back to %s, completed in %s)", c.Placement, c.Reason, c.Version, c.Since)
-	switch {
-	case c.Canary != "" && !c.WaitedForCanary && c.FirstMoved >= 0 && (c.CanaryDone < 0 || c.FirstMoved < c.CanaryDone):
-		fmt.Fprintf(&b, ", not gated by its canary %s: its first cluster moved at %s", c.Canary, seconds(c.FirstMoved))
-		if c.CanaryDone >= 0 {
-			fmt.Fprintf(&b, ", before the canary was done (%s)", seconds(c.CanaryDone))
-		}
-	case c.Canary != "" && !c.WaitedForCanary:
-		fmt.Fprintf(&b, ", never waiting for its canary %s", c.Canary)
-	}
-	switch {
-	case c.FirstMoved < 0:
-		fmt.Fprintf(&b, "; all %d clusters already ran it: done at once", c.Clusters)
-	case c.Limit > 0:
-		fmt.Fprintf(&b, "; at most %d of its %d clusters moving at once (maxConcurrency allows %d)", c.MaxInFlight, c.Clusters, c.Limit)
-	default:
-		fmt.Fprintf(&b, "; at most %d of its %d clusters moving at once", c.MaxInFlight, c.Clusters)
-	}
-	return b.String()
-}
-
-// expectRollbacks decides whether the placements a step rolls back did as a rollback must: end
-// RollbackSucceeded, never wait for the canary, and move no more clusters at once than the
-// strategy allows. With injected failures only the last holds (a failed cluster fails the
-// rollback too).
-func expectRollbacks(checks []RollbackCheck, injected map[string]bool) (bool, string) {
-	for _, c := range checks {
-		switch {
-		case c.Limit > 0 && c.MaxInFlight > c.Limit:
-			return false, fmt.Sprintf("%s moved %d clusters at once, more than its maxConcurrency allows (%d)", c.Placement, c.MaxInFlight, c.Limit)
-		case len(injected) > 0:
-		case c.Reason != addonstatus.ReasonRollbackSucceeded:
-			return false, fmt.Sprintf("%s ended %s, want RollbackSucceeded: %s completed in %s, so going back to it is a rollback",
-				c.Placement, c.Reason, c.Version, c.Since)
-		case c.WaitedForCanary:
-			return false, fmt.Sprintf("%s waited for its canary %s (WaitingForCanary): a rollback never does", c.Placement, c.Canary)
-		}
-	}
-	return true, ""
-}
-
 // rollbackNote says, before a step's rollout, which placements roll back and why, and which of its
 // other placements only upgrade.
-func rollbackNote(p placementPlan, since, version string) string {
+func rollbackNote(p stepcheck.PlacementPlan, since, version string) string {
 	pace := "its strategy"
 	if p.MaxConcurrency != nil && p.Strategy == "Progressive" {
 		pace = "maxConcurrency " + p.MaxConcurrency.String()

@@ -9,22 +9,27 @@ import (
 	"time"
 
 	"github.com/addonops/addonops/internal/history"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
-// Result is how a step ended.
-type Result string
+// The step results and their judges are internal/testing/stepcheck's, shared with the end-to-end
+// suite.
+type (
+	Result        = stepcheck.Result
+	RollbackCheck = stepcheck.RollbackCheck
+	PauseResult   = stepcheck.PauseResult
+	ToldAt        = stepcheck.ToldAt
+	GatesResult   = stepcheck.GatesResult
+	GateBatch     = stepcheck.GateBatch
+	Notification  = stepcheck.Notification
+)
 
 const (
-	Succeeded Result = "Succeeded"
-	// Failed: a placement's rollout failed (clusters failed, maxFailures breached) or is held by a
-	// failed canary. The demo moves on to the next step, as a GitOps user pushes the next commit.
-	Failed Result = "Failed"
-	// TimedOut: the step did not end within --step-timeout.
-	TimedOut Result = "TimedOut"
-	// Interrupted: Ctrl-C (or SIGTERM) while the step ran.
-	Interrupted Result = "Interrupted"
-	// Error: the step's objects could not be applied or its placements decided.
-	Error Result = "Error"
+	Succeeded   = stepcheck.Succeeded
+	Failed      = stepcheck.Failed
+	TimedOut    = stepcheck.TimedOut
+	Interrupted = stepcheck.Interrupted
+	Error       = stepcheck.Error
 )
 
 // PlacementResult is one placement at the end of a step.
@@ -114,39 +119,6 @@ func (s *Summary) ExitCode() int {
 		}
 	}
 	return exitOK
-}
-
-// expectation decides whether a step ended as it should have. Without injected failures every
-// step must succeed. With them, a step must fail, and only through injected clusters: every
-// cluster reported failed is one the simulated work agent was told to fail, and at least one is
-// (injected clusters fail every version, and every step reaches every cluster, so a step that
-// succeeds although failures were injected means a failure went unnoticed).
-func expectation(r Result, failed []string, injected map[string]bool) (bool, string) {
-	switch r {
-	case TimedOut:
-		return false, "did not end within --step-timeout"
-	case Interrupted:
-		return false, "interrupted"
-	case Error:
-		return false, "could not be applied"
-	}
-	var unexpected []string
-	for _, c := range failed {
-		if !injected[c] {
-			unexpected = append(unexpected, c)
-		}
-	}
-	switch {
-	case len(unexpected) > 0:
-		return false, fmt.Sprintf("clusters failed that should not have: %s", describe(unexpected, 5))
-	case len(injected) == 0 && r != Succeeded:
-		return false, "failed although no failure was injected"
-	case len(injected) > 0 && r == Succeeded:
-		return false, "succeeded although failures were injected: the failures went unnoticed"
-	case len(injected) > 0 && len(failed) == 0:
-		return false, "failed, but reported no failed cluster"
-	}
-	return true, ""
 }
 
 // printSummary writes the summary table.
