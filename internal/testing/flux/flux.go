@@ -105,6 +105,7 @@ type Flux struct {
 	StartDuration time.Duration
 
 	opts     Options
+	hub      *localhub.Hub
 	procs    []*childproc.Process // started, in order
 	stopOnce sync.Once
 	stopErr  error
@@ -152,7 +153,7 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 	if err != nil {
 		return nil, fmt.Errorf("flux: creating a directory for the logs: %w", err)
 	}
-	f := &Flux{CLI: bins[Binaries.CLI], Dir: dir, opts: opts}
+	f := &Flux{CLI: bins[Binaries.CLI], Dir: dir, opts: opts, hub: hub}
 	defer func() {
 		if err != nil {
 			f.opts.KeepLogs = true // the error names logs in it
