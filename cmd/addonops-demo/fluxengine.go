@@ -14,7 +14,6 @@ import (
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/localhub"
-	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Flux as health/README.md's recipe runs it: CI pushes the rendered directory of each commit as
@@ -48,13 +47,12 @@ func checkFluxBinaries(root string) error {
 type fluxEngine struct {
 	root string
 	fx   *flux.Flux
-	hub  *localhub.Hub
 	repo *gitrepo.Repo
 	// artifact is the OCI address the commits are pushed to and the OCIRepository follows.
 	artifact string
 	// name is the recipe's OCIRepository and Kustomization's, in flux.Namespace.
 	name    string
-	recipe  []*unstructured.Unstructured
+	recipe  *flux.Recipe
 	applied bool // the recipe's objects are on the hub
 	work    string
 }
@@ -72,7 +70,7 @@ func (f *fluxEngine) WhyFailedOnTheWay() string {
 }
 
 func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error) {
-	f.hub, f.repo = hub, repo
+	f.repo = repo
 	// Logs are kept by Stop's choice (flux removes them only at its own Stop).
 	fx, err := flux.Start(ctx, hub, flux.Options{RepoRoot: f.root, KeepLogs: true})
 	if err != nil {
@@ -85,7 +83,7 @@ func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 	if err != nil {
 		return nil, err
 	}
-	f.artifact, f.name, f.recipe = recipe.Artifact, recipe.Name, recipe.Objects
+	f.artifact, f.name, f.recipe = recipe.Artifact, recipe.Name, recipe
 	changes := recipe.Changes
 	return []string{
 		fmt.Sprintf("Flux: source-controller and kustomize-controller (%s, %s; built from their Go modules by `make flux`), "+
@@ -121,12 +119,8 @@ func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(args, " "), seconds(time.Since(start))))
 	}
 	if !f.applied {
-		applier, err := ssapply.New(f.hub.Clients.Dynamic, f.hub.Clients.Kube.Discovery(), FieldManager)
-		if err != nil {
+		if err := f.fx.ApplyRecipe(ctx, f.recipe, FieldManager); err != nil {
 			return nil, err
-		}
-		if _, err := applier.ApplyAll(ctx, f.recipe); err != nil {
-			return nil, fmt.Errorf("applying the Flux recipe %s: %w", flux.RecipeFile, err)
 		}
 		f.applied = true
 		return append(lines, fmt.Sprintf("$ kubectl apply -f %s   (as changed above: OCIRepository and Kustomization %s/%s)", flux.RecipeFile, flux.Namespace, f.name)), nil

@@ -2,6 +2,7 @@ package flux
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,4 +139,17 @@ func (f *Flux) LocalRecipe(root string, o RecipeOptions) (*Recipe, error) {
 		}
 	}
 	return r, nil
+}
+
+// ApplyRecipe applies the recipe's objects to the hub as a user's `kubectl apply -f RecipeFile`
+// does (server-side apply, by fieldManager).
+func (f *Flux) ApplyRecipe(ctx context.Context, r *Recipe, fieldManager string) error {
+	applier, err := ssapply.New(f.hub.Clients.Dynamic, f.hub.Clients.Kube.Discovery(), fieldManager)
+	if err != nil {
+		return err
+	}
+	if _, err := applier.ApplyAll(ctx, r.Objects); err != nil {
+		return fmt.Errorf("applying the Flux recipe %s: %w", RecipeFile, err)
+	}
+	return nil
 }
