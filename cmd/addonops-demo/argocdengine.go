@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/addonops/addonops/internal/testing/argocd"
-	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -32,23 +31,9 @@ const (
 	argoSyncWave = "argocd.argoproj.io/sync-wave"
 )
 
-// argoRedisServer is the redis-server internal/testing/argocd runs (its default).
-func argoRedisServer() string {
-	if p := os.Getenv("ADDONOPS_REDIS_SERVER"); p != "" {
-		return p
-	}
-	return "/usr/bin/redis-server"
-}
-
 // checkArgoCDBinaries says what of Argo CD is missing and how to get it.
 func checkArgoCDBinaries(root string) error {
-	var missing []string
-	if os.Getenv("ADDONOPS_ARGOCD") == "" {
-		missing = missingBinaries(root, "bin/argocd")
-	}
-	if childproc.CheckExecutable(argoRedisServer()) != nil {
-		missing = append(missing, argoRedisServer())
-	}
+	missing := argocd.MissingBinaries(root)
 	if len(missing) > 0 {
 		return fmt.Errorf("--engine argocd runs Argo CD's application controller and repo server built from its Go module, with "+
 			"Debian's redis-server, but %s missing (in %s): run `make argocd` (about 5 minutes the first time, 17 s from a warm Go "+
@@ -114,7 +99,7 @@ func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 	return []string{
 		fmt.Sprintf("Argo CD: application controller, repo server and the addonops plugin's CMP server (bin/argocd, built from its Go module by "+
 			"`make argocd`), redis %s (%s); the controller with its own ServiceAccount's token and Argo CD's RBAC; up in %s",
-			argo.RedisAddr, argoRedisServer(), seconds(argo.StartDuration)),
+			argo.RedisAddr, argocd.RedisServer(), seconds(argo.StartDuration)),
 		fmt.Sprintf("argocd-cm: health/argocd/argocd-cm.yaml merged in (our Lua health checks); Git repository served over smart HTTP at %s", url),
 		fmt.Sprintf("the recipe: %s's Application, as %s/%s with repoURL %s, targetRevision main, path %s (automated sync, prune, selfHeal; "+
 			"no tool named: the plugin's discover rule finds no kustomization there, so Argo CD applies the directory)",

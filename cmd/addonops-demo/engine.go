@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -144,17 +143,6 @@ func checkEngine(name, root string) error {
 		return checkArgoCDBinaries(root)
 	}
 	return fmt.Errorf("--engine %q: want none (the demo's own server-side apply), flux or argocd", name)
-}
-
-// missingBinaries lists the paths (relative to root) that are not executable files.
-func missingBinaries(root string, rel ...string) []string {
-	var out []string
-	for _, p := range rel {
-		if childproc.CheckExecutable(filepath.Join(root, p)) != nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // gitSteps is the demo's Git repository: one commit per step.

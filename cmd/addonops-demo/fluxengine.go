@@ -35,8 +35,7 @@ const (
 
 // checkFluxBinaries says which of Flux's binaries are missing and how to build them.
 func checkFluxBinaries(root string) error {
-	bins := flux.Binaries
-	if missing := missingBinaries(root, bins.SourceController, bins.KustomizeController, bins.CLI, bins.Registry); len(missing) > 0 {
+	if missing := flux.MissingBinaries(root); len(missing) > 0 {
 		return fmt.Errorf("--engine flux runs Flux's controllers, the flux CLI and an OCI registry built from their Go modules, "+
 			"but %s %s missing in %s: run `make flux` (about a minute from a warm Go build cache; `make demo DEMO_ENGINE=flux` runs it)",
 			strings.Join(missing, ", "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], root)

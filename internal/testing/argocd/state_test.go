@@ -1,6 +1,7 @@
 package argocd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +159,17 @@ func application(t *testing.T, status string) *Application {
 		t.Fatalf("decoding the Application: %v", err)
 	}
 	return &app
+}
+
+// TestMissingBinaries: bin/argocd (unless $ADDONOPS_ARGOCD names it) and the redis-server.
+func TestMissingBinaries(t *testing.T) {
+	t.Setenv("ADDONOPS_ARGOCD", "")
+	t.Setenv("ADDONOPS_REDIS_SERVER", "/nonexistent/redis-server")
+	if got, want := MissingBinaries(t.TempDir()), []string{"bin/argocd", "/nonexistent/redis-server"}; !slices.Equal(got, want) {
+		t.Errorf("MissingBinaries of an empty tree: %v, want %v", got, want)
+	}
+	t.Setenv("ADDONOPS_ARGOCD", "/elsewhere/argocd")
+	if got, want := MissingBinaries(t.TempDir()), []string{"/nonexistent/redis-server"}; !slices.Equal(got, want) {
+		t.Errorf("MissingBinaries with $ADDONOPS_ARGOCD set: %v, want %v", got, want)
+	}
 }
