@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -103,19 +101,13 @@ func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 		return nil, err
 	}
 	defer os.RemoveAll(checkout)
+	ran, err := f.fx.Publish(ctx, checkout, f.artifact, renderedDir, f.repo.FileURL(), sha)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
-	for _, args := range [][]string{
-		{"push", "artifact", f.artifact + ":" + sha, "--path=" + renderedDir, "--source=" + f.repo.FileURL(), "--revision=" + flux.SourceRevision(sha)},
-		{"tag", "artifact", f.artifact + ":" + sha, "--tag", "main"},
-	} {
-		start := time.Now()
-		cmd := exec.CommandContext(ctx, f.fx.CLI, args...)
-		cmd.Dir = checkout
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("flux %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-		}
-		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(args, " "), seconds(time.Since(start))))
+	for _, c := range ran {
+		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(c.Args, " "), seconds(c.Took)))
 	}
 	if !f.applied {
 		if err := f.fx.ApplyRecipe(ctx, f.recipe, FieldManager); err != nil {

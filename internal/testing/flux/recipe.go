@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -152,4 +154,32 @@ func (f *Flux) ApplyRecipe(ctx context.Context, r *Recipe, fieldManager string) 
 		return fmt.Errorf("applying the Flux recipe %s: %w", RecipeFile, err)
 	}
 	return nil
+}
+
+// Command is a command Publish ran: the flux CLI's arguments and how long it took.
+type Command struct {
+	Args []string
+	Took time.Duration
+}
+
+// Publish runs the publish lines of the recipe (health/README.md) for commit sha of main, from
+// checkout (a checkout of the commit) with the flux CLI: `flux push artifact <artifact>:<sha>
+// --path=<path> --source=<source> --revision=<SourceRevision>`, then `flux tag artifact
+// <artifact>:<sha> --tag main`, which the OCIRepository follows. It returns the commands it ran.
+func (f *Flux) Publish(ctx context.Context, checkout, artifact, path, source, sha string) ([]Command, error) {
+	var ran []Command
+	for _, args := range [][]string{
+		{"push", "artifact", artifact + ":" + sha, "--path=" + path, "--source=" + source, "--revision=" + SourceRevision(sha)},
+		{"tag", "artifact", artifact + ":" + sha, "--tag", "main"},
+	} {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, f.CLI, args...)
+		cmd.Dir = checkout
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("flux %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+		ran = append(ran, Command{Args: args, Took: time.Since(start)})
+	}
+	return ran, nil
 }
