@@ -163,7 +163,9 @@ func newGitopsRun(t *testing.T, s *suite, argo *argocd.ArgoCD) *gitopsRun {
 	if err := gitrepo.RolloutExamples(repo, tools.Root); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gitrepo.ServeHTTP(root)
+	// The Application, as health/argocd/application.yaml gives it, pointed at this repository
+	// served over Git's smart HTTP.
+	a, srv, url, err := argocd.ServeApplication(tools.Root, repo, argoAppName, gitrepo.HubDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,15 +176,10 @@ func newGitopsRun(t *testing.T, s *suite, argo *argocd.ArgoCD) *gitopsRun {
 	g.cma = s.recordCMA(s.ctx, t, rolloutAddon)
 	go g.health.sampleLoop(s.ctx, argo)
 
-	// The Application, as health/argocd/application.yaml gives it, pointed at this repository.
-	a, err := argocd.LocalApplication(tools.Root, argoAppName, srv.URL+"/addons", gitrepo.HubDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	g.appObject = a
 	// The block of "Sync waves: configs before the ClusterManagementAddOn".
 	g.waves = readmeYAML(t, "health/README.md", "argocd.argoproj.io/sync-wave")
-	t.Logf("repository %s served at %s/addons", repo.Dir, srv.URL)
+	t.Logf("repository %s served at %s", repo.Dir, url)
 	return g
 }
 
@@ -411,46 +408,37 @@ func (v *verdicts) sampleLoop(ctx context.Context, argo *argocd.ArgoCD) {
 	}
 }
 
-// commit makes step's commit and, with the first one, creates the Application.
+// commit makes step's commit and, with the first one, creates the Application. A commit points
+// hub/ at the step's package with health/README.md's sync-wave patch ("Sync waves: configs before
+// the ClusterManagementAddOn"), as the README tells Argo CD users to: without it Argo CD applies the
+// ClusterManagementAddOn before the config versions it names (same wave, ordered by name, and
+// config-hash's names extend the add-on's), and reports the add-on Degraded
+// (ConfigurationNotFound) until they arrive. A revert must restore hub/ as the commit before the
+// reverted one had it.
 func (g *gitopsRun) commit(t *testing.T, step gitopsStep) string {
 	t.Helper()
 	var sha string
 	var err error
 	if step.revert != "" {
-		sha, err = g.repo.Revert(step.revert)
+		kustomization := filepath.Join(gitrepo.HubDir, "kustomization.yaml")
+		var before []byte
+		if before, err = g.repo.Show(step.revert+"^", kustomization); err == nil {
+			sha, err = g.repo.RevertRestoring(step.revert, kustomization, before)
+		}
 	} else {
-		if err = gitrepo.Step(g.repo, step.dir); err == nil {
-			err = g.addSyncWaves()
-		}
-		if err == nil {
-			sha, err = g.repo.Commit(step.name + ": " + step.dir)
-		}
+		sha, err = gitrepo.CommitStep(g.repo, step.dir, g.waves, step.name+": "+step.dir)
 	}
 	if err != nil {
 		t.Fatalf("%s: committing: %v", step.name, err)
 	}
 	g.commits++
 	if g.commits == 1 {
-		if _, err := g.s.c.Dynamic.Resource(argocd.ApplicationResource).Namespace(argocd.Namespace).Create(g.ctx, g.appObject, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating the Application: %v", err)
+		if err := g.argo.CreateApplication(g.ctx, g.appObject, ""); err != nil {
+			t.Fatal(err)
 		}
 		t.Logf("created Application %s/%s (health/argocd/application.yaml)", argocd.Namespace, argoAppName)
 	}
 	return sha
-}
-
-// addSyncWaves adds health/README.md's sync-wave patch ("Sync waves: configs before the
-// ClusterManagementAddOn") to the kustomization gitrepo.Step wrote, as the README tells Argo CD
-// users to: without it Argo CD applies the ClusterManagementAddOn before the config versions it
-// names (same wave, ordered by name, and config-hash's names extend the add-on's), and reports the
-// add-on Degraded (ConfigurationNotFound) until they arrive.
-func (g *gitopsRun) addSyncWaves() error {
-	path := filepath.Join(g.repo.Dir, gitrepo.HubDir, "kustomization.yaml")
-	k, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	return g.repo.WriteFile(filepath.Join(gitrepo.HubDir, "kustomization.yaml"), append(k, g.waves...))
 }
 
 // readmeYAML returns the one yaml block of the Markdown file at path (relative to the repository
@@ -498,14 +486,16 @@ func (g *gitopsRun) step(t *testing.T, step gitopsStep) string {
 		}
 		t.Logf("%s (%s)", what, orDash(step.dir))
 
-		synced := g.waitApp(t, "Argo CD synced "+sha[:7], func(a appSnap) string {
-			if a.Revision != sha || a.Sync != "Synced" || a.OpRevision != sha || a.OpPhase != "Succeeded" {
-				return fmt.Sprintf("%s, want Synced to %.7s by a sync of it that Succeeded", a, sha)
+		// argocd's CommitState, which the demo reads too: Current once a sync of the commit
+		// succeeded and a comparison after it says Synced.
+		synced := g.waitApp(t, "Argo CD synced "+sha[:7], func(app *argocd.Application) string {
+			if st := app.CommitState(sha); !st.Current {
+				return fmt.Sprintf("%s, want Synced to %.7s by a sync of it that Succeeded (%s)", snapApp(app), sha, st.Line)
 			}
 			return ""
 		})
-		healthy := g.waitApp(t, fmt.Sprintf("the Application %s at %.7s", step.want, sha), func(a appSnap) string {
-			if a.Revision != sha || a.Sync != "Synced" || a.Health != step.want || a.CMA != step.want {
+		healthy := g.waitApp(t, fmt.Sprintf("the Application %s at %.7s", step.want, sha), func(app *argocd.Application) string {
+			if a := snapApp(app); a.Revision != sha || a.Sync != "Synced" || a.Health != step.want || a.CMA != step.want {
 				return fmt.Sprintf("%s, want Synced at %.7s, %s", a, sha, step.want)
 			}
 			return ""
@@ -543,8 +533,8 @@ func (g *gitopsRun) settle(t *testing.T, name, during, want string, reasons map[
 			t.Fatal(err)
 		}
 		sha := a.Status.Sync.Revision
-		healthy := g.waitApp(t, "the Application "+want, func(a appSnap) string {
-			if a.Revision != sha || a.Sync != "Synced" || a.Health != want || a.CMA != want {
+		healthy := g.waitApp(t, "the Application "+want, func(app *argocd.Application) string {
+			if a := snapApp(app); a.Revision != sha || a.Sync != "Synced" || a.Health != want || a.CMA != want {
 				return fmt.Sprintf("%s, want Synced at %.7s, %s", a, sha, want)
 			}
 			return ""
@@ -564,7 +554,7 @@ func (g *gitopsRun) settle(t *testing.T, name, during, want string, reasons map[
 
 // waitApp polls the recorded Application until check passes and returns when the state that
 // passed was seen. It fails early when an Argo CD part died.
-func (g *gitopsRun) waitApp(t *testing.T, what string, check func(appSnap) string) time.Time {
+func (g *gitopsRun) waitApp(t *testing.T, what string, check func(*argocd.Application) string) time.Time {
 	t.Helper()
 	var at time.Time
 	g.s.eventually(t, what, func() string {
@@ -575,7 +565,7 @@ func (g *gitopsRun) waitApp(t *testing.T, what string, check func(appSnap) strin
 		if err != nil {
 			return err.Error()
 		}
-		if msg := check(snapApp(a)); msg != "" {
+		if msg := check(a); msg != "" {
 			for _, c := range a.Status.Conditions {
 				msg += fmt.Sprintf("; condition %s: %s", c.Type, c.Message)
 			}

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
@@ -308,10 +307,7 @@ func (r *fluxRun) ci(t *testing.T, sha string) []*unstructured.Unstructured {
 // commit points hub/ at dir and commits it.
 func (r *fluxRun) commit(t *testing.T, dir, msg string) string {
 	t.Helper()
-	if err := gitrepo.Step(r.repo, dir); err != nil {
-		t.Fatal(err)
-	}
-	sha, err := r.repo.Commit(msg)
+	sha, err := gitrepo.CommitStep(r.repo, dir, nil, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +332,9 @@ func (r *fluxRun) applyRecipe(t *testing.T) {
 	if recipe.Name != fluxKustomization {
 		t.Fatalf("%s: the OCIRepository and the Kustomization are %s, want %s", flux.RecipeFile, recipe.Name, fluxKustomization)
 	}
-	r.s.apply(t, recipe.Objects)
+	if err := r.fx.ApplyRecipe(r.s.ctx, recipe, fieldManager); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("applied %s with %s", flux.RecipeFile, strings.Join(recipe.Changes, "; "))
 }
 
@@ -476,11 +474,30 @@ func (r *fluxRun) waitKustomization(t *testing.T, what string, check func(kustSn
 	return got
 }
 
-// waitReady waits until the Kustomization is Ready with rev, and checks the conditions it went
+// waitCommit waits until what Flux did with commit sha (flux's CommitState, which the demo reads
+// too) satisfies check, and returns it. A part of Flux that exited fails the test at once.
+func (r *fluxRun) waitCommit(t *testing.T, what, sha string, check func(gitrepo.CommitState) bool) gitrepo.CommitState {
+	t.Helper()
+	var st gitrepo.CommitState
+	r.waitLong(t, what, fluxTimeout, func() string {
+		if st = r.fx.CommitState(r.s.ctx, fluxKustomization, sha); st.Fatal {
+			t.Fatalf("%s: %s", what, st.Problem)
+		}
+		if !check(st) {
+			return st.Line
+		}
+		return ""
+	})
+	return st
+}
+
+// waitReady waits until Flux calls commit sha healthy (waitCommit) and the Kustomization is Ready
+// with its artifact rev, and checks the conditions it went
 // through since mark: the health checks ran for rev (Reconciling, Healthy Unknown), nothing was
 // Ready=False on the way but what tolerated allows (nil: nothing), and nothing Stalled.
-func (r *fluxRun) waitReady(t *testing.T, rev string, mark int, tolerated func(kustSnap) bool) kustSnap {
+func (r *fluxRun) waitReady(t *testing.T, sha, rev string, mark int, tolerated func(kustSnap) bool) kustSnap {
 	t.Helper()
+	r.waitCommit(t, "Flux applied "+sha[:12]+" and calls it healthy", sha, func(st gitrepo.CommitState) bool { return st.Verdict == gitrepo.Healthy })
 	got := r.waitKustomization(t, "the Kustomization is Ready with "+rev, func(k kustSnap) string {
 		if k.Applied != rev || k.Ready != "True/ReconciliationSucceeded" {
 			return k.String()
@@ -612,12 +629,11 @@ func (r *fluxRun) checkInventory(t *testing.T) {
 // reconcile, apply and health checks, ran. It returns how long that took.
 func (r *fluxRun) requestReconcile(t *testing.T) time.Duration {
 	t.Helper()
-	at := time.Now().Format(time.RFC3339Nano)
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flux.RequestedAtAnnotation, at)
 	api := r.s.c.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace)
 	start := time.Now()
-	if _, err := api.Patch(r.s.ctx, fluxKustomization, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
-		t.Fatalf("requesting a reconcile: %v", err)
+	at, err := r.fx.RequestReconcile(r.s.ctx, flux.KustomizationGVR, fluxKustomization, fieldManager)
+	if err != nil {
+		t.Fatal(err)
 	}
 	r.waitLong(t, "Flux handles the reconcile request "+at, fluxTimeout, func() string {
 		k, err := api.Get(r.s.ctx, fluxKustomization, metav1.GetOptions{})
@@ -774,7 +790,7 @@ func (r *fluxRun) rolloutExamples(t *testing.T) {
 			// No HealthCheckFailed on the way, not even for a commit that adds a placement: Flux
 			// applies the ClusterManagementAddOn before its new Placement, and the controller calls
 			// the missing Placement Progressing for --placement-grace (health/README.md, Flux).
-			k := r.waitReady(t, rev, kMark, func(e kustSnap) bool {
+			k := r.waitReady(t, sha, rev, kMark, func(e kustSnap) bool {
 				// The Kustomization, applied with its OCIRepository, looked before the source had an
 				// artifact.
 				return i == 0 && e.Attempted == "" && e.Ready == "False/ArtifactFailed"
@@ -872,6 +888,9 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 		objs := r.ci(t, sha)
 		good = only(t, objs, "AddOnDeploymentConfig").GetName()
 		rev := r.ociRevision(t, sha)
+		r.waitCommit(t, "Flux applied "+sha[:12]+" and runs its health checks", sha, func(st gitrepo.CommitState) bool {
+			return st.Applied && st.Verdict == gitrepo.NoVerdict
+		})
 		k := r.waitKustomization(t, "Flux applied the commit made while paused and waits for its health", func(k kustSnap) string {
 			if k.Attempted != rev || k.Reconciling != "True/Progressing" || !strings.Contains(k.Progress, "Running health checks for revision "+rev) {
 				return k.String()
@@ -925,7 +944,7 @@ func (r *fluxRun) pauseResume(t *testing.T) (good string) {
 		resumed := time.Now()
 		r.addonops(t, "resume", rolloutAddon)
 		checkPause("after addonops resume", false)
-		k = r.waitReady(t, rev, mark, nil)
+		k = r.waitReady(t, sha, rev, mark, nil)
 		t.Logf("resumed: Flux Ready after %s (%s after the push): %s", time.Since(resumed).Round(100*time.Millisecond), time.Since(pushed).Round(100*time.Millisecond), k.Message)
 		s.waitAllOn(t, r.mcas, r.cma, good)
 		r.checkAgreement(t, k)
@@ -958,6 +977,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		pushed := time.Now()
 		bad := only(t, r.ci(t, badSHA), "AddOnDeploymentConfig").GetName()
 		rev := r.ociRevision(t, badSHA)
+		r.waitCommit(t, "Flux applied "+badSHA[:12]+" and calls it failed", badSHA, func(st gitrepo.CommitState) bool { return st.Verdict == gitrepo.Failed })
 		k := r.waitKustomization(t, "Flux reports the bad version's health check failed", func(k kustSnap) string {
 			if k.Attempted != rev || k.Ready != "False/HealthCheckFailed" {
 				return k.String()
@@ -1000,7 +1020,13 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		for _, c := range canaries {
 			s.kubelet.unhold(agentName(c))
 		}
-		revertSHA, err := r.repo.Revert(badSHA)
+		// It must restore hub/ as the known-good commit had it.
+		kustomization := filepath.Join(gitrepo.HubDir, "kustomization.yaml")
+		before, err := r.repo.Show(badSHA+"^", kustomization)
+		if err != nil {
+			t.Fatal(err)
+		}
+		revertSHA, err := r.repo.RevertRestoring(badSHA, kustomization, before)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1017,7 +1043,7 @@ func (r *fluxRun) badVersionAndRevert(t *testing.T, good string) {
 		}
 		badRev := rev
 		rev = r.ociRevision(t, revertSHA)
-		k = r.waitReady(t, rev, kRevertMark, func(e kustSnap) bool {
+		k = r.waitReady(t, revertSHA, rev, kRevertMark, func(e kustSnap) bool {
 			// Flux's retries of the bad revision until it fetched the revert.
 			return e.Attempted == badRev && e.Ready == "False/HealthCheckFailed"
 		})

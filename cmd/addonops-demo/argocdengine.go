@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonops/addonops/internal/testing/argocd"
-	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -30,31 +26,14 @@ import (
 const (
 	// argoAppName names the demo's Application.
 	argoAppName = "addons-hub"
-	// argoRefresh asks the application controller to refresh an Application now (what `argocd app
-	// get --refresh` writes).
-	argoRefresh = "argocd.argoproj.io/refresh"
 	// argoSyncWave is the annotation of health/README.md's sync-wave patch ("Sync waves: configs
 	// before the ClusterManagementAddOn"), which puts the configs in wave -1.
 	argoSyncWave = "argocd.argoproj.io/sync-wave"
 )
 
-// argoRedisServer is the redis-server internal/testing/argocd runs (its default).
-func argoRedisServer() string {
-	if p := os.Getenv("ADDONOPS_REDIS_SERVER"); p != "" {
-		return p
-	}
-	return "/usr/bin/redis-server"
-}
-
 // checkArgoCDBinaries says what of Argo CD is missing and how to get it.
 func checkArgoCDBinaries(root string) error {
-	var missing []string
-	if os.Getenv("ADDONOPS_ARGOCD") == "" {
-		missing = missingBinaries(root, "bin/argocd")
-	}
-	if childproc.CheckExecutable(argoRedisServer()) != nil {
-		missing = append(missing, argoRedisServer())
-	}
+	missing := argocd.MissingBinaries(root)
 	if len(missing) > 0 {
 		return fmt.Errorf("--engine argocd runs Argo CD's application controller and repo server built from its Go module, with "+
 			"Debian's redis-server, but %s missing (in %s): run `make argocd` (about 5 minutes the first time, 17 s from a warm Go "+
@@ -68,7 +47,6 @@ type argoEngine struct {
 	root     string
 	toolDirs []string
 	argo     *argocd.ArgoCD
-	hub      *localhub.Hub
 	srv      *gitrepo.Server
 	app      *unstructured.Unstructured
 	created  bool
@@ -104,7 +82,6 @@ func (a *argoEngine) Prepare(objs []*unstructured.Unstructured) []string {
 }
 
 func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error) {
-	a.hub = hub
 	kustomize, err := krmfntest.KustomizePath(a.root)
 	if err != nil {
 		return nil, err
@@ -115,19 +92,14 @@ func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 		return nil, err
 	}
 	a.argo = argo
-	if a.srv, err = gitrepo.ServeHTTP(filepath.Dir(repo.Dir)); err != nil {
+	var url string
+	if a.app, a.srv, url, err = argocd.ServeApplication(a.root, repo, argoAppName, renderedDir); err != nil {
 		return nil, err
 	}
-	url := a.srv.URL + "/" + filepath.Base(repo.Dir)
-	app, err := argocd.LocalApplication(a.root, argoAppName, url, renderedDir)
-	if err != nil {
-		return nil, err
-	}
-	a.app = app
 	return []string{
 		fmt.Sprintf("Argo CD: application controller, repo server and the addonops plugin's CMP server (bin/argocd, built from its Go module by "+
 			"`make argocd`), redis %s (%s); the controller with its own ServiceAccount's token and Argo CD's RBAC; up in %s",
-			argo.RedisAddr, argoRedisServer(), seconds(argo.StartDuration)),
+			argo.RedisAddr, argocd.RedisServer(), seconds(argo.StartDuration)),
 		fmt.Sprintf("argocd-cm: health/argocd/argocd-cm.yaml merged in (our Lua health checks); Git repository served over smart HTTP at %s", url),
 		fmt.Sprintf("the recipe: %s's Application, as %s/%s with repoURL %s, targetRevision main, path %s (automated sync, prune, selfHeal; "+
 			"no tool named: the plugin's discover rule finds no kustomization there, so Argo CD applies the directory)",
@@ -139,97 +111,22 @@ func (a *argoEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 // Deliver creates the Application with the first commit, else asks for a refresh: Argo CD then
 // resolves main to the new commit and syncs it (automated sync).
 func (a *argoEngine) Deliver(ctx context.Context, sha string) ([]string, error) {
-	api := a.hub.Clients.Dynamic.Resource(argocd.ApplicationResource).Namespace(argocd.Namespace)
 	if !a.created {
-		if _, err := api.Create(ctx, a.app, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
-			return nil, fmt.Errorf("creating the Application %s: %w", argoAppName, err)
+		if err := a.argo.CreateApplication(ctx, a.app, FieldManager); err != nil {
+			return nil, err
 		}
 		a.created = true
 		return []string{fmt.Sprintf("$ kubectl apply -f %s   (as changed above: Application %s/%s)", argocd.ApplicationFile, argocd.Namespace, argoAppName)}, nil
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"normal"}}}`, argoRefresh)
-	if _, err := api.Patch(ctx, argoAppName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
-		return nil, fmt.Errorf("asking Argo CD to refresh the Application %s: %w", argoAppName, err)
+	if err := a.argo.Refresh(ctx, argoAppName, FieldManager); err != nil {
+		return nil, err
 	}
-	return []string{fmt.Sprintf("$ argocd app get %s --refresh   (annotation %s: normal)", argoAppName, argoRefresh)}, nil
+	return []string{fmt.Sprintf("$ argocd app get %s --refresh   (annotation %s: normal)", argoAppName, argocd.RefreshAnnotation)}, nil
 }
 
-// State reads the Application: its last sync (operationState) says whether Argo CD applied the
-// commit, and once a comparison after that sync says Synced, its health (our Lua checks for the
-// OCM kinds) is the verdict.
+// State reads the Application (argocd's CommitState).
 func (a *argoEngine) State(ctx context.Context, sha string) engineState {
-	line := func(format string, args ...any) string {
-		return fmt.Sprintf("Argo CD Application %s: ", argoAppName) + fmt.Sprintf(format, args...)
-	}
-	if err := a.argo.Failure(); err != nil {
-		return engineState{Status: "a part exited", Problem: err.Error(), Fatal: true, Line: line("%s", oneLine(err.Error(), 200))}
-	}
-	app, err := a.argo.Application(ctx, argoAppName)
-	if err != nil {
-		return engineState{Status: "no Application", Line: line("%v", err)}
-	}
-	s := app.Status
-	st := engineState{Revision: short(s.Sync.Revision)}
-	st.Status = fmt.Sprintf("%s %s", cmpOrDash(s.Sync.Status), cmpOrDash(s.Health.Status))
-	var problems []string
-	for _, c := range s.Conditions {
-		if strings.HasSuffix(c.Type, "Error") {
-			problems = append(problems, c.Type+": "+c.Message)
-		}
-	}
-	op := s.Operation
-	opRev, opPhase := "", ""
-	if op != nil {
-		opPhase = op.Phase
-		if op.SyncResult != nil {
-			opRev = op.SyncResult.Revision
-		}
-	}
-	at := "commit " + short(sha)
-	cma := ""
-	if len(s.Resources) > 0 {
-		for _, r := range s.Resources {
-			if r.Kind == "ClusterManagementAddOn" && r.Health != nil {
-				cma = fmt.Sprintf(" (ClusterManagementAddOn %s %s)", r.Name, r.Health.Status)
-			}
-		}
-	}
-	switch {
-	case opRev == sha && (opPhase == "Failed" || opPhase == "Error"):
-		problems = append(problems, fmt.Sprintf("sync of %s %s: %s", short(sha), opPhase, op.Message))
-		st.Line = line("sync of %s %s: %s", at, opPhase, oneLine(op.Message, 200))
-	case opRev != sha || s.Sync.Revision != sha:
-		st.Line = line("%s at %s, last sync %s of %s; not yet %s", st.Status, cmpOrDash(short(s.Sync.Revision)), cmpOrDash(opPhase), cmpOrDash(short(opRev)), at)
-	case opPhase != "Succeeded":
-		st.Status += " (syncing)"
-		st.Line = line("syncing %s (%s)", at, opPhase)
-	case s.Sync.Status != "Synced":
-		// The sync of the commit succeeded, but the status is still the comparison that started
-		// it (OutOfSync, with the health of what was there before): only a comparison after the
-		// sync says Synced, and its health is about what the commit applied.
-		st.Applied = true
-		st.Status += " (synced, not compared again yet)"
-		st.Line = line("%s at %s: synced, not compared again yet", cmpOrDash(s.Sync.Status), at)
-	default:
-		st.Applied = true
-		switch s.Health.Status {
-		case "Healthy":
-			st.Verdict = verdictHealthy
-		case "Degraded":
-			st.Verdict = verdictFailed
-		}
-		if s.ReconciledAt != nil {
-			st.VerdictAt = s.ReconciledAt.Time
-		}
-		st.Line = line("%s at %s%s", st.Status, at, cma)
-		if s.Health.Message != "" && s.Health.Status != "Healthy" {
-			st.Line += ": " + oneLine(s.Health.Message, 200)
-		}
-	}
-	if len(problems) > 0 {
-		st.Problem = strings.Join(problems, "; ")
-	}
-	return st
+	return a.argo.CommitState(ctx, argoAppName, sha)
 }
 
 func (a *argoEngine) Logs() string { return a.argo.LogDir }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -14,9 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -89,35 +86,17 @@ type engine interface {
 	Stop(keep bool) (string, error)
 }
 
-// engineVerdict is an engine's health verdict on a commit it applied.
-type engineVerdict string
-
-const (
-	verdictNone    engineVerdict = ""
-	verdictHealthy engineVerdict = "Healthy"
-	verdictFailed  engineVerdict = "Failed"
+// engineState is what an engine says about one commit (gitrepo.CommitState, read by
+// internal/testing/argocd and internal/testing/flux), engineVerdict its health verdict.
+type (
+	engineState   = gitrepo.CommitState
+	engineVerdict = gitrepo.Verdict
 )
 
-// engineState is what an engine says about one commit.
-type engineState struct {
-	// Applied: the engine applied the commit's objects to the hub.
-	Applied bool
-	// Verdict is its health verdict on them, verdictNone while the rollout is in progress for it;
-	// VerdictAt is when the engine reached it (the end of the health check that gave it), to the
-	// second.
-	Verdict   engineVerdict
-	VerdictAt time.Time
-	// Problem is set when the engine cannot apply the commit (not a health verdict); Fatal when
-	// it never will (a part of it exited), so the step fails at once.
-	Problem string
-	Fatal   bool
-	// Revision is the engine's name of what it applied (Flux: the OCI artifact's revision).
-	Revision string
-	// Status is the engine's status in a few words ("Ready=True Healthy=True"), Line the line the
-	// live view shows ("Flux Kustomization hello-addon-hub: Ready=True ...").
-	Status string
-	Line   string
-}
+const (
+	verdictHealthy = gitrepo.Healthy
+	verdictFailed  = gitrepo.Failed
+)
 
 // EngineResult is what the engine did for one step. Times are since the commit was handed to it.
 type EngineResult struct {
@@ -166,17 +145,6 @@ func checkEngine(name, root string) error {
 	return fmt.Errorf("--engine %q: want none (the demo's own server-side apply), flux or argocd", name)
 }
 
-// missingBinaries lists the paths (relative to root) that are not executable files.
-func missingBinaries(root string, rel ...string) []string {
-	var out []string
-	for _, p := range rel {
-		if childproc.CheckExecutable(filepath.Join(root, p)) != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // gitSteps is the demo's Git repository: one commit per step.
 type gitSteps struct {
 	repo *gitrepo.Repo
@@ -202,32 +170,22 @@ func newGitSteps() (*gitSteps, error) {
 // commit records step st: the revert step as `git revert` of the bad commit (checked to restore
 // exactly the objects the step expects), every other step as a commit of its rendered objects.
 func (g *gitSteps) commit(st step) (sha string, revert bool, err error) {
-	want, err := renderYAML(st.Objects)
+	want, err := gitrepo.RenderYAML(st.Objects)
 	if err != nil {
 		return "", false, fmt.Errorf("step %s: %w", st.Name, err)
 	}
 	if st.Kind == stepRevert && g.bad != "" {
-		sha, err := g.repo.Revert(g.bad)
+		sha, err := g.repo.RevertRestoring(g.bad, renderedFile, want)
 		if err != nil {
-			return "", false, err
-		}
-		got, err := os.ReadFile(filepath.Join(g.repo.Dir, renderedFile))
-		if err != nil {
-			return "", false, fmt.Errorf("after git revert %s: %w", short(g.bad), err)
-		}
-		if !bytes.Equal(got, want) {
-			return "", false, fmt.Errorf("git revert %s does not restore %s as step %s expects it (the commit before the bad one)", short(g.bad), renderedFile, st.Name)
+			return "", false, fmt.Errorf("step %s (the commit before the bad one): %w", st.Name, err)
 		}
 		return sha, true, nil
-	}
-	if err := g.repo.WriteFile(renderedFile, want); err != nil {
-		return "", false, err
 	}
 	msg := st.Name
 	if len(st.Notes) > 0 {
 		msg += "\n\n" + strings.Join(st.Notes, "\n")
 	}
-	sha, err = g.repo.Commit(msg)
+	sha, err = g.repo.CommitFile(renderedFile, want, msg)
 	if err != nil {
 		return "", false, fmt.Errorf("step %s (does it render what the step before rendered? an engine would see no change): %w", st.Name, err)
 	}
@@ -237,23 +195,7 @@ func (g *gitSteps) commit(st step) (sha string, revert bool, err error) {
 	return sha, false, nil
 }
 
-// renderYAML writes objects as one YAML stream, in their order.
-func renderYAML(objs []*unstructured.Unstructured) ([]byte, error) {
-	var b bytes.Buffer
-	for i, o := range objs {
-		data, err := yaml.Marshal(o.Object)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), ssapply.Name(o), err)
-		}
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(data)
-	}
-	return b.Bytes(), nil
-}
-
-func short(sha string) string { return sha[:min(len(sha), 12)] }
+func short(sha string) string { return gitrepo.Short(sha) }
 
 // deliverByEngine commits step st, hands the commit to the engine, waits until the engine applied
 // it and the Placements it holds are decided, and returns the generations of its

@@ -4,19 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/localhub"
-	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // Flux as health/README.md's recipe runs it: CI pushes the rendered directory of each commit as
@@ -38,8 +33,7 @@ const (
 
 // checkFluxBinaries says which of Flux's binaries are missing and how to build them.
 func checkFluxBinaries(root string) error {
-	bins := flux.Binaries
-	if missing := missingBinaries(root, bins.SourceController, bins.KustomizeController, bins.CLI, bins.Registry); len(missing) > 0 {
+	if missing := flux.MissingBinaries(root); len(missing) > 0 {
 		return fmt.Errorf("--engine flux runs Flux's controllers, the flux CLI and an OCI registry built from their Go modules, "+
 			"but %s %s missing in %s: run `make flux` (about a minute from a warm Go build cache; `make demo DEMO_ENGINE=flux` runs it)",
 			strings.Join(missing, ", "), map[bool]string{true: "is", false: "are"}[len(missing) == 1], root)
@@ -50,13 +44,12 @@ func checkFluxBinaries(root string) error {
 type fluxEngine struct {
 	root string
 	fx   *flux.Flux
-	hub  *localhub.Hub
 	repo *gitrepo.Repo
 	// artifact is the OCI address the commits are pushed to and the OCIRepository follows.
 	artifact string
 	// name is the recipe's OCIRepository and Kustomization's, in flux.Namespace.
 	name    string
-	recipe  []*unstructured.Unstructured
+	recipe  *flux.Recipe
 	applied bool // the recipe's objects are on the hub
 	work    string
 }
@@ -74,7 +67,7 @@ func (f *fluxEngine) WhyFailedOnTheWay() string {
 }
 
 func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo.Repo) ([]string, error) {
-	f.hub, f.repo = hub, repo
+	f.repo = repo
 	// Logs are kept by Stop's choice (flux removes them only at its own Stop).
 	fx, err := flux.Start(ctx, hub, flux.Options{RepoRoot: f.root, KeepLogs: true})
 	if err != nil {
@@ -87,7 +80,7 @@ func (f *fluxEngine) Start(ctx context.Context, hub *localhub.Hub, repo *gitrepo
 	if err != nil {
 		return nil, err
 	}
-	f.artifact, f.name, f.recipe = recipe.Artifact, recipe.Name, recipe.Objects
+	f.artifact, f.name, f.recipe = recipe.Artifact, recipe.Name, recipe
 	changes := recipe.Changes
 	return []string{
 		fmt.Sprintf("Flux: source-controller and kustomize-controller (%s, %s; built from their Go modules by `make flux`), "+
@@ -108,144 +101,31 @@ func (f *fluxEngine) Deliver(ctx context.Context, sha string) ([]string, error) 
 		return nil, err
 	}
 	defer os.RemoveAll(checkout)
+	ran, err := f.fx.Publish(ctx, checkout, f.artifact, renderedDir, f.repo.FileURL(), sha)
+	if err != nil {
+		return nil, err
+	}
 	var lines []string
-	for _, args := range [][]string{
-		{"push", "artifact", f.artifact + ":" + sha, "--path=" + renderedDir, "--source=" + f.repo.FileURL(), "--revision=" + flux.SourceRevision(sha)},
-		{"tag", "artifact", f.artifact + ":" + sha, "--tag", "main"},
-	} {
-		start := time.Now()
-		cmd := exec.CommandContext(ctx, f.fx.CLI, args...)
-		cmd.Dir = checkout
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("flux %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
-		}
-		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(args, " "), seconds(time.Since(start))))
+	for _, c := range ran {
+		lines = append(lines, fmt.Sprintf("$ flux %s   (%s)", strings.Join(c.Args, " "), seconds(c.Took)))
 	}
 	if !f.applied {
-		applier, err := ssapply.New(f.hub.Clients.Dynamic, f.hub.Clients.Kube.Discovery(), FieldManager)
-		if err != nil {
+		if err := f.fx.ApplyRecipe(ctx, f.recipe, FieldManager); err != nil {
 			return nil, err
-		}
-		if _, err := applier.ApplyAll(ctx, f.recipe); err != nil {
-			return nil, fmt.Errorf("applying the Flux recipe %s: %w", flux.RecipeFile, err)
 		}
 		f.applied = true
 		return append(lines, fmt.Sprintf("$ kubectl apply -f %s   (as changed above: OCIRepository and Kustomization %s/%s)", flux.RecipeFile, flux.Namespace, f.name)), nil
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, flux.RequestedAtAnnotation, time.Now().Format(time.RFC3339Nano))
-	if _, err := f.hub.Clients.Dynamic.Resource(flux.OCIRepositoryGVR).Namespace(flux.Namespace).Patch(ctx, f.name, types.MergePatchType,
-		[]byte(patch), metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+	if _, err := f.fx.RequestReconcile(ctx, flux.OCIRepositoryGVR, f.name, FieldManager); err != nil {
 		return nil, fmt.Errorf("asking source-controller to fetch %s now: %w", f.artifact, err)
 	}
 	return append(lines, fmt.Sprintf("$ flux reconcile source oci %s   (annotation %s: fetch the new tag now, not at the next %s poll)",
 		f.name, flux.RequestedAtAnnotation, fluxSourceInterval)), nil
 }
 
-// fluxCondition is one condition of a Flux object.
-type fluxCondition struct{ Status, Reason, Message string }
-
-func fluxConditions(u *unstructured.Unstructured) map[string]fluxCondition {
-	out := map[string]fluxCondition{}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		t, _ := m["type"].(string)
-		s, _ := m["status"].(string)
-		r, _ := m["reason"].(string)
-		msg, _ := m["message"].(string)
-		out[t] = fluxCondition{Status: s, Reason: r, Message: msg}
-	}
-	return out
-}
-
-// shortRevision shortens a Flux revision ("main@sha256:<64 hex>") for people.
-func shortRevision(rev string) string {
-	if i := strings.LastIndexByte(rev, ':'); i >= 0 && len(rev)-i-1 > 12 {
-		return rev[:i+1+12]
-	}
-	return rev
-}
-
-// State reads what Flux says of commit sha: source-controller's artifact (has it fetched the
-// commit's push?) and the Kustomization's status. The Kustomization reports each reconcile's stage
-// in its Reconciling condition ("Running health checks for revision R" once it applied R), and
-// when a reconcile ended (no Reconciling condition, or reason ProgressingWithRetry after a
-// failure) its Ready condition is about status.lastAttemptedRevision.
+// State reads what Flux says of commit sha (flux's CommitState).
 func (f *fluxEngine) State(ctx context.Context, sha string) engineState {
-	line := func(format string, args ...any) string {
-		return fmt.Sprintf("Flux Kustomization %s: ", f.name) + fmt.Sprintf(format, args...)
-	}
-	if err := f.fx.Failure(); err != nil {
-		return engineState{Status: "a part exited", Problem: err.Error(), Fatal: true, Line: line("%s", oneLine(err.Error(), 200))}
-	}
-	oci, err := f.hub.Clients.Dynamic.Resource(flux.OCIRepositoryGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
-	if err != nil {
-		return engineState{Status: "no OCIRepository", Line: line("its OCIRepository: %v", err)}
-	}
-	rev, source := flux.Artifact(oci)
-	if source != flux.SourceRevision(sha) {
-		st := engineState{Status: "fetching", Line: line("waiting for source-controller to fetch commit %s (its artifact: %s)", short(sha), cmpOrDash(shortRevision(rev)))}
-		if c := fluxConditions(oci)["Ready"]; c.Status == "False" {
-			st.Problem = fmt.Sprintf("OCIRepository %s: %s: %s", f.name, c.Reason, c.Message)
-			st.Line += "; OCIRepository Ready=False " + c.Reason + ": " + c.Message
-		}
-		return st
-	}
-	k, err := f.hub.Clients.Dynamic.Resource(flux.KustomizationGVR).Namespace(flux.Namespace).Get(ctx, f.name, metav1.GetOptions{})
-	if err != nil {
-		return engineState{Revision: rev, Status: "no Kustomization", Line: line("%v", err)}
-	}
-	conds := fluxConditions(k)
-	attempted, _, _ := unstructured.NestedString(k.Object, "status", "lastAttemptedRevision")
-	appliedRev, _, _ := unstructured.NestedString(k.Object, "status", "lastAppliedRevision")
-	ready, healthy, rec := conds["Ready"], conds["Healthy"], conds["Reconciling"]
-	st := engineState{Revision: shortRevision(rev)}
-	st.Status = fmt.Sprintf("Ready=%s Healthy=%s", cmpOrDash(ready.Status), cmpOrDash(healthy.Status))
-	if ready.Status == "False" {
-		st.Status = fmt.Sprintf("Ready=False/%s Healthy=%s", ready.Reason, cmpOrDash(healthy.Status))
-	}
-	at := fmt.Sprintf("%s (commit %s)", st.Revision, short(sha))
-	running := rec.Status == "True" && rec.Reason != "ProgressingWithRetry"
-	switch {
-	case running && strings.Contains(rec.Message, " revision "+rev):
-		stage, _, _ := strings.Cut(rec.Message, " for revision ")
-		st.Status += " (" + stage + ")"
-		st.Applied = strings.HasPrefix(rec.Message, "Running health checks")
-		st.Line = line("%s: %s", st.Status, at)
-	case running:
-		st.Line = line("%s: reconciling %s, not yet %s", st.Status, cmpOrDash(shortRevision(attempted)), at)
-	case attempted != rev:
-		st.Line = line("%s at %s; %s fetched, not yet applied", st.Status, cmpOrDash(shortRevision(attempted)), at)
-	case ready.Status == "True" && appliedRev == rev:
-		st.Applied, st.Verdict, st.VerdictAt = true, verdictHealthy, lastReconciled(k)
-		st.Line = line("%s at %s", st.Status, at)
-	case ready.Status == "False" && ready.Reason == "HealthCheckFailed":
-		st.Applied, st.Verdict, st.VerdictAt = true, verdictFailed, lastReconciled(k)
-		st.Line = line("%s at %s: %s", st.Status, at, oneLine(ready.Message, 200))
-	case ready.Status == "False":
-		st.Problem = fmt.Sprintf("Kustomization %s: %s: %s", f.name, ready.Reason, ready.Message)
-		st.Line = line("%s at %s: %s", st.Status, at, oneLine(ready.Message, 200))
-	default:
-		st.Line = line("%s at %s", st.Status, at)
-	}
-	return st
-}
-
-// lastReconciled is when kustomize-controller last ended a reconcile of the Kustomization: the
-// newest entry of status.history (its lastReconciled, to the second), written with the reconcile's
-// verdict; zero when there is none.
-func lastReconciled(k *unstructured.Unstructured) time.Time {
-	history, _, _ := unstructured.NestedSlice(k.Object, "status", "history")
-	var latest time.Time
-	for _, h := range history {
-		m, _ := h.(map[string]any)
-		s, _ := m["lastReconciled"].(string)
-		if t, err := time.Parse(time.RFC3339, s); err == nil && t.After(latest) {
-			latest = t
-		}
-	}
-	return latest
+	return f.fx.CommitState(ctx, f.name, sha)
 }
 
 func (f *fluxEngine) Logs() string { return f.fx.Dir }
@@ -259,20 +139,4 @@ func (f *fluxEngine) Stop(keep bool) (string, error) {
 		return f.fx.Dir, err
 	}
 	return "", os.RemoveAll(f.fx.Dir)
-}
-
-func cmpOrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// oneLine joins a message's lines and cuts it to at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
 }

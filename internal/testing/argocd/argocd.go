@@ -226,6 +226,28 @@ func (a *ArgoCD) settings() settings {
 	}
 }
 
+// RedisServer is the redis-server Start runs unless Options.RedisServer says otherwise:
+// $ADDONOPS_REDIS_SERVER, else Debian's.
+func RedisServer() string {
+	if p := os.Getenv("ADDONOPS_REDIS_SERVER"); p != "" {
+		return p
+	}
+	return "/usr/bin/redis-server"
+}
+
+// MissingBinaries lists what Start, with default Options, would find missing: bin/argocd under the
+// repository root (relative to it; not when $ADDONOPS_ARGOCD names the binary) and RedisServer.
+func MissingBinaries(root string) []string {
+	var missing []string
+	if os.Getenv("ADDONOPS_ARGOCD") == "" && childproc.CheckExecutable(filepath.Join(root, "bin", "argocd")) != nil {
+		missing = append(missing, "bin/argocd")
+	}
+	if childproc.CheckExecutable(RedisServer()) != nil {
+		missing = append(missing, RedisServer())
+	}
+	return missing
+}
+
 // resolveBinaries fills in and checks the binaries Start runs.
 func resolveBinaries(opts *Options) error {
 	if opts.Binary == "" {
@@ -238,10 +260,7 @@ func resolveBinaries(opts *Options) error {
 		return fmt.Errorf("argocd: Argo CD binary %s %v: run `make argocd` at the repository root (or set $ADDONOPS_ARGOCD)", opts.Binary, err)
 	}
 	if opts.RedisServer == "" {
-		opts.RedisServer = os.Getenv("ADDONOPS_REDIS_SERVER")
-	}
-	if opts.RedisServer == "" {
-		opts.RedisServer = "/usr/bin/redis-server"
+		opts.RedisServer = RedisServer()
 	}
 	if err := childproc.CheckExecutable(opts.RedisServer); err != nil {
 		return fmt.Errorf("argocd: redis-server %s %v: run `make redis` (Debian's redis-server) or set $ADDONOPS_REDIS_SERVER", opts.RedisServer, err)

@@ -2,12 +2,16 @@ package argocd
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -36,4 +40,46 @@ func LocalApplication(root, name, repoURL, path string) (*unstructured.Unstructu
 		}
 	}
 	return app, nil
+}
+
+// RefreshAnnotation asks the application controller to refresh an Application now (what `argocd
+// app get --refresh` writes).
+const RefreshAnnotation = "argocd.argoproj.io/refresh"
+
+// ServeApplication serves the repositories beside repo over Git's smart HTTP (gitrepo.ServeHTTP)
+// and returns LocalApplication name following repo's branch main at path, the server (the caller
+// closes it) and repo's URL.
+func ServeApplication(root string, repo *gitrepo.Repo, name, path string) (*unstructured.Unstructured, *gitrepo.Server, string, error) {
+	srv, err := gitrepo.ServeHTTP(filepath.Dir(repo.Dir))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	url := srv.URL + "/" + filepath.Base(repo.Dir)
+	app, err := LocalApplication(root, name, url, path)
+	if err != nil {
+		_ = srv.Close()
+		return nil, nil, "", err
+	}
+	return app, srv, url, nil
+}
+
+// CreateApplication creates app (LocalApplication's) on the hub, written by fieldManager ("": the
+// client's default).
+func (a *ArgoCD) CreateApplication(ctx context.Context, app *unstructured.Unstructured, fieldManager string) error {
+	if _, err := a.hub.Clients.Dynamic.Resource(ApplicationResource).Namespace(Namespace).Create(ctx, app,
+		metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("argocd: creating the Application %s: %w", app.GetName(), err)
+	}
+	return nil
+}
+
+// Refresh asks the application controller to refresh Application name now (RefreshAnnotation,
+// "normal"): it then resolves the branch to its newest commit and, with automated sync, syncs it.
+func (a *ArgoCD) Refresh(ctx context.Context, name, fieldManager string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"normal"}}}`, RefreshAnnotation)
+	if _, err := a.hub.Clients.Dynamic.Resource(ApplicationResource).Namespace(Namespace).Patch(ctx, name, types.MergePatchType,
+		[]byte(patch), metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		return fmt.Errorf("argocd: asking Argo CD to refresh the Application %s: %w", name, err)
+	}
+	return nil
 }

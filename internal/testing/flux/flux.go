@@ -74,6 +74,18 @@ var Binaries = struct{ SourceController, KustomizeController, CLI, Registry stri
 	Registry:            "bin/oci-registry",
 }
 
+// MissingBinaries lists the Binaries that are not executable files under the repository root,
+// relative to it: what `make flux` builds.
+func MissingBinaries(root string) []string {
+	var missing []string
+	for _, rel := range []string{Binaries.SourceController, Binaries.KustomizeController, Binaries.CLI, Binaries.Registry} {
+		if childproc.CheckExecutable(filepath.Join(root, rel)) != nil {
+			missing = append(missing, rel)
+		}
+	}
+	return missing
+}
+
 // rbacFiles are the files of flux2's manifests/rbac that grant the controllers their rights:
 // crd-controller (Flux's own kinds, events, leases, reading Secrets and ConfigMaps) for both, and
 // cluster-reconciler (cluster-admin) for kustomize-controller, which applies whatever the
@@ -105,6 +117,7 @@ type Flux struct {
 	StartDuration time.Duration
 
 	opts     Options
+	hub      *localhub.Hub
 	procs    []*childproc.Process // started, in order
 	stopOnce sync.Once
 	stopErr  error
@@ -152,7 +165,7 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Flux, err e
 	if err != nil {
 		return nil, fmt.Errorf("flux: creating a directory for the logs: %w", err)
 	}
-	f := &Flux{CLI: bins[Binaries.CLI], Dir: dir, opts: opts}
+	f := &Flux{CLI: bins[Binaries.CLI], Dir: dir, opts: opts, hub: hub}
 	defer func() {
 		if err != nil {
 			f.opts.KeepLogs = true // the error names logs in it

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -36,14 +36,13 @@ func TestDeliversAnArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	artifact := "oci://" + f.Registry + "/harness/manifests"
-	for _, args := range [][]string{
-		{"push", "artifact", artifact + ":v1", "--path=" + dir, "--source=harness", "--revision=main@sha1:0123456789abcdef0123456789abcdef01234567"},
-		{"tag", "artifact", artifact + ":v1", "--tag", "main"},
-	} {
-		out, err := exec.CommandContext(ctx, f.CLI, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("flux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	ran, err := f.Publish(ctx, dir, artifact, dir, "harness", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ran {
+		t.Logf("$ flux %s (%s)", strings.Join(c.Args, " "), c.Took.Round(time.Millisecond))
 	}
 	objs, err := ssapply.Decode(strings.NewReader(fmt.Sprintf(`apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
@@ -66,21 +65,28 @@ spec: {interval: 1m, sourceRef: {kind: OCIRepository, name: harness}, path: ./, 
 		t.Fatal(err)
 	}
 	kustomizations := hub.Clients.Dynamic.Resource(schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}).Namespace(Namespace)
-	var last string
-	for {
-		k, err := kustomizations.Get(ctx, "harness", metav1.GetOptions{})
-		if err == nil {
-			conds, _, _ := unstructured.NestedSlice(k.Object, "status", "conditions")
-			last = fmt.Sprint(conds)
-			if strings.Contains(last, "type:Ready") && strings.Contains(last, "reason:ReconciliationSucceeded") {
-				break
-			}
+	// CommitState, as the demo and e2e read it, until Flux calls the commit healthy.
+	var st gitrepo.CommitState
+	for st = f.CommitState(ctx, "harness", sha); st.Verdict != gitrepo.Healthy; st = f.CommitState(ctx, "harness", sha) {
+		if st.Fatal {
+			t.Fatal(st.Problem)
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the Kustomization is not Ready: %s (err %v)", last, err)
+			t.Fatalf("Flux did not call the commit healthy: %s", st.Line)
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+	t.Log(st.Line)
+	k, err := kustomizations.Get(ctx, "harness", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conds, _, _ := unstructured.NestedSlice(k.Object, "status", "conditions"); !strings.Contains(fmt.Sprint(conds), "reason:ReconciliationSucceeded") {
+		t.Errorf("Flux called the commit healthy, but the Kustomization's conditions are %v, want Ready ReconciliationSucceeded", conds)
+	}
+	if !st.Applied || !st.Current || st.VerdictAt.IsZero() || st.Problem != "" {
+		t.Errorf("CommitState of the healthy commit: %+v, want applied, current, a verdict time and no problem", st)
 	}
 	cm, err := hub.Clients.Kube.CoreV1().ConfigMaps("default").Get(ctx, "flux-harness", metav1.GetOptions{})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,5 +23,13 @@ func TestStartWithoutBinaries(t *testing.T) {
 	_, err := Start(context.Background(), nil, Options{RepoRoot: root})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, Binaries.SourceController)) || !strings.Contains(err.Error(), "make flux") {
 		t.Fatalf("Start without binaries: %v; want an error naming %s and `make flux`", err, Binaries.SourceController)
+	}
+}
+
+// TestMissingBinaries: every binary `make flux` builds is listed when the tree lacks it.
+func TestMissingBinaries(t *testing.T) {
+	want := []string{Binaries.SourceController, Binaries.KustomizeController, Binaries.CLI, Binaries.Registry}
+	if got := MissingBinaries(t.TempDir()); !slices.Equal(got, want) {
+		t.Errorf("MissingBinaries of an empty tree: %v, want %v", got, want)
 	}
 }

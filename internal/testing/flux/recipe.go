@@ -2,10 +2,13 @@ package flux
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -138,4 +141,45 @@ func (f *Flux) LocalRecipe(root string, o RecipeOptions) (*Recipe, error) {
 		}
 	}
 	return r, nil
+}
+
+// ApplyRecipe applies the recipe's objects to the hub as a user's `kubectl apply -f RecipeFile`
+// does (server-side apply, by fieldManager).
+func (f *Flux) ApplyRecipe(ctx context.Context, r *Recipe, fieldManager string) error {
+	applier, err := ssapply.New(f.hub.Clients.Dynamic, f.hub.Clients.Kube.Discovery(), fieldManager)
+	if err != nil {
+		return err
+	}
+	if _, err := applier.ApplyAll(ctx, r.Objects); err != nil {
+		return fmt.Errorf("applying the Flux recipe %s: %w", RecipeFile, err)
+	}
+	return nil
+}
+
+// Command is a command Publish ran: the flux CLI's arguments and how long it took.
+type Command struct {
+	Args []string
+	Took time.Duration
+}
+
+// Publish runs the publish lines of the recipe (health/README.md) for commit sha of main, from
+// checkout (a checkout of the commit) with the flux CLI: `flux push artifact <artifact>:<sha>
+// --path=<path> --source=<source> --revision=<SourceRevision>`, then `flux tag artifact
+// <artifact>:<sha> --tag main`, which the OCIRepository follows. It returns the commands it ran.
+func (f *Flux) Publish(ctx context.Context, checkout, artifact, path, source, sha string) ([]Command, error) {
+	var ran []Command
+	for _, args := range [][]string{
+		{"push", "artifact", artifact + ":" + sha, "--path=" + path, "--source=" + source, "--revision=" + SourceRevision(sha)},
+		{"tag", "artifact", artifact + ":" + sha, "--tag", "main"},
+	} {
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, f.CLI, args...)
+		cmd.Dir = checkout
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("flux %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
+		ran = append(ran, Command{Args: args, Took: time.Since(start)})
+	}
+	return ran, nil
 }
