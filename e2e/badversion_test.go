@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
+	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
@@ -48,7 +49,7 @@ func testBadVersion(t *testing.T, s *suite) {
 	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
 		t.Fatalf("building addonops: %v", err)
 	}
-	goodObjs, _ := s.build(t, "e2e/testdata/bad-version/good")
+	goodObjs, goodOut := s.build(t, "e2e/testdata/bad-version/good")
 	badObjs, _ := s.build(t, "e2e/testdata/bad-version/bad")
 	good, bad := only(t, goodObjs, "AddOnDeploymentConfig").GetName(), only(t, badObjs, "AddOnDeploymentConfig").GetName()
 	if good == bad {
@@ -198,7 +199,13 @@ func testBadVersion(t *testing.T, s *suite) {
 		t.Errorf("the bad version, judged as the demo judges it: %s", why)
 	}
 
-	// git revert: the known-good commit's output, applied again.
+	// git revert: the known-good commit's output, applied again. Its plan first: the controller's
+	// own decisions against the hub and the version history say which placements roll back;
+	// canary-placement, which ran the bad version, must be one of them.
+	plan := s.plan(t, "revert", goodOut)
+	if got := stepcheck.PlannedChanges(plan)[canaryPl]; got != planner.ChangeRollback {
+		t.Errorf("addonops plan of the revert: %s: %s, want Rollback", canaryPl, got)
+	}
 	revertMark, cmaMark := mcas.Mark(), cma.Mark()
 	revertAt := time.Now()
 	// The reverted clusters' agents are ready once they run the good image again (the bad image
@@ -283,6 +290,7 @@ func testBadVersion(t *testing.T, s *suite) {
 		t.Errorf("the revert's rollback, judged as the demo judges it: %s", why)
 	}
 	t.Logf("rollback of %s: %s", canaryPl, rb.Describe())
+	checkPlanCameTrue(t, s, cma, cmaMark, plan)
 	t.Logf("bad version stopped at the canary after %s, rolled back in %s; scenario %s",
 		failedAfter.Round(100*time.Millisecond), time.Since(revertAt).Round(100*time.Millisecond), time.Since(started).Round(100*time.Millisecond))
 }

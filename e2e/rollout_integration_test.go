@@ -3,10 +3,15 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,6 +24,10 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/config/configtest"
+	"github.com/addonops/addonops/internal/addonstatus"
+	"github.com/addonops/addonops/internal/planner"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
@@ -122,7 +131,7 @@ func testRolloutExamples(t *testing.T, s *suite) {
 		completed := false // the step's rollout reached its end state, whatever the checks found
 		t.Run(step.name, func(t *testing.T) {
 			started := time.Now()
-			objs, _ := s.build(t, "e2e/testdata/rollout-examples/"+step.name)
+			objs, rendered := s.build(t, "e2e/testdata/rollout-examples/"+step.name)
 			expected := readYAML(t, "kustomize-rollout-examples/"+step.example+"/expected/hub.yaml")
 			adc := only(t, objs, "AddOnDeploymentConfig")
 			tpl := only(t, objs, "AddOnTemplate")
@@ -149,6 +158,12 @@ func testRolloutExamples(t *testing.T, s *suite) {
 				s.apply(t, objectsOf(objs, "Placement"))
 				s.placementDecisions(t, "default", "global-placement", decisionGroup{"canary", canaries}, decisionGroup{"", nonCanaries})
 			}
+			// Before the rollback, its plan: the controller's own decisions against the hub and
+			// the version history say which placements roll back (checked below).
+			var plan *planner.Report
+			if step.name == "04-rollback" {
+				plan = s.plan(t, step.name, rendered)
+			}
 			mcaMark, cmaMark := mcas.Mark(), cma.Mark()
 			s.apply(t, objs)
 			t.Logf("applied %d objects: config %s (AGENT_VERSION=%s), template %s", len(objs), adc.GetName(), step.version, tpl.GetName())
@@ -167,6 +182,14 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			placements := []string{globalPl}
 			if step.canary {
 				placements = append(placements, canaryPl)
+			}
+			if plan != nil {
+				planned := stepcheck.PlannedChanges(plan)
+				for _, pl := range placements {
+					if got, want := planned[pl], step.placementKind(i, pl); got != want {
+						t.Errorf("addonops plan: %s: %s, want %s", pl, got, want)
+					}
+				}
 			}
 			waitRecorded(t, s, mcas, "every cluster applied "+adc.GetName(), func(m map[string]mcaSnap) string {
 				for _, c := range clusters {
@@ -202,6 +225,9 @@ func testRolloutExamples(t *testing.T, s *suite) {
 			checkProgressions(t, step, i, cstart, cevents, adc.GetName())
 			if step.rollback {
 				checkRollback(t, step, objs, start, events, cstart, cevents, adc.GetName(), nonCanaries)
+			}
+			if plan != nil {
+				checkPlanCameTrue(t, s, cma, cmaMark, plan)
 			}
 			hist.step(t, s, step, i, placements, adc.GetName(), tpl.GetName())
 
@@ -541,4 +567,75 @@ func toMap(t *testing.T, v any) any {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// plan runs `addonops plan -f <rendered step> -o json` (the real binary, built from this tree)
+// against the hub and the controller's version histories, as a reviewer of the step's commit
+// would, before the step is applied: the controller's own decisions say, per placement, what the
+// step is (Install, Upgrade, Rollback, ...).
+func (s *suite) plan(t *testing.T, name string, rendered []byte) *planner.Report {
+	t.Helper()
+	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
+		t.Fatalf("building addonops: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(file, rendered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"plan", "-f", file, "-o", "json", "--kubeconfig", s.hub.Kubeconfig, "--history-namespace", configtest.Namespace}
+	cmd := exec.CommandContext(s.ctx, filepath.Join(tools.Bin, "addonops"), args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("addonops %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var rep planner.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("addonops plan -o json: %v\n%s", err, stdout.String())
+	}
+	for _, a := range rep.Addons {
+		for _, p := range a.Placements {
+			to := ""
+			if p.RollbackTo != nil {
+				to = fmt.Sprintf(" to %s (completed %s)", p.RollbackTo.Version, p.RollbackTo.Completed)
+			}
+			t.Logf("addonops plan %s: %s %s: %s%s, %s -> %s", name, a.Addon, p.Placement, p.Change, to, orDash(p.FromVersion), orDash(p.ToVersion))
+		}
+	}
+	return &rep
+}
+
+// checkPlanCameTrue waits until the placements the plan rolls back are done (or failed), then
+// judges the step against its plan as the demo does (stepcheck.PlanCameTrue): each planned
+// rollback ends RollbackSucceeded, and no placement planned as an install or upgrade reports a
+// rollback's reason over the step (the recorded progression changes since cmaMark).
+func checkPlanCameTrue(t *testing.T, s *suite, cma *recorder[progSnap], cmaMark int, rep *planner.Report) {
+	t.Helper()
+	rollbacks := stepcheck.PlannedRollbacks(rep)
+	waitRecorded(t, s, cma, "the planned rollbacks end", func(m map[string]progSnap) string {
+		for _, pl := range slices.Sorted(maps.Keys(rollbacks)) {
+			if r := m[pl].Reason; !addonstatus.IsDoneReason(r) && !addonstatus.IsFailedReason(r) {
+				return fmt.Sprintf("%s, want a done or failed reason", m[pl])
+			}
+		}
+		return ""
+	})
+	start, events := cma.Since(cmaMark)
+	var changes []stepcheck.PlannedChange
+	planned := stepcheck.PlannedChanges(rep)
+	for _, pl := range slices.Sorted(maps.Keys(planned)) {
+		c := stepcheck.PlannedChange{Placement: pl, Change: planned[pl], Reason: start[pl].Reason}
+		for _, e := range events {
+			if e.Placement == pl && e.Reason != "" {
+				c.Reason = e.Reason
+				if len(c.Seen) == 0 || c.Seen[len(c.Seen)-1] != e.Reason {
+					c.Seen = append(c.Seen, e.Reason)
+				}
+			}
+		}
+		changes = append(changes, c)
+	}
+	if ok, why := stepcheck.PlanCameTrue(changes, nil); !ok {
+		t.Errorf("the step against its plan, judged as the demo judges it: %s", why)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonops/addonops/internal/configref"
+	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/krmfntest"
@@ -202,11 +203,11 @@ func lookPathIn(env []string, program string) (string, error) {
 // but the ClusterManagementAddOns, then a wait until OCM's placement controller scheduled the
 // step's Placements, then the ClusterManagementAddOns (applyPhases). It returns the generations of
 // the applied ClusterManagementAddOns and their names. Before the ClusterManagementAddOns it prints
-// the step's plan (planStep).
-func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []string, error) {
+// the step's plan (planStep), which it returns too.
+func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []string, *planner.Report, error) {
 	first, last := applyPhases(st.Objects)
 	if _, err := r.apply.ApplyAll(ctx, first); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, o := range first {
 		if o.GroupVersionKind().GroupKind() != placementGK {
@@ -214,25 +215,26 @@ func (r *demoRun) applyStep(ctx context.Context, st step) (map[string]int64, []s
 		}
 		n, took, err := r.scheduled(ctx, o.GetNamespace(), o.GetName())
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		r.disp.printf("   Placement %s: %s decided by OCM's placement controller (%s)\n", ssapply.Name(o), plural(n, "cluster"), seconds(took))
 	}
 	// The plan once the step's Placements have their decisions, before its add-ons move.
-	if err := r.planStep(ctx, st); err != nil {
-		return nil, nil, err
+	plan, err := r.planStep(ctx, st)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	gens := map[string]int64{}
 	var addons []string
 	for _, o := range last {
 		applied, err := r.apply.Apply(ctx, o)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		gens[o.GetName()] = applied.GetGeneration()
 		addons = append(addons, o.GetName())
 	}
-	return gens, addons, nil
+	return gens, addons, plan, nil
 }
 
 // scheduled waits, within --step-timeout, until OCM's placement controller scheduled Placement

@@ -24,6 +24,7 @@ import (
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/notify"
+	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/templatedeploy"
 	"github.com/addonops/addonops/internal/testing/childproc"
@@ -212,13 +213,9 @@ type demoRun struct {
 	badConfigs []string
 	// planBin is the addonops CLI each step is planned with (planStep).
 	planBin string
-	// completedOn is the demo's account of the version history: per placement ("<namespace>/<name>"),
-	// the config versions (stepcheck.PlacementPlan.Version) a step of this run completed on it, and
-	// which step first did. current is each placement's version as of the last step applied,
-	// firstStep the step that first had the placement.
-	completedOn map[string]map[string]string
-	current     map[string]string
-	firstStep   map[string]string
+	// firstPlanned names, per version id of the plans so far, the step whose plan first rolled it
+	// out (notePlanned): what the demo calls the version a later step rolls back to.
+	firstPlanned map[string]string
 	// With --engine: the engine and the Git repository of the steps' commits.
 	engine engine
 	git    *gitSteps
@@ -244,7 +241,7 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		return nil, fmt.Errorf("the demo runs OCM's placement controller: %w", err)
 	}
 	r := &demoRun{o: o, fleet: newFleet(o.Clusters, o.Canaries, o.FailRate), versions: map[string]string{},
-		completedOn: map[string]map[string]string{}, current: map[string]string{}, firstStep: map[string]string{}}
+		firstPlanned: map[string]string{}}
 	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
 	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
 	out := o.Out
@@ -676,8 +673,12 @@ type stepWatch struct {
 	// addsPlacement: the step has a Placement the step before did not have.
 	addsPlacement bool
 
+	// plans are what the step's objects ask of each install placement (strategy, canary, config);
+	// planned the kind of change the step's plan (`addonops plan`) gives each, rollbacks what those
+	// it rolls back go back to (rollbacksOf).
 	plans     map[string]stepcheck.PlacementPlan
-	rollbacks map[string]string   // placement -> the step that completed the version on it
+	planned   map[string]string
+	rollbacks map[string]string
 	reasons   map[string][]string // placement -> distinct reasons seen, in order (fresh progressions only)
 	doneAt    map[string]time.Duration
 	pause     *pauser
@@ -704,34 +705,20 @@ func (w *stepWatch) observe(snaps []snapshot, now time.Time) {
 	}
 }
 
-// planRollbacks decides which placements of step st roll back, as the controller does from the
-// version history (the demo keeps its own account of it): those whose configs go back to a version
-// a step of this run completed on them, or completed on another placement that has left it since
-// (04's canary placement, added in 03, rolls back to what global-placement ran in 01). It notes
-// every placement's version as current.
-func (r *demoRun) planRollbacks(st step) (plans map[string]stepcheck.PlacementPlan, rollbacks map[string]string) {
-	plans, rollbacks = map[string]stepcheck.PlacementPlan{}, map[string]string{}
-	before := maps.Clone(r.current)
-	for _, p := range stepcheck.PlacementPlans(st.Objects) {
-		plans[p.Key] = p
-		if before[p.Key] != p.Version {
-			if since := r.completedOn[p.Key][p.Version]; since != "" {
-				rollbacks[p.Key] = since
-			} else {
-				for _, q := range slices.Sorted(maps.Keys(r.completedOn)) {
-					if since := r.completedOn[q][p.Version]; q != p.Key && since != "" && before[q] != p.Version {
-						rollbacks[p.Key] = since
-						break
-					}
-				}
+// plannedChanges pairs what the step's plan said of each placement with the reasons it reported
+// during the step and the one it ended with (placements), for stepcheck.PlanCameTrue.
+func (w *stepWatch) plannedChanges(placements []PlacementResult) []stepcheck.PlannedChange {
+	var out []stepcheck.PlannedChange
+	for _, key := range slices.Sorted(maps.Keys(w.planned)) {
+		c := stepcheck.PlannedChange{Placement: key, Change: w.planned[key], Seen: w.reasons[key]}
+		for _, p := range placements {
+			if p.Key == key {
+				c.Reason = p.Reason
 			}
 		}
-		r.current[p.Key] = p.Version
-		if _, ok := r.firstStep[p.Key]; !ok {
-			r.firstStep[p.Key] = st.Name
-		}
+		out = append(out, c)
 	}
-	return plans, rollbacks
+	return out
 }
 
 // versionOf names a placement's version for people: its agent version, else its config.
@@ -780,12 +767,13 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	}
 	var gens map[string]int64
 	var addons []string
+	var plan *planner.Report
 	if r.engine == nil {
-		gens, addons, err = r.applyStep(ctx, st)
+		gens, addons, plan, err = r.applyStep(ctx, st)
 	} else {
 		// The engine applies the whole step at once: the plan comes first, and a Placement the
 		// step adds has no decisions in it yet (the plan says so).
-		if err = r.planStep(ctx, st); err != nil {
+		if plan, err = r.planStep(ctx, st); err != nil {
 			return fail(err)
 		}
 		gens, addons, err = r.deliverByEngine(ctx, st, w)
@@ -794,15 +782,21 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 		return fail(err)
 	}
 	r.view.noteBaseNames(st)
-	w.plans, w.rollbacks = r.planRollbacks(st)
+	// What the plan says the step does to each placement, the controller's own decisions: which
+	// of them roll back, and to what.
+	w.plans = map[string]stepcheck.PlacementPlan{}
+	for _, p := range stepcheck.PlacementPlans(st.Objects) {
+		w.plans[p.Key] = p
+	}
+	w.planned, w.rollbacks = stepcheck.PlannedChanges(plan), rollbacksOf(plan, r.firstPlanned)
+	notePlanned(plan, st.Name, r.firstPlanned)
 	for _, key := range slices.Sorted(maps.Keys(w.rollbacks)) {
 		r.disp.printf("   %s\n", rollbackNote(w.plans[key], w.rollbacks[key], r.versionOf(w.plans[key])))
 	}
 	if len(w.rollbacks) > 0 {
-		for _, key := range slices.Sorted(maps.Keys(w.plans)) {
-			if _, ok := w.rollbacks[key]; !ok && r.current[key] == w.plans[key].Version {
-				r.disp.printf("   %s has not run %s to completion before (its history starts at %s): for it this is an upgrade\n",
-					key, r.versionOf(w.plans[key]), r.firstStep[key])
+		for _, key := range slices.Sorted(maps.Keys(w.planned)) {
+			if c := w.planned[key]; c == planner.ChangeInstall || c == planner.ChangeUpgrade {
+				r.disp.printf("   %s: the plan says %s, not Rollback: its version history has no completed %s\n", key, c, r.versionOf(w.plans[key]))
 			}
 		}
 	}
@@ -956,15 +950,6 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 			res.Placements = append(res.Placements, pr)
 			configs = append(configs, pr.Desired)
 			versions = append(versions, pr.DesiredVersion)
-			// The demo's account of the version history: what completed where.
-			if plan, ok := w.plans[pr.Key]; ok && addonstatus.IsDoneReason(p.Reason) && (result == Succeeded || result == Failed) {
-				if r.completedOn[pr.Key] == nil {
-					r.completedOn[pr.Key] = map[string]string{}
-				}
-				if _, seen := r.completedOn[pr.Key][plan.Version]; !seen {
-					r.completedOn[pr.Key][plan.Version] = res.Step
-				}
-			}
 		}
 	}
 	res.Clusters, res.Done = stepClusters(snaps, configs, res.Failed)
@@ -1033,6 +1018,9 @@ func (r *demoRun) finishStep(res StepResult, result Result, w *stepWatch, snaps 
 	}
 	if res.Expected && result != Interrupted {
 		res.Expected, why = stepcheck.Rollbacks(res.Rollbacks, r.fleet.failing)
+	}
+	if res.Expected && result != Interrupted {
+		res.Expected, why = stepcheck.PlanCameTrue(w.plannedChanges(res.Placements), r.fleet.failing)
 	}
 	if res.Engine = w.engine; res.Expected && res.Engine != nil && res.Engine.Problem != "" {
 		res.Expected, why = false, res.Engine.Problem

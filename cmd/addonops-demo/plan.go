@@ -26,9 +26,11 @@ const planTool = "addonops"
 const maxPlanLines = 40
 
 // planStep runs `addonops plan -f - -o json` on the step's rendered objects against the hub and
-// prints the plan in text, condensed (condensePlan). An error (the plan refuses the objects, the hub
+// prints the plan in text, condensed (condensePlan). It returns the plan: the controller's own
+// decisions say which placements the step rolls back (stepcheck.PlannedRollbacks), and the step is
+// judged against them (stepcheck.PlanCameTrue). An error (the plan refuses the objects, the hub
 // cannot be read) stops the step: a plan the demo cannot take is a defect to see.
-func (r *demoRun) planStep(ctx context.Context, st step) error {
+func (r *demoRun) planStep(ctx context.Context, st step) (*planner.Report, error) {
 	start := time.Now()
 	items := make([]any, 0, len(st.Objects))
 	for _, o := range st.Objects {
@@ -36,7 +38,7 @@ func (r *demoRun) planStep(ctx context.Context, st step) error {
 	}
 	in, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
 	if err != nil {
-		return fmt.Errorf("planning step %s: encoding its objects: %w", st.Name, err)
+		return nil, fmt.Errorf("planning step %s: encoding its objects: %w", st.Name, err)
 	}
 	args := []string{"plan", "-f", "-", "-o", "json", "--kubeconfig", r.hub.Kubeconfig, "--history-namespace", historyNamespace}
 	cmd := exec.CommandContext(ctx, r.planBin, args...)
@@ -44,23 +46,23 @@ func (r *demoRun) planStep(ctx context.Context, st step) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("planning step %s: %s %s: %w: %s", st.Name, r.planBin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("planning step %s: %s %s: %w: %s", st.Name, r.planBin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	var rep planner.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		return fmt.Errorf("planning step %s: reading the plan: %w", st.Name, err)
+		return nil, fmt.Errorf("planning step %s: reading the plan: %w", st.Name, err)
 	}
 	took := time.Since(start)
 	text, err := condensePlan(&rep, maxPlanLines)
 	if err != nil {
-		return fmt.Errorf("planning step %s: %w", st.Name, err)
+		return nil, fmt.Errorf("planning step %s: %w", st.Name, err)
 	}
 	r.disp.printf("   Plan: %s plan -f - --kubeconfig %s, the step's rendered objects against the hub before its add-ons are applied (%s):\n",
 		planTool, r.hub.Kubeconfig, seconds(took))
 	for _, l := range text {
 		r.disp.printf("   | %s\n", l)
 	}
-	return nil
+	return &rep, nil
 }
 
 // condensePlan is the text form of the plan with each diff replaced by its size, cut after max

@@ -1,12 +1,66 @@
 package main
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
+
+// TestRollbacksOf follows the rollout examples' plans: 01 installs v1 on global-placement, 03
+// upgrades both placements to v3 (canary-placement installed over running clusters), 04 rolls
+// both back to v1, which the demo names by the step that first rolled it out.
+func TestRollbacksOf(t *testing.T) {
+	plan := func(placements ...planner.PlacementPlan) *planner.Report {
+		return &planner.Report{Addons: []planner.AddonPlan{{Addon: "helloworld", Placements: placements}}}
+	}
+	const g, c = "default/global-placement", "default/canary-placement"
+	first := map[string]string{}
+	steps := []struct {
+		name string
+		rep  *planner.Report
+		want map[string]string
+	}{
+		{"01-fresh-install", plan(planner.PlacementPlan{Placement: g, Change: planner.ChangeInstall, ToVersion: "v1"}), map[string]string{}},
+		{"02-rolling-update", plan(planner.PlacementPlan{Placement: g, Change: planner.ChangeUpgrade, FromVersion: "v1", ToVersion: "v2"}), map[string]string{}},
+		{"03-rolling-update-with-canary", plan(planner.PlacementPlan{Placement: g, Change: planner.ChangeUpgrade, FromVersion: "v2", ToVersion: "v3"},
+			planner.PlacementPlan{Placement: c, Change: planner.ChangeInstall, ToVersion: "v3"}), map[string]string{}},
+		{"04-rollback", plan(planner.PlacementPlan{Placement: g, Change: planner.ChangeRollback, FromVersion: "v3", ToVersion: "v1",
+			RollbackTo: &planner.HistoryEntry{Version: "v1", Completed: "2026-03-01T10:00:00Z"}},
+			planner.PlacementPlan{Placement: c, Change: planner.ChangeRollback, FromVersion: "v3", ToVersion: "v1"}),
+			map[string]string{g: "01-fresh-install", c: "01-fresh-install"}},
+		// A version no plan of this run rolled out: named by the history entry, or its id.
+		{"05-other", plan(planner.PlacementPlan{Placement: g, Change: planner.ChangeRollback, ToVersion: "v0",
+			RollbackTo: &planner.HistoryEntry{Version: "v0", Completed: "2026-02-01T10:00:00Z"}},
+			planner.PlacementPlan{Placement: c, Change: planner.ChangeRollback, ToVersion: "v0"}),
+			map[string]string{g: "an earlier run (version v0, completed 2026-02-01T10:00:00Z)", c: "an earlier run (version v0)"}},
+	}
+	for _, st := range steps {
+		if got := rollbacksOf(st.rep, first); !maps.Equal(got, st.want) {
+			t.Errorf("%s: rollbacks %v, want %v", st.name, got, st.want)
+		}
+		notePlanned(st.rep, st.name, first)
+	}
+	if want := map[string]string{"v1": "01-fresh-install", "v2": "02-rolling-update", "v3": "03-rolling-update-with-canary"}; !maps.Equal(first, want) {
+		t.Errorf("first planned %v, want %v (rollbacks roll nothing out)", first, want)
+	}
+}
+
+func TestPlannedChanges(t *testing.T) {
+	w := &stepWatch{planned: map[string]string{"ns/g": planner.ChangeRollback, "ns/c": planner.ChangeUpgrade},
+		reasons: map[string][]string{"ns/g": {"RollingBack", "RollbackSucceeded"}, "ns/c": {"Upgrading"}}}
+	got := w.plannedChanges([]PlacementResult{{Key: "ns/g", Reason: "RollbackSucceeded"}, {Key: "ns/c", Reason: "UpgradeSucceed"}})
+	if len(got) != 2 || got[0].Placement != "ns/c" || got[0].Change != "Upgrade" || got[0].Reason != "UpgradeSucceed" || !slices.Equal(got[0].Seen, []string{"Upgrading"}) ||
+		got[1].Placement != "ns/g" || got[1].Reason != "RollbackSucceeded" || len(got[1].Seen) != 2 {
+		t.Errorf("plannedChanges = %+v", got)
+	}
+	if ok, why := stepcheck.PlanCameTrue(got, nil); !ok {
+		t.Errorf("PlanCameTrue: %s", why)
+	}
+}
 
 func TestRollbackNote(t *testing.T) {
 	note := rollbackNote(stepcheck.PlacementPlans(lastExample(t).Objects)[0], "01-fresh-install", "v0.10.0")

@@ -2,7 +2,6 @@ package stepcheck
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,7 +16,9 @@ import (
 // A change of a placement's configs back to a version that completed on that placement (the
 // controller's version history, internal/history) is a rollback: RollingBack, then
 // RollbackSucceeded, never waiting for the canary, its clusters paced by the placement's strategy.
-// The plans say what a step asks of each placement; the checks judge what it did.
+// Which placements of a step roll back is the step's plan's to say (`addonops plan`,
+// PlannedRollbacks); PlacementPlans reads what the step asks of each placement (strategy, canary,
+// config), and the checks judge what it did.
 
 // cmaGVK is the ClusterManagementAddOn's kind, whose install placements PlacementPlans reads.
 var cmaGVK = schema.GroupVersionKind{Group: "addon.open-cluster-management.io", Version: "v1alpha1", Kind: "ClusterManagementAddOn"}
@@ -26,9 +27,9 @@ var cmaGVK = schema.GroupVersionKind{Group: "addon.open-cluster-management.io", 
 type PlacementPlan struct {
 	Key   string // "<namespace>/<name>"
 	Addon string
-	// Version identifies the configs the placement rolls out (its own and the add-on's defaults
-	// for the other config types), Config its AddOnDeploymentConfig ("<namespace>/<name>").
-	Version, Config string
+	// Config is its AddOnDeploymentConfig ("<namespace>/<name>"). Which version history entry
+	// its configs make is the plan's to say (`addonops plan`: PlannedRollbacks).
+	Config string
 	// Strategy is the rollout strategy's type, MaxConcurrency its progressive maxConcurrency.
 	Strategy       string
 	MaxConcurrency *intstr.IntOrString
@@ -44,45 +45,17 @@ func PlacementPlans(objs []*unstructured.Unstructured) []PlacementPlan {
 			continue
 		}
 		canaries, _ := canary.Parse(o.GetAnnotations())
-		defaults := map[string]string{}
-		supported, _, _ := unstructured.NestedSlice(o.Object, "spec", "supportedConfigs")
-		for _, raw := range supported {
-			sc, _ := raw.(map[string]any)
-			name, _, _ := unstructured.NestedString(sc, "defaultConfig", "name")
-			if name == "" {
-				continue
-			}
-			ns, _, _ := unstructured.NestedString(sc, "defaultConfig", "namespace")
-			defaults[fmt.Sprint(sc["resource"])] = ns + "/" + name
-		}
 		placements, _, _ := unstructured.NestedSlice(o.Object, "spec", "installStrategy", "placements")
 		for _, raw := range placements {
 			p, _ := raw.(map[string]any)
 			pp := PlacementPlan{Key: fmt.Sprintf("%v/%v", p["namespace"], p["name"]), Addon: o.GetName()}
-			configs := map[string]string{}
 			list, _, _ := unstructured.NestedSlice(p, "configs")
 			for _, rc := range list {
-				c, _ := rc.(map[string]any)
-				ref := fmt.Sprintf("%v/%v", c["namespace"], c["name"])
-				if c["namespace"] == nil {
-					ref = fmt.Sprintf("/%v", c["name"])
-				}
-				configs[fmt.Sprint(c["resource"])] = ref
-				if c["resource"] == "addondeploymentconfigs" {
-					pp.Config = ref
+				if c, _ := rc.(map[string]any); c["resource"] == "addondeploymentconfigs" {
+					ns, _ := c["namespace"].(string)
+					pp.Config = fmt.Sprintf("%s/%v", ns, c["name"])
 				}
 			}
-			var parts []string
-			for res, ref := range defaults {
-				if _, own := configs[res]; !own {
-					parts = append(parts, res+"/"+ref)
-				}
-			}
-			for res, ref := range configs {
-				parts = append(parts, res+"/"+ref)
-			}
-			slices.Sort(parts)
-			pp.Version = strings.Join(parts, ",")
 			pp.Strategy, _, _ = unstructured.NestedString(p, "rolloutStrategy", "type")
 			if mc, found, _ := unstructured.NestedFieldNoCopy(p, "rolloutStrategy", "progressive", "maxConcurrency"); found {
 				v := intstr.Parse(fmt.Sprint(mc))
@@ -115,8 +88,8 @@ func (p PlacementPlan) Limit(total int) int {
 // RollbackCheck is what a step saw of a placement that it rolls back.
 type RollbackCheck struct {
 	Placement string
-	// Version is the AGENT_VERSION (or config) it goes back to, Since the step that completed it on
-	// this placement.
+	// Version is the AGENT_VERSION (or config) it goes back to, Since where that version comes
+	// from (the step that first rolled it out, or the version history entry the plan names).
 	Version, Since string
 	// Reason is the placement's reason at the end of the step.
 	Reason string
