@@ -40,9 +40,6 @@ const (
 	// finish before it resumes anyway. At least minPauseWait.
 	maxPauseWait = 2 * time.Minute
 	minPauseWait = 20 * time.Second
-	// cliFieldManager is the field manager of the `addonops` CLI's writes: the demo writes the
-	// annotation exactly as the command does.
-	cliFieldManager = "addonops-cli"
 )
 
 // pausePlan is what the pause step pauses: placement Placement of add-on Addon, while it rolls out
@@ -351,23 +348,16 @@ func printEdit(d *display, addon, did string, value *string) {
 }
 
 // editPause pauses or resumes placement k of add-on addon on the hub exactly as `addonops pause|resume
-// ADDON --placement k` does (operations.PausePlacement, ResumePlacement and Annotator, with the CLI's
-// field manager). It returns what it did and the annotation's new value.
+// ADDON --placement k` does (operations.Pause or Resume, written by operations.Annotator with the
+// CLI's field manager). It returns what it did and the annotation's new value.
 func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (did string, value *string, err error) {
-	a := operations.Annotator{Client: c, FieldManager: cliFieldManager}
+	decide := operations.Resume
+	if pause {
+		decide = operations.Pause
+	}
+	a := operations.Annotator{Client: c, FieldManager: operations.CLIFieldManager}
 	_, edit, changed, err := a.Write(ctx, addon, operations.PauseAnnotation, func(cma *addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
-		var installed []canary.PlacementKey
-		for _, p := range cma.Spec.InstallStrategy.Placements {
-			installed = append(installed, canary.PlacementKey{Namespace: p.Namespace, Name: p.Name})
-		}
-		if !slices.Contains(installed, k) {
-			return operations.Edit{}, fmt.Errorf("placement %s is not an install placement of add-on %s", k, addon)
-		}
-		raw, present := cma.Annotations[operations.PauseAnnotation]
-		if pause {
-			return operations.PausePlacement(addon, raw, present, k)
-		}
-		return operations.ResumePlacement(addon, raw, present, k, installed)
+		return decide(cma, &k)
 	})
 	if !changed {
 		edit.Did = edit.Noop
