@@ -9,11 +9,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
@@ -39,28 +36,20 @@ type hubView struct {
 }
 
 func newHubView(cfg *rest.Config) (*hubView, error) {
-	addon, err := addonclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the add-on client: %w", err)
-	}
-	cluster, err := clusterclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the cluster client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the discovery client: %w", err)
-	}
 	h := &hubView{
 		watches:   map[string]*rolloutwatch.Watch{},
 		baseNames: map[configref.Ref]string{},
 		notFound:  map[string]time.Time{},
 	}
-	h.hub = rolloutwatch.Hub{Addon: addon, Cluster: cluster, Discovery: disc, Host: cfg.Host,
-		BaseName: func(_ context.Context, r configref.Ref) (string, bool) {
-			b, ok := h.baseNames[r]
-			return b, ok
-		}}
+	// The demo knows the base names of the configs it applied: no request to read them back.
+	hub, err := rolloutwatch.NewHub(cfg, func(_ context.Context, r configref.Ref) (string, bool) {
+		b, ok := h.baseNames[r]
+		return b, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.hub = hub
 	return h, nil
 }
 
