@@ -134,9 +134,8 @@ type snapshot struct {
 	MCAs []*addonv1alpha1.ManagedClusterAddOn
 	// Clusters are the clusters each install placement decided, by "<namespace>/<name>".
 	Clusters map[string][]string
-	// Stale are the placements the controller has not caught up with: no progression yet, or one
-	// that predates the applied spec (a config the CMA now names is not its desired config), so
-	// its reason and counts are about the last step.
+	// Stale are the placements the controller has not caught up with (rolloutview.Behind): their
+	// reason and counts are about the last step.
 	Stale map[string]bool
 	// Order lists the install placements in the order of the add-on's spec: a cluster two of them
 	// decide belongs to the one listed last.
@@ -171,10 +170,7 @@ func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapsho
 			return snapshot{}, false, nil
 		}
 		s.Order = append(s.Order, key)
-		ip := rolloutview.Progression(cma, p.Namespace, p.Name)
-		if ip == nil {
-			s.Stale[key] = true
-		} else if _, unseen := rolloutview.UnseenConfig(p, ip, defaults); unseen {
+		if _, behind := rolloutview.Behind(cma, p, defaults); behind {
 			s.Stale[key] = true
 		}
 	}
