@@ -174,7 +174,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	d.printf("   -- %s started its first batch at %s (%s told %s); a person pauses it:\n", p.plan.Placement, seconds(now.Sub(p.start)),
 		describeTold(told), p.plan.Version)
 	d.printf("   $ addonops pause %s --placement %s\n", p.plan.Addon, p.plan.Placement)
-	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, true)
+	outcome, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, true)
 	if err != nil {
 		p.res.Problem = fmt.Sprintf("pausing %s: %v", p.plan.Placement, err)
 		p.phase = pauseDone
@@ -183,7 +183,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	}
 	p.wrote = true
 	p.res.WrittenAt = time.Since(p.start)
-	printEdit(d, p.plan.Addon, did, value)
+	printOutcome(d, outcome)
 	p.phase = pauseWritten
 	return true
 }
@@ -294,7 +294,7 @@ type placementView struct {
 func (p *pauser) resume(ctx context.Context) {
 	d := p.r.disp
 	d.printf("   $ addonops resume %s --placement %s\n", p.plan.Addon, p.plan.Placement)
-	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false)
+	outcome, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false)
 	p.phase = pauseDone
 	if err != nil {
 		p.res.Problem = fmt.Sprintf("resuming %s: %v", p.plan.Placement, err)
@@ -303,7 +303,7 @@ func (p *pauser) resume(ctx context.Context) {
 	}
 	p.wrote = false
 	p.res.ResumedAt = time.Since(p.start)
-	printEdit(d, p.plan.Addon, did, value)
+	printOutcome(d, outcome)
 }
 
 // finish completes the result from the step's recording: when each of the placement's clusters was
@@ -313,7 +313,7 @@ func (p *pauser) finish(events []harness.MCAStateEvent) *PauseResult {
 	if p.wrote {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, _, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false); err == nil {
+		if _, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false); err == nil {
 			p.wrote = false
 			if p.res.Problem == "" {
 				p.res.Problem = "the step ended while the placement was paused; the demo resumed it"
@@ -337,20 +337,10 @@ func (p *pauser) finish(events []harness.MCAStateEvent) *PauseResult {
 	return &res
 }
 
-// printEdit prints what the command prints: what it did and the annotation's value.
-func printEdit(d *display, addon, did string, value *string) {
-	d.printf("   %s: %s\n", addon, did)
-	if value == nil {
-		d.printf("     %s: (not set)\n", operations.PauseAnnotation)
-	} else {
-		d.printf("     %s: %s\n", operations.PauseAnnotation, *value)
-	}
-}
-
 // editPause pauses or resumes placement k of add-on addon on the hub exactly as `addonops pause|resume
 // ADDON --placement k` does (operations.Pause or Resume, written by operations.Annotator with the
-// CLI's field manager). It returns what it did and the annotation's new value.
-func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (did string, value *string, err error) {
+// CLI's field manager). It returns what the command prints (operations.Outcome).
+func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (string, error) {
 	decide := operations.Resume
 	if pause {
 		decide = operations.Pause
@@ -359,10 +349,17 @@ func editPause(ctx context.Context, c addonclient.Interface, addon string, k can
 	_, edit, changed, err := a.Write(ctx, addon, operations.PauseAnnotation, func(cma *addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
 		return decide(cma, &k)
 	})
-	if !changed {
-		edit.Did = edit.Noop
+	if err != nil {
+		return "", err
 	}
-	return edit.Did, edit.Value, err
+	return operations.Outcome(addon, operations.PauseAnnotation, edit, changed), nil
+}
+
+// printOutcome prints what the command printed, under the demo's "   $ addonops ..." line.
+func printOutcome(d *display, outcome string) {
+	for line := range strings.Lines(outcome) {
+		d.printf("   %s", line)
+	}
 }
 
 // describeTold names the clusters just told a version: "cluster-03 was", "cluster-03, cluster-04 were".

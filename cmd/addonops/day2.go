@@ -84,18 +84,9 @@ func (c *cli) editAnnotation(ctx context.Context, addon, key string, decide func
 	if err != nil {
 		return err
 	}
-	noop := !changed
-	if noop {
-		edit.Did = edit.Noop
-	}
-	fmt.Fprintf(c.stdout, "%s: %s\n", addon, edit.Did)
-	if edit.Value == nil {
-		fmt.Fprintf(c.stdout, "  %s: (not set)\n", key)
-	} else {
-		fmt.Fprintf(c.stdout, "  %s: %s\n", key, *edit.Value)
-	}
+	fmt.Fprint(c.stdout, operations.Outcome(addon, key, edit, changed))
 	// Who applied the annotation before this write (a write that changes it takes it over).
-	if managers := gitOpsManagers(obj, key); len(managers) > 0 && !noop {
+	if managers := gitOpsManagers(obj, key); len(managers) > 0 && changed {
 		fmt.Fprintf(c.stderr, "warning: annotation %s of ClusterManagementAddOn %s is also applied by %s (from Git): "+
 			"its next sync puts the Git value back; change it in Git to keep it\n", key, addon, strings.Join(managers, ", "))
 	}

@@ -97,3 +97,22 @@ func TestRequireInstallPlacements(t *testing.T) {
 		t.Errorf("RequireInstallPlacements of an add-on without placements: %v", err)
 	}
 }
+
+// Outcome is what the CLI (and the demo, indented) prints after a write.
+func TestOutcome(t *testing.T) {
+	v := "default/prod"
+	edit := Edit{Value: &v, Did: "paused placement default/prod", Noop: "placement default/prod was already paused; nothing changed"}
+	for _, tc := range []struct {
+		edit    Edit
+		changed bool
+		want    string
+	}{
+		{edit, true, "hello: paused placement default/prod\n  addonops.io/pause: default/prod\n"},
+		{edit, false, "hello: placement default/prod was already paused; nothing changed\n  addonops.io/pause: default/prod\n"},
+		{Edit{Did: "resumed every placement"}, true, "hello: resumed every placement\n  addonops.io/pause: (not set)\n"},
+	} {
+		if got := Outcome("hello", PauseAnnotation, tc.edit, tc.changed); got != tc.want {
+			t.Errorf("Outcome(%+v, %v) = %q, want %q", tc.edit, tc.changed, got, tc.want)
+		}
+	}
+}
