@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +9,6 @@ import (
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/spechash"
-	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -19,16 +16,7 @@ import (
 // lastExample is kustomize-rollout-examples/04-rollback's committed output, as the demo renders it.
 func lastExample(t *testing.T) step {
 	t.Helper()
-	root, err := localhub.RepoRoot("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(root, "kustomize-rollout-examples", "04-rollback", "expected", "hub.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := ssapply.Decode(f)
+	objs, err := ssapply.DecodeFile("kustomize-rollout-examples/04-rollback/expected/hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,6 @@ const (
 	// finish before it resumes anyway. At least minPauseWait.
 	maxPauseWait = 2 * time.Minute
 	minPauseWait = 20 * time.Second
-	// cliFieldManager is the field manager of the `addonops` CLI's writes: the demo writes the
-	// annotation exactly as the command does.
-	cliFieldManager = "addonops-cli"
 )
 
 // pausePlan is what the pause step pauses: placement Placement of add-on Addon, while it rolls out
@@ -177,7 +174,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	d.printf("   -- %s started its first batch at %s (%s told %s); a person pauses it:\n", p.plan.Placement, seconds(now.Sub(p.start)),
 		describeTold(told), p.plan.Version)
 	d.printf("   $ addonops pause %s --placement %s\n", p.plan.Addon, p.plan.Placement)
-	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, true)
+	outcome, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, true)
 	if err != nil {
 		p.res.Problem = fmt.Sprintf("pausing %s: %v", p.plan.Placement, err)
 		p.phase = pauseDone
@@ -186,7 +183,7 @@ func (p *pauser) trigger(ctx context.Context, now time.Time) bool {
 	}
 	p.wrote = true
 	p.res.WrittenAt = time.Since(p.start)
-	printEdit(d, p.plan.Addon, did, value)
+	printOutcome(d, outcome)
 	p.phase = pauseWritten
 	return true
 }
@@ -297,7 +294,7 @@ type placementView struct {
 func (p *pauser) resume(ctx context.Context) {
 	d := p.r.disp
 	d.printf("   $ addonops resume %s --placement %s\n", p.plan.Addon, p.plan.Placement)
-	did, value, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false)
+	outcome, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false)
 	p.phase = pauseDone
 	if err != nil {
 		p.res.Problem = fmt.Sprintf("resuming %s: %v", p.plan.Placement, err)
@@ -306,7 +303,7 @@ func (p *pauser) resume(ctx context.Context) {
 	}
 	p.wrote = false
 	p.res.ResumedAt = time.Since(p.start)
-	printEdit(d, p.plan.Addon, did, value)
+	printOutcome(d, outcome)
 }
 
 // finish completes the result from the step's recording: when each of the placement's clusters was
@@ -316,7 +313,7 @@ func (p *pauser) finish(events []harness.MCAStateEvent) *PauseResult {
 	if p.wrote {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, _, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false); err == nil {
+		if _, err := editPause(ctx, p.r.clients.Addon, p.plan.Addon, p.plan.Placement, false); err == nil {
 			p.wrote = false
 			if p.res.Problem == "" {
 				p.res.Problem = "the step ended while the placement was paused; the demo resumed it"
@@ -340,39 +337,29 @@ func (p *pauser) finish(events []harness.MCAStateEvent) *PauseResult {
 	return &res
 }
 
-// printEdit prints what the command prints: what it did and the annotation's value.
-func printEdit(d *display, addon, did string, value *string) {
-	d.printf("   %s: %s\n", addon, did)
-	if value == nil {
-		d.printf("     %s: (not set)\n", operations.PauseAnnotation)
-	} else {
-		d.printf("     %s: %s\n", operations.PauseAnnotation, *value)
+// editPause pauses or resumes placement k of add-on addon on the hub exactly as `addonops pause|resume
+// ADDON --placement k` does (operations.Pause or Resume, written by operations.Annotator with the
+// CLI's field manager). It returns what the command prints (operations.Outcome).
+func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (string, error) {
+	decide := operations.Resume
+	if pause {
+		decide = operations.Pause
 	}
+	a := operations.Annotator{Client: c, FieldManager: operations.CLIFieldManager}
+	_, edit, changed, err := a.Write(ctx, addon, operations.PauseAnnotation, func(cma *addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
+		return decide(cma, &k)
+	})
+	if err != nil {
+		return "", err
+	}
+	return operations.Outcome(addon, operations.PauseAnnotation, edit, changed), nil
 }
 
-// editPause pauses or resumes placement k of add-on addon on the hub exactly as `addonops pause|resume
-// ADDON --placement k` does (operations.PausePlacement, ResumePlacement and Annotator, with the CLI's
-// field manager). It returns what it did and the annotation's new value.
-func editPause(ctx context.Context, c addonclient.Interface, addon string, k canary.PlacementKey, pause bool) (did string, value *string, err error) {
-	a := operations.Annotator{Client: c, FieldManager: cliFieldManager}
-	_, edit, changed, err := a.Write(ctx, addon, operations.PauseAnnotation, func(cma *addonv1alpha1.ClusterManagementAddOn) (operations.Edit, error) {
-		var installed []canary.PlacementKey
-		for _, p := range cma.Spec.InstallStrategy.Placements {
-			installed = append(installed, canary.PlacementKey{Namespace: p.Namespace, Name: p.Name})
-		}
-		if !slices.Contains(installed, k) {
-			return operations.Edit{}, fmt.Errorf("placement %s is not an install placement of add-on %s", k, addon)
-		}
-		raw, present := cma.Annotations[operations.PauseAnnotation]
-		if pause {
-			return operations.PausePlacement(addon, raw, present, k)
-		}
-		return operations.ResumePlacement(addon, raw, present, k, installed)
-	})
-	if !changed {
-		edit.Did = edit.Noop
+// printOutcome prints what the command printed, under the demo's "   $ addonops ..." line.
+func printOutcome(d *display, outcome string) {
+	for line := range strings.Lines(outcome) {
+		d.printf("   %s", line)
 	}
-	return edit.Did, edit.Value, err
 }
 
 // describeTold names the clusters just told a version: "cluster-03 was", "cluster-03, cluster-04 were".

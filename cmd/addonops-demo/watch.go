@@ -9,11 +9,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/configref"
@@ -39,28 +36,20 @@ type hubView struct {
 }
 
 func newHubView(cfg *rest.Config) (*hubView, error) {
-	addon, err := addonclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the add-on client: %w", err)
-	}
-	cluster, err := clusterclient.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the cluster client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the discovery client: %w", err)
-	}
 	h := &hubView{
 		watches:   map[string]*rolloutwatch.Watch{},
 		baseNames: map[configref.Ref]string{},
 		notFound:  map[string]time.Time{},
 	}
-	h.hub = rolloutwatch.Hub{Addon: addon, Cluster: cluster, Discovery: disc, Host: cfg.Host,
-		BaseName: func(_ context.Context, r configref.Ref) (string, bool) {
-			b, ok := h.baseNames[r]
-			return b, ok
-		}}
+	// The demo knows the base names of the configs it applied: no request to read them back.
+	hub, err := rolloutwatch.NewHub(cfg, func(_ context.Context, r configref.Ref) (string, bool) {
+		b, ok := h.baseNames[r]
+		return b, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.hub = hub
 	return h, nil
 }
 
@@ -145,9 +134,8 @@ type snapshot struct {
 	MCAs []*addonv1alpha1.ManagedClusterAddOn
 	// Clusters are the clusters each install placement decided, by "<namespace>/<name>".
 	Clusters map[string][]string
-	// Stale are the placements the controller has not caught up with: no progression yet, or one
-	// that predates the applied spec (a config the CMA now names is not its desired config), so
-	// its reason and counts are about the last step.
+	// Stale are the placements the controller has not caught up with (rolloutview.Behind): their
+	// reason and counts are about the last step.
 	Stale map[string]bool
 	// Order lists the install placements in the order of the add-on's spec: a cluster two of them
 	// decide belongs to the one listed last.
@@ -182,10 +170,7 @@ func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapsho
 			return snapshot{}, false, nil
 		}
 		s.Order = append(s.Order, key)
-		ip := rolloutview.Progression(cma, p.Namespace, p.Name)
-		if ip == nil {
-			s.Stale[key] = true
-		} else if _, unseen := rolloutview.UnseenConfig(p, ip, defaults); unseen {
+		if _, behind := rolloutview.Behind(cma, p, defaults); behind {
 			s.Stale[key] = true
 		}
 	}

@@ -53,7 +53,7 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 				ids := map[canary.PlacementKey]string{}
 				var names, skipped []string
 				if placement != "" {
-					if err := requireInstallPlacement(obj, k); err != nil {
+					if err := operations.RequireInstallPlacement(obj, k); err != nil {
 						return operations.Edit{}, err
 					}
 					configs, id, err := desiredVersion(obj, k)
@@ -63,7 +63,7 @@ aborts a rollout by itself when it stops on maxFailures. --auto=false removes it
 					ids[k] = id
 					names = append(names, fmt.Sprintf("version %s of placement %s", describeVersion(id, configs), k))
 				} else {
-					all, err := requireInstallPlacements(obj)
+					all, err := operations.RequireInstallPlacements(obj)
 					if err != nil {
 						return operations.Edit{}, err
 					}

@@ -24,7 +24,7 @@ import (
 )
 
 // fieldManager names the CLI's writes in the CMA's managedFields, as kubectl's do.
-const fieldManager = "addonops-cli"
+const fieldManager = operations.CLIFieldManager
 
 type cma = addonv1alpha1.ClusterManagementAddOn
 
@@ -84,18 +84,9 @@ func (c *cli) editAnnotation(ctx context.Context, addon, key string, decide func
 	if err != nil {
 		return err
 	}
-	noop := !changed
-	if noop {
-		edit.Did = edit.Noop
-	}
-	fmt.Fprintf(c.stdout, "%s: %s\n", addon, edit.Did)
-	if edit.Value == nil {
-		fmt.Fprintf(c.stdout, "  %s: (not set)\n", key)
-	} else {
-		fmt.Fprintf(c.stdout, "  %s: %s\n", key, *edit.Value)
-	}
+	fmt.Fprint(c.stdout, operations.Outcome(addon, key, edit, changed))
 	// Who applied the annotation before this write (a write that changes it takes it over).
-	if managers := gitOpsManagers(obj, key); len(managers) > 0 && !noop {
+	if managers := gitOpsManagers(obj, key); len(managers) > 0 && changed {
 		fmt.Fprintf(c.stderr, "warning: annotation %s of ClusterManagementAddOn %s is also applied by %s (from Git): "+
 			"its next sync puts the Git value back; change it in Git to keep it\n", key, addon, strings.Join(managers, ", "))
 	}
@@ -133,42 +124,16 @@ func parsePlacement(s string) (canary.PlacementKey, error) {
 	return k, nil
 }
 
-// installPlacements returns the add-on's install placements, in the order of its spec.
-func installPlacements(obj *cma) []canary.PlacementKey {
-	var out []canary.PlacementKey
-	for _, p := range obj.Spec.InstallStrategy.Placements {
-		out = append(out, canary.PlacementKey{Namespace: p.Namespace, Name: p.Name})
+// optionalPlacement reads a --placement flag that may be left out (nil: every placement).
+func optionalPlacement(s string) (*canary.PlacementKey, error) {
+	if s == "" {
+		return nil, nil
 	}
-	return out
-}
-
-// requireInstallPlacement refuses a placement that is not one of the add-on's install placements.
-func requireInstallPlacement(obj *cma, k canary.PlacementKey) error {
-	all := installPlacements(obj)
-	if slices.Contains(all, k) {
-		return nil
+	k, err := parsePlacement(s)
+	if err != nil {
+		return nil, err
 	}
-	if len(all) == 0 {
-		return fmt.Errorf("placement %s is not an install placement of add-on %s: it has none (install strategy %q)", k, obj.Name, obj.Spec.InstallStrategy.Type)
-	}
-	return fmt.Errorf("placement %s is not an install placement of add-on %s; its install placements are %s", k, obj.Name, joinKeys(all))
-}
-
-// requireInstallPlacements returns the add-on's install placements, or an error when it has none.
-func requireInstallPlacements(obj *cma) ([]canary.PlacementKey, error) {
-	all := installPlacements(obj)
-	if len(all) == 0 {
-		return nil, fmt.Errorf("add-on %s has no install placements (install strategy %q): nothing to do", obj.Name, obj.Spec.InstallStrategy.Type)
-	}
-	return all, nil
-}
-
-func joinKeys(keys []canary.PlacementKey) string {
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k.String()
-	}
-	return strings.Join(parts, ", ")
+	return &k, nil
 }
 
 // desiredVersion returns the configs placement k is rolling out now, as the controller reports
@@ -277,7 +242,7 @@ func (c *cli) completePlacements(cmd *cobra.Command, args []string, toComplete s
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []cobra.Completion
-	for _, k := range installPlacements(obj) {
+	for _, k := range operations.InstallPlacements(obj) {
 		if strings.HasPrefix(k.String(), toComplete) {
 			out = append(out, k.String())
 		}

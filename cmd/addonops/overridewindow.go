@@ -32,7 +32,7 @@ add-on has no maintenance windows or they do not parse, or the placement has no 
 				return err
 			}
 			return c.editAnnotation(cmd.Context(), addon, operations.WindowOverrideAnnotation, func(obj *cma) (operations.Edit, error) {
-				if err := requireInstallPlacement(obj, k); err != nil {
+				if err := operations.RequireInstallPlacement(obj, k); err != nil {
 					return operations.Edit{}, err
 				}
 				windows, err := maintwindow.Parse(obj.Annotations)

@@ -32,7 +32,7 @@ no canary (annotation addonops.io/canary-placements) or has no desired configs y
 				return err
 			}
 			return c.editAnnotation(cmd.Context(), addon, operations.PromoteAnnotation, func(obj *cma) (operations.Edit, error) {
-				if err := requireInstallPlacement(obj, k); err != nil {
+				if err := operations.RequireInstallPlacement(obj, k); err != nil {
 					return operations.Edit{}, err
 				}
 				canaries, err := canary.Parse(obj.Annotations)

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/operations"
 )
 
@@ -21,27 +20,12 @@ paused ("*") replaces "*" with the add-on's other install placements (a placemen
 then not paused). Removing the annotation (or the placement) in Git does the same.
 Resuming what is not paused changes nothing.`,
 		&placement, func(cmd *cobra.Command, addon string) error {
-			var k canary.PlacementKey
-			if placement != "" {
-				var err error
-				if k, err = parsePlacement(placement); err != nil {
-					return err
-				}
+			k, err := optionalPlacement(placement)
+			if err != nil {
+				return err
 			}
 			return c.editAnnotation(cmd.Context(), addon, operations.PauseAnnotation, func(obj *cma) (operations.Edit, error) {
-				if placement == "" {
-					return operations.Edit{Did: "resumed every placement", Noop: "no placement was paused; nothing changed"}, nil
-				}
-				raw, present := obj.Annotations[operations.PauseAnnotation]
-				if present {
-					if all, _, err := operations.ParsePause(raw); err == nil && all {
-						// "*" becomes the other install placements: k must be one.
-						if err := requireInstallPlacement(obj, k); err != nil {
-							return operations.Edit{}, err
-						}
-					}
-				}
-				return operations.ResumePlacement(obj.Name, raw, present, k, installPlacements(obj))
+				return operations.Resume(obj, k)
 			})
 		})
 }

@@ -34,10 +34,10 @@ each token once. Committing a new token in Git does the same.`,
 				targets := []canary.PlacementKey{k}
 				if placement == "" {
 					var err error
-					if targets, err = requireInstallPlacements(obj); err != nil {
+					if targets, err = operations.RequireInstallPlacements(obj); err != nil {
 						return operations.Edit{}, err
 					}
-				} else if err := requireInstallPlacement(obj, k); err != nil {
+				} else if err := operations.RequireInstallPlacement(obj, k); err != nil {
 					return operations.Edit{}, err
 				}
 				m, err := parseMapAnnotation(obj, operations.RetryAnnotation)
@@ -59,5 +59,5 @@ func placementsPhrase(keys []canary.PlacementKey) string {
 	if len(keys) == 1 {
 		return "placement " + keys[0].String()
 	}
-	return "placements " + joinKeys(keys)
+	return "placements " + operations.JoinKeys(keys)
 }

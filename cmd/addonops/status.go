@@ -8,31 +8,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	addonclient "open-cluster-management.io/api/client/addon/clientset/versioned"
-	clusterclient "open-cluster-management.io/api/client/cluster/clientset/versioned"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/ocmkinds"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/rolloutwatch"
 )
 
 type statusOptions struct {
@@ -151,7 +144,7 @@ func watchStatus(ctx context.Context, prog, addon string, o statusOptions, hub *
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the informers
-	w, err := hub.watch(ctx, addon)
+	w, err := rolloutwatch.Start(ctx, hub.Hub, addon)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "%s status: interrupted\n", prog)
@@ -279,46 +272,26 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// hubReader reads an add-on's objects from the hub.
+// hubReader reads an add-on's objects from the hub: directly (read, readAll) or through watch
+// events (rolloutwatch.Start).
 type hubReader struct {
-	addon   addonclient.Interface
-	cluster clusterclient.Interface
-	dynamic dynamic.Interface
-	mapper  meta.RESTMapper
-	disc    discovery.DiscoveryInterface
-	host    string
-
-	mu        sync.Mutex
-	baseNames map[configref.Ref]string // "" when the config has none or cannot be read
+	rolloutwatch.Hub
 }
 
 func newHubReader(cfg *rest.Config) (*hubReader, error) {
-	h := &hubReader{baseNames: map[configref.Ref]string{}, host: cfg.Host}
-	var err error
-	if h.addon, err = addonclient.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("building the add-on client: %w", err)
-	}
-	if h.cluster, err = clusterclient.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("building the cluster client: %w", err)
-	}
-	if h.dynamic, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("building the dynamic client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	hub, err := rolloutwatch.NewHub(cfg, nil)
 	if err != nil {
-		return nil, fmt.Errorf("building the discovery client: %w", err)
+		return nil, err
 	}
-	h.disc = disc
-	h.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
-	return h, nil
+	return &hubReader{Hub: hub}, nil
 }
 
 // read gathers what the view needs: the CMA (a NotFound error if it does not exist), its MCAs,
 // the clusters of each install placement, and the base names of the configs it names.
 func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, error) {
-	cma, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+	cma, err := h.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
 	if err != nil {
-		if missing := missingKinds(err, h.disc, h.host, ocmkinds.Status); missing != nil {
+		if missing := missingKinds(err, h.Discovery, h.Host, ocmkinds.Status); missing != nil {
 			return rolloutview.Input{}, missing
 		}
 		if apierrors.IsNotFound(err) {
@@ -326,18 +299,18 @@ func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, 
 		}
 		return rolloutview.Input{}, fmt.Errorf("reading ClusterManagementAddOn %s: %w", addon, err)
 	}
-	mcas, err := h.addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+	mcas, err := h.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("metadata.name", addon).String(),
 	})
 	if err != nil {
 		return rolloutview.Input{}, fmt.Errorf("listing the ManagedClusterAddOns of %s: %w", addon, err)
 	}
-	in := rolloutview.Input{CMA: cma, Clusters: map[string][]string{}, BaseName: func(r configref.Ref) (string, bool) { return h.baseName(ctx, r) }}
+	in := rolloutview.Input{CMA: cma, Clusters: map[string][]string{}, BaseName: func(r configref.Ref) (string, bool) { return h.BaseName(ctx, r) }}
 	for i := range mcas.Items {
 		in.MCAs = append(in.MCAs, &mcas.Items[i])
 	}
 	for _, p := range cma.Spec.InstallStrategy.Placements {
-		decisions, err := h.cluster.ClusterV1beta1().PlacementDecisions(p.Namespace).List(ctx, metav1.ListOptions{
+		decisions, err := h.Cluster.ClusterV1beta1().PlacementDecisions(p.Namespace).List(ctx, metav1.ListOptions{
 			LabelSelector: labels.SelectorFromSet(labels.Set{clusterv1beta1.PlacementLabel: p.Name}).String(),
 		})
 		if err != nil {
@@ -352,23 +325,4 @@ func (h *hubReader) read(ctx context.Context, addon string) (rolloutview.Input, 
 		in.Clusters[p.Namespace+"/"+p.Name] = clusters
 	}
 	return in, nil
-}
-
-// baseName returns the addonops.io/base-name annotation of the config ref points at. Results are
-// kept for the life of the process: a hashed config's name changes with its content, so its
-// annotation never does.
-func (h *hubReader) baseName(ctx context.Context, ref configref.Ref) (string, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if b, ok := h.baseNames[ref]; ok {
-		return b, b != ""
-	}
-	b := ""
-	if gvr, err := h.mapper.ResourceFor(schema.GroupVersionResource{Group: ref.Group, Resource: ref.Resource}); err == nil {
-		if obj, err := h.dynamic.Resource(gvr).Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{}); err == nil {
-			b = obj.GetAnnotations()[rolloutview.BaseNameAnnotation]
-		}
-	}
-	h.baseNames[ref] = b
-	return b, b != ""
 }

@@ -57,16 +57,16 @@ func listStatus(ctx context.Context, prog string, o statusOptions, hub *hubReade
 // and no request per add-on or per cluster; the configs' base names are not looked up (the list
 // shows no config).
 func (h *hubReader) readAll(ctx context.Context, now time.Time) (rolloutview.List, error) {
-	cmas, err := h.addon.AddonV1alpha1().ClusterManagementAddOns().List(ctx, metav1.ListOptions{})
+	cmas, err := h.Addon.AddonV1alpha1().ClusterManagementAddOns().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		if missing := missingKinds(err, h.disc, h.host, ocmkinds.Status); missing != nil {
+		if missing := missingKinds(err, h.Discovery, h.Host, ocmkinds.Status); missing != nil {
 			return rolloutview.List{}, missing
 		}
 		return rolloutview.List{}, fmt.Errorf("listing ClusterManagementAddOns: %w", err)
 	}
 	mcas := map[string][]*addonv1alpha1.ManagedClusterAddOn{} // by add-on
 	err = pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return h.addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, opts)
+		return h.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, opts)
 	}).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
 		m := obj.(*addonv1alpha1.ManagedClusterAddOn)
 		mcas[m.Name] = append(mcas[m.Name], m)
@@ -80,7 +80,7 @@ func (h *hubReader) readAll(ctx context.Context, now time.Time) (rolloutview.Lis
 	var clusters map[string][]string
 	decisions := map[string][]string{}
 	err = pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return h.cluster.ClusterV1beta1().PlacementDecisions(metav1.NamespaceAll).List(ctx, opts)
+		return h.Cluster.ClusterV1beta1().PlacementDecisions(metav1.NamespaceAll).List(ctx, opts)
 	}).EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
 		d := obj.(*clusterv1beta1.PlacementDecision)
 		placement := d.Labels[clusterv1beta1.PlacementLabel]

@@ -22,12 +22,6 @@ const (
 	clockTick = time.Second
 )
 
-// watch starts the informers of addon's view and waits until they have listed.
-func (h *hubReader) watch(ctx context.Context, addon string) (*rolloutwatch.Watch, error) {
-	return rolloutwatch.Start(ctx, rolloutwatch.Hub{Addon: h.addon, Cluster: h.cluster, Discovery: h.disc, Host: h.host,
-		BaseName: h.baseName}, addon)
-}
-
 // waitChange returns when the hub changed (after coalescing a burst), the clock ticked, or ctx or
 // deadline ended; it reports a list or watch error of the hub once per distinct message.
 func waitChange(ctx context.Context, w *rolloutwatch.Watch, deadline <-chan time.Time, tick <-chan time.Time, prog string, stderr io.Writer, lastErr *string) (timedOut bool) {

@@ -24,6 +24,20 @@ type Edit struct {
 	Did, Noop string
 }
 
+// Outcome is what `addonops` prints after Annotator.Write wrote edit (changed) or found the
+// annotation key of add-on addon already said so: "<addon>: <what it did>", then
+// "  <key>: <value>" ("(not set)" without the annotation). The demo prints the same lines.
+func Outcome(addon, key string, edit Edit, changed bool) string {
+	did, value := edit.Did, "(not set)"
+	if !changed {
+		did = edit.Noop
+	}
+	if edit.Value != nil {
+		value = *edit.Value
+	}
+	return fmt.Sprintf("%s: %s\n  %s: %s\n", addon, did, key, value)
+}
+
 // PausePlacement is pausing placement k of add-on addon, given its pause annotation (raw, present:
 // set at all). An annotation that does not parse is refused: the controller pauses every placement
 // then, and a request naming one placement cannot know what was meant.

@@ -127,14 +127,10 @@ func Progression(cma *addonv1alpha1.ClusterManagementAddOn, namespace, name stri
 // PlacementHealth judges one install placement of cma.
 func PlacementHealth(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1.PlacementStrategy, defaults []configref.Ref) Verdict {
 	key := p.Namespace + "/" + p.Name
-	ip := Progression(cma, p.Namespace, p.Name)
-	if ip == nil {
-		return Verdict{Progressing, key + ": waiting for the controller to report this placement's rollout"}
+	if why, behind := Behind(cma, p, defaults); behind {
+		return Verdict{Progressing, key + ": " + why}
 	}
-	if unseen, ok := UnseenConfig(p, ip, defaults); ok {
-		return Verdict{Progressing, key + ": waiting for the controller to pick up " + unseen.String()}
-	}
-	c := progressingCondition(ip.Conditions)
+	c := progressingCondition(Progression(cma, p.Namespace, p.Name).Conditions)
 	if c == nil {
 		return Verdict{Progressing, key + ": waiting for the controller to report this placement's progress"}
 	}
@@ -150,6 +146,21 @@ func PlacementHealth(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1
 	default:
 		return Verdict{h, key + ": " + c.Reason + ": " + c.Message}
 	}
+}
+
+// Behind reports whether the controller's report on install placement p of cma is not about the
+// spec as it stands, and why: it has not reported the placement's progression yet, or the
+// progression does not show a config the spec names as desired (UnseenConfig). The progression's
+// reason and counts are then about an earlier spec (the last commit's rollout).
+func Behind(cma *addonv1alpha1.ClusterManagementAddOn, p *addonv1alpha1.PlacementStrategy, defaults []configref.Ref) (why string, behind bool) {
+	ip := Progression(cma, p.Namespace, p.Name)
+	if ip == nil {
+		return "waiting for the controller to report this placement's rollout", true
+	}
+	if unseen, ok := UnseenConfig(p, ip, defaults); ok {
+		return "waiting for the controller to pick up " + unseen.String(), true
+	}
+	return "", false
 }
 
 // UnseenConfig returns the first config the CMA's spec names for placement p (its own configs,

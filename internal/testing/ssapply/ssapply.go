@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // Applier applies objects with one field manager.
@@ -117,6 +121,29 @@ func Decode(r io.Reader) ([]*unstructured.Unstructured, error) {
 		}
 		out = append(out, u)
 	}
+}
+
+// DecodeFile reads the objects of a YAML file (Decode), such as an example's committed
+// `kustomize build` output. A relative path is taken from the repository's root
+// (localhub.RepoRoot), so tests in any package name a file of the repository the same way.
+func DecodeFile(path string) ([]*unstructured.Unstructured, error) {
+	if !filepath.IsAbs(path) {
+		root, err := localhub.RepoRoot("")
+		if err != nil {
+			return nil, fmt.Errorf("ssapply: finding %s: %w", path, err)
+		}
+		path = filepath.Join(root, filepath.FromSlash(path))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ssapply: %w", err)
+	}
+	defer f.Close()
+	objs, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return objs, nil
 }
 
 // Name is "namespace/name", or "name" for a cluster-scoped object.

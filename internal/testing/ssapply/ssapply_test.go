@@ -2,6 +2,7 @@ package ssapply_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +52,31 @@ func TestDecode(t *testing.T) {
 func TestNewNeedsFieldManager(t *testing.T) {
 	if _, err := ssapply.New(nil, nil, ""); err == nil || !strings.Contains(err.Error(), "field manager") {
 		t.Errorf("error %v, want one about the field manager", err)
+	}
+}
+
+// DecodeFile reads a file of the repository by its path from the root, and an absolute path as
+// is; its errors name the file.
+func TestDecodeFile(t *testing.T) {
+	objs, err := ssapply.DecodeFile("kustomize-rollout-examples/04-rollback/expected/hub.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+	}
+	if kinds["ClusterManagementAddOn"] != 1 || kinds["AddOnDeploymentConfig"] == 0 {
+		t.Errorf("kinds %v, want the example's ClusterManagementAddOn and its AddOnDeploymentConfig", kinds)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("kind: Foo\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ssapply.DecodeFile(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "document 1") {
+		t.Errorf("DecodeFile(%s): %v, want an error naming the file and the document", bad, err)
+	}
+	if _, err := ssapply.DecodeFile("no/such/file.yaml"); err == nil || !strings.Contains(err.Error(), filepath.FromSlash("no/such/file.yaml")) {
+		t.Errorf("DecodeFile of a missing file: %v, want an error naming it", err)
 	}
 }

@@ -1,31 +1,19 @@
 package stepcheck
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
 // lastExample is kustomize-rollout-examples/04-rollback's committed output.
 func lastExample(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	root, err := localhub.RepoRoot("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(root, "kustomize-rollout-examples", "04-rollback", "expected", "hub.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	objs, err := ssapply.Decode(f)
+	objs, err := ssapply.DecodeFile("kustomize-rollout-examples/04-rollback/expected/hub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
