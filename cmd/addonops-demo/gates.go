@@ -328,7 +328,7 @@ func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string
 		if s.View.Addon != g.plan.Addon {
 			continue
 		}
-		for _, k := range s.Order {
+		for k := range s.Clusters {
 			g.clusters[k] = s.owned(k)
 			g.decided[k] = slices.Clone(s.Clusters[k])
 		}

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/addonops/addonops/internal/rolloutplan"
+
 	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
@@ -71,11 +75,19 @@ func TestRollbackNote(t *testing.T) {
 }
 
 func TestSnapshotOwned(t *testing.T) {
-	s := snapshot{Order: []string{"ns/global", "ns/canary"}, Clusters: map[string][]string{"ns/global": {"c3", "c1", "c2"}, "ns/canary": {"c1"}}}
-	if got := s.owned("ns/global"); !slices.Equal(got, []string{"c2", "c3"}) {
-		t.Errorf("owned(global) = %v, want [c2 c3]: the canary, listed last, owns c1", got)
-	}
-	if got := s.owned("ns/canary"); !slices.Equal(got, []string{"c1"}) {
-		t.Errorf("owned(canary) = %v, want [c1]", got)
+	global, canary := rolloutplan.PlacementKey{Namespace: "ns", Name: "global"}, rolloutplan.PlacementKey{Namespace: "ns", Name: "canary"}
+	// The canary listed last owns c1; listed first, it keeps c1 too: the gated placement never
+	// takes a cluster from its canary.
+	for _, sels := range [][]rolloutplan.Selection{
+		{{Placement: global, Clusters: sets.New("c3", "c1", "c2"), Canary: &canary}, {Placement: canary, Clusters: sets.New("c1")}},
+		{{Placement: canary, Clusters: sets.New("c1")}, {Placement: global, Clusters: sets.New("c3", "c1", "c2"), Canary: &canary}},
+	} {
+		s := snapshot{Owner: owners(sels)}
+		if got := s.owned("ns/global"); !slices.Equal(got, []string{"c2", "c3"}) {
+			t.Errorf("owned(global) = %v, want [c2 c3]: its canary owns c1", got)
+		}
+		if got := s.owned("ns/canary"); !slices.Equal(got, []string{"c1"}) {
+			t.Errorf("owned(canary) = %v, want [c1]", got)
+		}
 	}
 }

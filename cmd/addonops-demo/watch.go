@@ -8,6 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/addonops/addonops/internal/rolloutplan"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -137,9 +141,9 @@ type snapshot struct {
 	// Stale are the placements the controller has not caught up with (rolloutview.Behind): their
 	// reason and counts are about the last step.
 	Stale map[string]bool
-	// Order lists the install placements in the order of the add-on's spec: a cluster two of them
-	// decide belongs to the one listed last.
-	Order []string
+	// Owner is the install placement ("<namespace>/<name>") that rolls each decided cluster out,
+	// by the controller's rule (rolloutplan.AssignOwners).
+	Owner map[string]string
 }
 
 // snapshot reads add-on addon from the caches; ok is false while the cache does not hold the CMA
@@ -163,17 +167,25 @@ func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapsho
 	cma := in.CMA
 	s = snapshot{MCAs: in.MCAs, Clusters: in.Clusters, Stale: map[string]bool{}}
 	defaults := rolloutview.DefaultConfigs(cma)
+	canaries, _ := rolloutplan.ParseCanaries(cma.Annotations) // an invalid annotation gates nothing, as for the controller
+	var sels []rolloutplan.Selection
 	for i := range cma.Spec.InstallStrategy.Placements {
 		p := &cma.Spec.InstallStrategy.Placements[i]
 		key := p.Namespace + "/" + p.Name
 		if _, listed := s.Clusters[key]; !listed {
 			return snapshot{}, false, nil
 		}
-		s.Order = append(s.Order, key)
+		pk := rolloutplan.PlacementKey{Namespace: p.Namespace, Name: p.Name}
+		sel := rolloutplan.Selection{Placement: pk, Clusters: sets.New(s.Clusters[key]...)}
+		if c, ok := canaries[pk]; ok {
+			sel.Canary = &c
+		}
+		sels = append(sels, sel)
 		if _, behind := rolloutview.Behind(cma, p, defaults); behind {
 			s.Stale[key] = true
 		}
 	}
+	s.Owner = owners(sels)
 	in.Now = now
 	s.View = rolloutview.Build(in)
 	return s, true, nil
@@ -294,28 +306,23 @@ func failureReasons(views []rolloutview.View, most int) []string {
 	return out
 }
 
-// owned lists the clusters placement key rolls out to: those it decides that no placement listed
-// after it decides (the controller gives a cluster to the last placement that selects it), sorted.
-func (s snapshot) owned(key string) []string {
-	later := map[string]bool{}
-	found := false
-	for _, k := range s.Order {
-		if k == key {
-			found = true
-			continue
-		}
-		if found {
-			for _, c := range s.Clusters[k] {
-				later[c] = true
-			}
-		}
+// owners names each cluster's owner among sels (rolloutplan.AssignOwners) by "<namespace>/<name>".
+func owners(sels []rolloutplan.Selection) map[string]string {
+	out := map[string]string{}
+	for c, i := range rolloutplan.AssignOwners(sels) {
+		out[c] = sels[i].Placement.String()
 	}
+	return out
+}
+
+// owned lists the clusters placement key rolls out to (the controller's rule: Owner), sorted.
+func (s snapshot) owned(key string) []string {
 	var out []string
-	for _, c := range s.Clusters[key] {
-		if !later[c] {
+	for c, p := range s.Owner {
+		if p == key {
 			out = append(out, c)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }

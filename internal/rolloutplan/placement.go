@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -140,23 +142,49 @@ func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
 	return states
 }
 
-// assignOwners gives every selected cluster to one placement: the last one in the list that
-// selects it (OCM: "the latter strategy overrides the previous one"), except that a canary-gated
-// placement never takes a cluster from its canary placement: a cluster in both follows the canary
-// first (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first), and the
-// gated placement then finds it at the canary's version.
+// Selection is what one install placement selects, for AssignOwners: its clusters, and the
+// placement that gates it as its canary (nil: none).
+type Selection struct {
+	Placement PlacementKey
+	Clusters  sets.Set[string]
+	Canary    *PlacementKey
+}
+
+// AssignOwners gives every selected cluster to one placement (sels in the add-on's spec order):
+// the last one in the list that selects it (OCM: "the latter strategy overrides the previous
+// one"), except that a canary-gated placement never takes a cluster from its canary placement: a
+// cluster in both follows the canary first
+// (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first), and the gated
+// placement then finds it at the canary's version. It returns, per cluster, the index in sels of
+// its owner.
+func AssignOwners(sels []Selection) map[string]int {
+	owner := map[string]int{}
+	for i, s := range sels {
+		for c := range s.Clusters {
+			if cur, ok := owner[c]; ok && s.Canary != nil && *s.Canary == sels[cur].Placement {
+				continue
+			}
+			owner[c] = i
+		}
+	}
+	return owner
+}
+
+// assignOwners gives every selected cluster to one placement (AssignOwners); a placement whose
+// decisions cannot be read selects none.
 func (d *decider) assignOwners(states []*placementState) {
-	owner := map[string]*placementState{}
+	var sels []Selection
+	var of []*placementState
 	for _, p := range states {
 		if p.tracker == nil || p.trackErr != nil {
 			continue
 		}
-		for c := range p.tracker.ExistingClusterGroupsBesides().GetClusters() {
-			if cur := owner[c]; cur != nil && p.canary != nil && *p.canary == cur.key {
-				continue
-			}
-			owner[c] = p
-		}
+		sels = append(sels, Selection{Placement: p.key, Clusters: p.tracker.ExistingClusterGroupsBesides().GetClusters(), Canary: p.canary})
+		of = append(of, p)
+	}
+	owner := map[string]*placementState{}
+	for c, i := range AssignOwners(sels) {
+		owner[c] = of[i]
 	}
 	d.owner = owner
 	for c, p := range owner {
