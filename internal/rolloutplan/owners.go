@@ -28,9 +28,9 @@ func Owners(in Input) map[string]PlacementKey {
 		}
 	}
 	d.assignOwners(states)
-	out := make(map[string]PlacementKey, len(d.owner))
-	for c, p := range d.owner {
-		out[c] = p.key
+	out := make(map[string]PlacementKey, len(d.owners))
+	for c, i := range d.owners {
+		out[c] = d.ownerStates[i].key
 	}
 	return out
 }

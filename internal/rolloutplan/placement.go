@@ -170,6 +170,14 @@ func AssignOwners(sels []Selection) map[string]int {
 	return owner
 }
 
+// ownerOf is the placement that owns cluster c, nil for none.
+func (d *decider) ownerOf(c string) *placementState {
+	if i, ok := d.owners[c]; ok {
+		return d.ownerStates[i]
+	}
+	return nil
+}
+
 // assignOwners gives every selected cluster to one placement (AssignOwners); a placement whose
 // decisions cannot be read selects none.
 func (d *decider) assignOwners(states []*placementState) {
@@ -182,13 +190,9 @@ func (d *decider) assignOwners(states []*placementState) {
 		sels = append(sels, Selection{Placement: p.key, Clusters: p.tracker.ExistingClusterGroupsBesides().GetClusters(), Canary: p.canary})
 		of = append(of, p)
 	}
-	owner := map[string]*placementState{}
-	for c, i := range AssignOwners(sels) {
-		owner[c] = of[i]
-	}
-	d.owner = owner
-	for c, p := range owner {
-		p.owned = append(p.owned, c)
+	d.owners, d.ownerStates = AssignOwners(sels), of
+	for c, i := range d.owners {
+		of[i].owned = append(of[i].owned, c)
 	}
 	for _, p := range states {
 		slices.Sort(p.owned)

@@ -147,7 +147,9 @@ type decider struct {
 	// byKey, owner and gatedBy index the install placements: by key, by the clusters they own,
 	// and the placements each canary gates.
 	byKey   map[PlacementKey]*placementState
-	owner   map[string]*placementState
+	// owners and ownerStates say which placement owns each cluster (ownerOf).
+	owners      map[string]int
+	ownerStates []*placementState
 	gatedBy map[PlacementKey][]PlacementKey
 	// requests are the day-2 requests on the add-on (package operations).
 	requests operations.Requests

@@ -203,7 +203,7 @@ func (d *decider) roll(p *placementState, target []Config) (rollResult, bool) {
 	r := rollResult{total: len(p.owned)}
 	for _, c := range clusters {
 		mca := d.mcas[c]
-		if d.owner[c] != p || mca == nil {
+		if d.ownerOf(c) != p || mca == nil {
 			// Not this placement's to move (owned by another placement) or no MCA yet: Skip keeps
 			// it out of the batch, so it never takes a slot of maxConcurrency.
 			statuses = append(statuses, rollout.ClusterRolloutStatus{ClusterName: c, Status: rollout.Skip})

@@ -10,7 +10,7 @@ import (
 	rollout "open-cluster-management.io/sdk-go/pkg/apis/cluster/v1alpha1"
 )
 
-// rolloutUnplaced handles the MCAs no placement owns (d.owner; every MCA under Manual), all at
+// rolloutUnplaced handles the MCAs no placement owns (d.ownerOf; every MCA under Manual), all at
 // once: OCM's "defaults" node, with one rule OCM lacks
 // (docs/design/install-strategy.md#switching-to-manual-re-targets-nothing): an MCA that runs
 // configs a placement gave it keeps them as long as its own spec is unchanged
@@ -19,7 +19,7 @@ import (
 func (d *decider) rolloutUnplaced(defaults []Config) {
 	placements := d.in.CMA.Spec.InstallStrategy.Type == StrategyPlacements
 	for ns, mca := range d.mcas {
-		if d.owner[ns] != nil || placements && mca.Labels[CreatedByLabel] == CreatedByValue {
+		if d.ownerOf(ns) != nil || placements && mca.Labels[CreatedByLabel] == CreatedByValue {
 			continue
 		}
 		if d.keepsPlacementConfigs(mca) {

@@ -49,9 +49,9 @@ func (d *decider) canaryVerdict(p *placementState, canaryKey PlacementKey, v []C
 		switch {
 		case mca != nil && runs(mca, v):
 			done++
-		case d.owner[c] == p:
+		case d.ownerOf(c) == p:
 			own = append(own, c)
-		case mca == nil && d.owner[c] == nil:
+		case mca == nil && d.ownerOf(c) == nil:
 			missing = append(missing, c)
 		default:
 			// Includes a cluster of another install placement whose MCA is not created yet: the
