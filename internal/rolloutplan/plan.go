@@ -146,11 +146,11 @@ type decider struct {
 	supported sets.Set[configref.GroupResource]
 	// byKey, owner and gatedBy index the install placements: by key, by the clusters they own,
 	// and the placements each canary gates.
-	byKey   map[PlacementKey]*placementState
+	byKey map[PlacementKey]*placementState
 	// owners and ownerStates say which placement owns each cluster (ownerOf).
 	owners      map[string]int
 	ownerStates []*placementState
-	gatedBy map[PlacementKey][]PlacementKey
+	gatedBy     map[PlacementKey][]PlacementKey
 	// requests are the day-2 requests on the add-on (package operations).
 	requests operations.Requests
 	// history is the version history as this decision leaves it.
