@@ -144,10 +144,9 @@ type decider struct {
 	// supported are the config group/resources the CMA declares (spec.supportedConfigs); an MCA
 	// config of any other is not supported (OCM: ConfigurationUnsupported).
 	supported sets.Set[configref.GroupResource]
-	// byKey, owner and gatedBy index the install placements: by key, by the clusters they own,
-	// and the placements each canary gates.
-	byKey map[PlacementKey]*placementState
-	// owners and ownerStates say which placement owns each cluster (ownerOf).
+	// byKey, owners (with ownerStates: ownerOf) and gatedBy index the install placements: by key,
+	// by the clusters they own, and the placements each canary gates.
+	byKey       map[PlacementKey]*placementState
 	owners      map[string]int
 	ownerStates []*placementState
 	gatedBy     map[PlacementKey][]PlacementKey
