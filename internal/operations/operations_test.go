@@ -103,12 +103,6 @@ func TestPauseAndResumePlacement(t *testing.T) {
 	prod := canary.PlacementKey{Namespace: "default", Name: "prod"}
 	other := canary.PlacementKey{Namespace: "default", Name: "canary"}
 	installed := []canary.PlacementKey{prod, other}
-	str := func(v *string) string {
-		if v == nil {
-			return "(not set)"
-		}
-		return *v
-	}
 	for _, tc := range []struct {
 		name    string
 		raw     string
@@ -149,8 +143,8 @@ func TestPauseAndResumePlacement(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || str(value) != tc.value || changed != tc.changed || !strings.Contains(did, tc.did) {
-				t.Errorf("edit = %s, %v, %q, %v; want %s, %v, …%q…", str(value), changed, did, err, tc.value, tc.changed, tc.did)
+			if err != nil || valueOf(value) != tc.value || changed != tc.changed || !strings.Contains(did, tc.did) {
+				t.Errorf("edit = %s, %v, %q, %v; want %s, %v, …%q…", valueOf(value), changed, did, err, tc.value, tc.changed, tc.did)
 			}
 			// What the controller reads from it.
 			if value != nil {

@@ -32,12 +32,6 @@ func addon(raw string, present bool, placements ...string) *addonv1alpha1.Cluste
 // placements they accept, and the annotation they leave.
 func TestPauseAndResume(t *testing.T) {
 	prod := &canary.PlacementKey{Namespace: "default", Name: "prod"}
-	str := func(v *string) string {
-		if v == nil {
-			return "(not set)"
-		}
-		return *v
-	}
 	for _, tc := range []struct {
 		name   string
 		cma    *addonv1alpha1.ClusterManagementAddOn
@@ -82,8 +76,8 @@ func TestPauseAndResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if str(edit.Value) != tc.value || !strings.Contains(edit.Did+" | "+edit.Noop, tc.did) {
-				t.Errorf("edit %s, %q / %q; want %s, …%q…", str(edit.Value), edit.Did, edit.Noop, tc.value, tc.did)
+			if valueOf(edit.Value) != tc.value || !strings.Contains(edit.Did+" | "+edit.Noop, tc.did) {
+				t.Errorf("edit %s, %q / %q; want %s, …%q…", valueOf(edit.Value), edit.Did, edit.Noop, tc.value, tc.did)
 			}
 		})
 	}
@@ -115,4 +109,12 @@ func TestOutcome(t *testing.T) {
 			t.Errorf("Outcome(%+v, %v) = %q, want %q", tc.edit, tc.changed, got, tc.want)
 		}
 	}
+}
+
+// valueOf shows an edit's annotation value, "(not set)" for a removed one.
+func valueOf(v *string) string {
+	if v == nil {
+		return "(not set)"
+	}
+	return *v
 }
