@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -569,7 +566,7 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// plan runs `addonops plan -f <rendered step> -o json` (the real binary, built from this tree)
+// plan runs `addonops plan -f - -o json` on the rendered step (the real binary, built from this tree)
 // against the hub and the controller's version histories, as a reviewer of the step's commit
 // would, before the step is applied: the controller's own decisions say, per placement, what the
 // step is (Install, Upgrade, Rollback, ...).
@@ -578,20 +575,9 @@ func (s *suite) plan(t *testing.T, name string, rendered []byte) *planner.Report
 	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
 		t.Fatalf("building addonops: %v", err)
 	}
-	file := filepath.Join(t.TempDir(), name+".yaml")
-	if err := os.WriteFile(file, rendered, 0o644); err != nil {
+	rep, err := stepcheck.RunPlan(s.ctx, filepath.Join(tools.Bin, "addonops"), s.hub.Kubeconfig, configtest.Namespace, rendered)
+	if err != nil {
 		t.Fatal(err)
-	}
-	args := []string{"plan", "-f", file, "-o", "json", "--kubeconfig", s.hub.Kubeconfig, "--history-namespace", configtest.Namespace}
-	cmd := exec.CommandContext(s.ctx, filepath.Join(tools.Bin, "addonops"), args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("addonops %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	var rep planner.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("addonops plan -o json: %v\n%s", err, stdout.String())
 	}
 	for _, a := range rep.Addons {
 		for _, p := range a.Placements {
@@ -602,7 +588,7 @@ func (s *suite) plan(t *testing.T, name string, rendered []byte) *planner.Report
 			t.Logf("addonops plan %s: %s %s: %s%s, %s -> %s", name, a.Addon, p.Placement, p.Change, to, orDash(p.FromVersion), orDash(p.ToVersion))
 		}
 	}
-	return &rep
+	return rep
 }
 
 // checkPlanCameTrue waits until the placements the plan rolls back are done (or failed), then

@@ -5,15 +5,14 @@ package main
 // step's pull request.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/addonops/addonops/internal/planner"
+	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
 // planTool is the CLI the demo plans with. It runs as its own process: the plan sets sdk-go's
@@ -40,20 +39,12 @@ func (r *demoRun) planStep(ctx context.Context, st step) (*planner.Report, error
 	if err != nil {
 		return nil, fmt.Errorf("planning step %s: encoding its objects: %w", st.Name, err)
 	}
-	args := []string{"plan", "-f", "-", "-o", "json", "--kubeconfig", r.hub.Kubeconfig, "--history-namespace", historyNamespace}
-	cmd := exec.CommandContext(ctx, r.planBin, args...)
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("planning step %s: %s %s: %w: %s", st.Name, r.planBin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	var rep planner.Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		return nil, fmt.Errorf("planning step %s: reading the plan: %w", st.Name, err)
+	rep, err := stepcheck.RunPlan(ctx, r.planBin, r.hub.Kubeconfig, historyNamespace, in)
+	if err != nil {
+		return nil, fmt.Errorf("planning step %s: %w", st.Name, err)
 	}
 	took := time.Since(start)
-	text, err := condensePlan(&rep, maxPlanLines)
+	text, err := condensePlan(rep, maxPlanLines)
 	if err != nil {
 		return nil, fmt.Errorf("planning step %s: %w", st.Name, err)
 	}
@@ -62,7 +53,7 @@ func (r *demoRun) planStep(ctx context.Context, st step) (*planner.Report, error
 	for _, l := range text {
 		r.disp.printf("   | %s\n", l)
 	}
-	return &rep, nil
+	return rep, nil
 }
 
 // condensePlan is the text form of the plan with each diff replaced by its size, cut after max

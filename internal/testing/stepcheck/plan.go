@@ -1,8 +1,13 @@
 package stepcheck
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"slices"
+	"strings"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/planner"
@@ -13,6 +18,26 @@ import (
 // of change (Install, Upgrade, Rollback, ...) and, for a rollback, the history entry it returns
 // to. The demo and the end-to-end suite take a step's rollbacks from that plan instead of working
 // them out themselves, and PlanCameTrue judges that the step did what the plan said.
+
+// RunPlan runs `addonops plan -f - -o json` (bin: the addonops binary) on the rendered objects
+// of a step (YAML or JSON) against the hub of kubeconfig and the version histories in
+// historyNamespace, as a reviewer of the step's commit would before it is applied, and decodes the
+// report.
+func RunPlan(ctx context.Context, bin, kubeconfig, historyNamespace string, rendered []byte) (*planner.Report, error) {
+	args := []string{"plan", "-f", "-", "-o", "json", "--kubeconfig", kubeconfig, "--history-namespace", historyNamespace}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = bytes.NewReader(rendered)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w: %s", bin, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var rep planner.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		return nil, fmt.Errorf("reading the plan of %s %s: %w", bin, strings.Join(args, " "), err)
+	}
+	return &rep, nil
+}
 
 // PlannedChange is what the plan said of one install placement and what the step then saw of it.
 type PlannedChange struct {
