@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -133,7 +132,7 @@ func toldADC(events []mcaSnap, adc string) []string {
 func failedOf(latest map[string]mcaSnap) []string {
 	var out []string
 	for c, m := range latest {
-		if strings.HasSuffix(m.Progressing, "Failed") {
+		if m.Failed() {
 			out = append(out, c)
 		}
 	}

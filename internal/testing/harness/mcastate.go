@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -102,7 +101,7 @@ func (s MCAState) Runs(config string) bool { return s.Desired() == config && s.A
 
 // Failed reports whether the add-on's last change failed (InstallFailed, UpgradeFailed,
 // RollbackFailed).
-func (s MCAState) Failed() bool { return strings.HasSuffix(s.Progressing, "Failed") }
+func (s MCAState) Failed() bool { return addonstatus.IsFailedReason(s.Progressing) }
 
 // MCAStateEvent is one recorded change: the state an MCA took, and when the recorder saw it.
 type MCAStateEvent struct {
@@ -209,5 +208,5 @@ func MovingInFlight(start map[string]MCAState, events []MCAStateEvent, addon, co
 // MovingInFlight counts, for snapshots of other shapes too (configs compared as the caller names
 // them).
 func Moving(config, desired, applied, reason string) bool {
-	return desired == config && !strings.HasSuffix(reason, "Failed") && (applied != config || addonstatus.IsBusyReason(reason))
+	return desired == config && !addonstatus.IsFailedReason(reason) && (applied != config || addonstatus.IsBusyReason(reason))
 }
