@@ -3,9 +3,9 @@
 # and simulated clusters.
 # Flags go through DEMO_FLAGS, e.g.
 #   make demo DEMO_FLAGS="--clusters 200 --fail-rate 0.1 --speed 2"
-#   make demo DEMO_FLAGS="--pause-version="  # without the paused and resumed rollout after the examples
-#   make demo DEMO_FLAGS="--gates-version="  # without the rollout behind a webhook gate, notifications and a window
-#   make demo DEMO_FLAGS="--bad-version="    # without the bad version and its revert after the examples
+#   make demo DEMO_FLAGS="--demo-steps=none" # the four examples only, without the demo's own steps
+#                                            # (cmd/addonops-demo/steps: pause, gates, bad version, revert)
+#   make demo DEMO_FLAGS="--steps 01-fresh-install,02-rolling-update"  # some steps only
 #   make demo DEMO_ENGINE=flux               # the steps delivered by Flux (argocd: by Argo CD) from a local
 #                                            # Git repository: docs/demo-engines.md
 #   bash hack/demo.sh                      # after `make build`

@@ -52,22 +52,6 @@ type Options struct {
 	Speed float64
 	// StepTimeout bounds each step's rollout (default 10m).
 	StepTimeout time.Duration
-	// PauseVersion is the AGENT_VERSION of the good commit the demo rolls out after the examples
-	// and pauses after the first batch of its gated placement, then resumes (default
-	// DefaultPauseVersion). NoPause skips that step.
-	PauseVersion string
-	NoPause      bool
-	// GatesVersion is the AGENT_VERSION of the good commit the demo rolls out after the pause step
-	// behind a webhook verification gate, with notifications and a maintenance window in force that
-	// it overrides (default DefaultGatesVersion; gates.go). NoGates skips that step.
-	GatesVersion string
-	NoGates      bool
-	// BadVersion is the AGENT_VERSION of the bad commit the demo rolls out after the examples (and
-	// the pause step) when the last step has a canary placement (default DefaultBadVersion): its
-	// agent never becomes ready, so it stops at the canary; the demo then reverts it. NoBadVersion
-	// skips both steps.
-	BadVersion   string
-	NoBadVersion bool
 	// SimulatedManager makes simagent write the works (a simulated add-on manager) instead of the
 	// controller's template deployment (--deploy-templates).
 	SimulatedManager bool
@@ -75,10 +59,16 @@ type Options struct {
 	// "argocd" for a real GitOps engine applying each step as a commit of a Git repository (see
 	// engine.go).
 	Engine string
-	// Steps are the folders of Examples applied in turn (default every NN-* folder, in order).
+	// Steps are the step folders applied in turn, each looked up in Examples, then in DemoSteps
+	// (default every NN-* folder of Examples, then of DemoSteps, in order).
 	Steps []string
 	// Examples is the rollout examples' folder (default <repo>/kustomize-rollout-examples).
 	Examples string
+	// DemoSteps is the folder of the demo's own steps after the examples (default
+	// <repo>/cmd/addonops-demo/steps: a paused and resumed rollout, a gated one, a bad version and
+	// its revert; steps.go). NoDemoSteps leaves them out of the default Steps.
+	DemoSteps   string
+	NoDemoSteps bool
 	// RepoRoot is the addonops repository, where `go tool kustomize` runs (default: found above the
 	// working directory or the demo binary).
 	RepoRoot string
@@ -129,15 +119,6 @@ func (o *Options) complete() error {
 	if o.Speed == 0 {
 		o.Speed = 1
 	}
-	if o.BadVersion == "" {
-		o.BadVersion = DefaultBadVersion
-	}
-	if o.PauseVersion == "" {
-		o.PauseVersion = DefaultPauseVersion
-	}
-	if o.GatesVersion == "" {
-		o.GatesVersion = DefaultGatesVersion
-	}
 	if o.Speed < 0 {
 		return fmt.Errorf("--speed %g: want a positive factor (2 runs the simulation twice as fast)", o.Speed)
 	}
@@ -170,19 +151,28 @@ func (o *Options) complete() error {
 	if o.Examples == "" {
 		o.Examples = filepath.Join(o.RepoRoot, "kustomize-rollout-examples")
 	}
+	if o.DemoSteps == "" {
+		o.DemoSteps = filepath.Join(o.RepoRoot, "cmd", "addonops-demo", "steps")
+	}
 	if len(o.Steps) == 0 {
-		found, err := filepath.Glob(filepath.Join(o.Examples, "[0-9][0-9]-*"))
-		if err != nil || len(found) == 0 {
-			return fmt.Errorf("no rollout examples (NN-name folders) in %s; pass --examples", o.Examples)
+		dirs := []string{o.Examples}
+		if !o.NoDemoSteps {
+			dirs = append(dirs, o.DemoSteps)
 		}
-		sort.Strings(found)
-		for _, f := range found {
-			o.Steps = append(o.Steps, filepath.Base(f))
+		for _, d := range dirs {
+			found, err := filepath.Glob(filepath.Join(d, "[0-9][0-9]-*"))
+			if err != nil || len(found) == 0 {
+				return fmt.Errorf("no steps (NN-name folders) in %s; pass --examples or --demo-steps", d)
+			}
+			sort.Strings(found)
+			for _, f := range found {
+				o.Steps = append(o.Steps, filepath.Base(f))
+			}
 		}
 	}
 	for _, s := range o.Steps {
-		if _, err := os.Stat(filepath.Join(o.Examples, s, "kustomization.yaml")); err != nil {
-			return fmt.Errorf("step %q: %s has no kustomization.yaml (steps are folders of %s)", s, filepath.Join(o.Examples, s), o.Examples)
+		if _, err := o.stepDir(s); err != nil {
+			return err
 		}
 	}
 	if err := checkEngine(o.Engine, o.RepoRoot); err != nil {
@@ -195,6 +185,18 @@ func (o *Options) complete() error {
 		}
 	}
 	return nil
+}
+
+// stepDir is the folder of step name: in Examples, else in DemoSteps.
+func (o *Options) stepDir(name string) (string, error) {
+	for _, d := range []string{o.Examples, o.DemoSteps} {
+		dir := filepath.Join(d, name)
+		if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err == nil {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("step %q: neither %s nor %s has a kustomization.yaml (steps are folders of --examples or --demo-steps)",
+		name, filepath.Join(o.Examples, name), filepath.Join(o.DemoSteps, name))
 }
 
 // demoRun is one demo: its options, fleet and the running parts.
@@ -247,14 +249,17 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	out := o.Out
 
 	var extra []string
-	if !o.NoPause {
-		extra = append(extra, "a rollout paused and resumed (--pause-version)")
-	}
-	if !o.NoGates {
-		extra = append(extra, "a rollout behind a webhook gate and a maintenance window, with notifications (--gates-version)")
-	}
-	if !o.NoBadVersion {
-		extra = append(extra, "a bad version and its revert (--bad-version)")
+	for _, name := range o.Steps {
+		switch kindOf(name) {
+		case stepPauseResume:
+			extra = append(extra, "a rollout paused and resumed")
+		case stepGates:
+			extra = append(extra, "a rollout behind a webhook gate and a maintenance window, with notifications")
+		case stepBadVersion:
+			extra = append(extra, "a bad version")
+		case stepRevert:
+			extra = append(extra, "its revert")
+		}
 	}
 	then := ""
 	if len(extra) > 0 {
@@ -288,9 +293,16 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 			planTool, err, strings.Join(o.ToolDirs, ", "))
 	}
 	fmt.Fprintf(out, "\nRendering: go tool kustomize %s <step> (%s)\n", strings.Join(krmfntest.BuildArgs, " "), strings.Join(found, ", "))
+	defer func() { r.gates.close() }()
+	gateURL := ""
+	if slices.ContainsFunc(o.Steps, func(n string) bool { return kindOf(n) != stepExample }) {
+		r.gates = startGateServers(o.Speed)
+		gateURL = r.gates.gate.URL + "/verify"
+	}
+	windowStart := time.Now()
 	var steps []step
 	for _, name := range o.Steps {
-		dir := filepath.Join(o.Examples, name)
+		dir, _ := o.stepDir(name) // complete checked it
 		objs, err := buildStep(ctx, o.RepoRoot, dir, env)
 		if err != nil {
 			return nil, fmt.Errorf("rendering step %s: %w", name, err)
@@ -303,73 +315,25 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		if r.engine != nil {
 			notes = append(notes, r.engine.Prepare(objs)...)
 		}
-		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes}
+		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes, Kind: kindOf(name)}
+		if st.Kind != stepExample {
+			var prev *step
+			if len(steps) > 0 {
+				prev = &steps[len(steps)-1]
+			}
+			if err := planDemoStep(&st, prev, gateURL, windowStart); err != nil {
+				return nil, err
+			}
+		}
+		if st.Kind == stepBadVersion {
+			config, _, _ := deployedConfig(st.Name, st.Objects) // planDemoStep checked it
+			r.badConfigs = append(r.badConfigs, config)
+		}
 		steps = append(steps, st)
 		r.noteVersions(st)
 		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
-		for _, n := range notes {
+		for _, n := range st.Notes {
 			fmt.Fprintf(out, "  %-32s %s\n", "", n)
-		}
-	}
-	if len(steps) > 0 && !o.NoPause {
-		last := steps[len(steps)-1]
-		if _, _, err := pauseTarget(last.Objects); err != nil {
-			fmt.Fprintf(out, "  (no pause step: %v; --pause-version='' skips it silently)\n", err)
-		} else {
-			st, err := pauseResumeStep(last, len(steps)+1, o.PauseVersion)
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, st)
-			r.noteVersions(st)
-			fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
-			for _, n := range st.Notes {
-				fmt.Fprintf(out, "  %-32s %s\n", "", n)
-			}
-		}
-	}
-	defer func() { r.gates.close() }()
-	if len(steps) > 0 && !o.NoGates {
-		last := steps[len(steps)-1]
-		if _, _, err := pauseTarget(last.Objects); err != nil {
-			fmt.Fprintf(out, "  (no gates step: %v; --gates-version='' skips it silently)\n", err)
-		} else {
-			r.gates = startGateServers(o.Speed)
-			st, err := gatesStep(last, len(steps)+1, o.GatesVersion, r.gates.gate.URL+"/verify", time.Now())
-			if err != nil {
-				return nil, err
-			}
-			steps = append(steps, st)
-			r.noteVersions(st)
-			fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
-			for _, n := range st.Notes {
-				fmt.Fprintf(out, "  %-32s %s\n", "", n)
-			}
-		}
-	}
-	if len(steps) > 0 && !o.NoBadVersion {
-		last := steps[len(steps)-1]
-		if !hasCanary(last.Objects) {
-			fmt.Fprintf(out, "  (no bad-version step: the last step %s has no canary placement to stop it; --bad-version='' skips it silently)\n", last.Name)
-		} else {
-			bad, revert, badConfig, err := badVersionSteps(last, len(steps)+1, o.BadVersion)
-			if err != nil {
-				return nil, err
-			}
-			notes, err := scaleRollouts(bad.Objects, o.Speed)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", bad.Name, err)
-			}
-			bad.Notes = append(bad.Notes, notes...)
-			r.badConfigs = append(r.badConfigs, badConfig)
-			for _, st := range []step{bad, revert} {
-				steps = append(steps, st)
-				r.noteVersions(st)
-				fmt.Fprintf(out, "  %-32s %2d objects; %s\n", st.Name, len(st.Objects), r.describeStep(st))
-				for _, n := range st.Notes {
-					fmt.Fprintf(out, "  %-32s %s\n", "", n)
-				}
-			}
 		}
 	}
 	var addons []string
@@ -760,10 +724,11 @@ func (r *demoRun) runStep(ctx context.Context, st step) StepResult {
 	if w.rec, err = harness.RecordMCAStates(ctx, r.clients.Addon); err != nil {
 		return fail(err)
 	}
-	if st.Gates != nil {
+	if r.gates != nil && !r.gates.setUp && slices.ContainsFunc(st.Objects, func(o *unstructured.Unstructured) bool { return o.GroupVersionKind() == analysisTemplateGVK }) {
 		if err := r.setupGates(ctx); err != nil {
 			return fail(err)
 		}
+		r.gates.setUp = true
 	}
 	var gens map[string]int64
 	var addons []string

@@ -163,7 +163,6 @@ func TestDemoSaysWhenFluxDies(t *testing.T) {
 	o := quick(&out)
 	o.Engine = engineFlux
 	o.Steps = []string{"01-fresh-install", "02-rolling-update"}
-	o.NoPause, o.NoGates, o.NoBadVersion = true, true, true
 	killed := make(chan string, 1)
 	// The killing waits for step 01 until the demo ends.
 	running, ended := context.WithCancel(context.Background())

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,11 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/canary"
-	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/ssapply"
@@ -30,13 +27,12 @@ import (
 	"github.com/addonops/addonops/internal/verification"
 )
 
-// The gates step (--gates-version, on by default) follows the pause step: a new good version (the
-// last step's output with only AGENT_VERSION changed, renamed as config-hash names it) in a commit
-// that also uses verification gates, notifications and maintenance windows, the way a user does:
+// The gates step (steps/06-gates) follows the pause step: a new good version in a commit that also
+// uses verification gates, notifications and maintenance windows, the way a user does:
 //
 //   - a webhook verification gate: an Argo Rollouts AnalysisTemplate with a web provider (as
 //     kustomize-rollout-examples/webhook-gate) and the annotation addonops.io/verification naming it
-//     for every placement. Its URL is a local HTTP receiver the demo runs (net/http/httptest on
+//     for every placement. Its URL is set at run time to a local HTTP receiver the demo runs (net/http/httptest on
 //     127.0.0.1): it prints each batch the controller POSTs ("verifying batch N") and answers
 //     {"verdict": "pass"} after verdictDelay, so the next batch visibly waits for the verdict;
 //   - notifications: the add-on subscribes to every trigger with the webhook service (annotations
@@ -45,8 +41,8 @@ import (
 //     into addonops-notifications-cm, and the URL into addonops-notifications-secret, in the
 //     controller's namespace, as kustomize-rollout-examples/notifications does. The receiver prints
 //     each notification as it arrives, in this step and the ones after it;
-//   - a maintenance window: a deny window on the gated placement that began a minute before the
-//     demo rendered its steps (annotation addonops.io/maintenance-windows, as
+//   - a maintenance window: a deny window on the gated placement, moved at run time to begin a
+//     minute before the demo rendered its steps (annotation addonops.io/maintenance-windows, as
 //     kustomize-rollout-examples/weekend-freeze), so it is in force: the canary rolls out, batch by
 //     verified batch, and the gated placement then reports WaitingForWindow with when the window
 //     opens. The demo holds a few seconds (nothing moves), then runs `addonops override-window`, the
@@ -57,10 +53,6 @@ import (
 // outside the add-on's repository. The MCA changes recorded over the step, the receivers' records
 // and the placements' reasons prove that each part acted (stepcheck.Gates).
 const (
-	// DefaultGatesVersion is the AGENT_VERSION of the gates step's commit.
-	DefaultGatesVersion = "v0.12.2"
-	// gateTemplate is the AnalysisTemplate's name.
-	gateTemplate = "smoke-tests"
 	// notifyNamespace is the demo controller's namespace, where it reads the notification
 	// configuration (addonops-system, as config/default deploys it).
 	notifyNamespace = "addonops-system"
@@ -72,9 +64,6 @@ const (
 	// before it overrides it. At least minWindowHold.
 	windowHold    = 3 * time.Second
 	minWindowHold = time.Second
-	// windowDuration is how long the deny window lasts from its start: long enough to be in force
-	// when the step runs, however long the steps before it take.
-	windowDuration = 2 * time.Hour
 	// notifyWait bounds how long the step waits, once its rollout ended, for the notifications it
 	// expects: they are sent from a queue, after the moments.
 	notifyWait = 15 * time.Second
@@ -85,100 +74,11 @@ const (
 // (the placement a canary gates, else the first rolled out in batches), Canary is its canary
 // placement ("" for none).
 type gatesPlan struct {
-	Addon    string
-	Gated    canary.PlacementKey
-	Canary   string
-	Config   string
-	Version  string
-	Schedule string // the deny window's cron schedule (UTC)
-}
-
-// gatesStep derives the gates step from step last: newVersion of it at version, with the
-// verification template, the gate, the window and the notification subscriptions (see the
-// comment above). gateURL is the gate receiver's URL; windowStart the deny window's start.
-func gatesStep(last step, n int, version, gateURL string, windowStart time.Time) (step, error) {
-	objs, oldVersion, config, err := newVersion(last, version, "gates step")
-	if err != nil {
-		return step{}, fmt.Errorf("%w (or pass --gates-version='' to skip it)", err)
-	}
-	addon, gated, err := pauseTarget(objs)
-	if err != nil {
-		return step{}, fmt.Errorf("the gates step after %s: %w (or pass --gates-version='' to skip it)", last.Name, err)
-	}
-	plan := gatesPlan{Addon: addon, Gated: gated, Config: config, Version: version}
-	start := windowStart.UTC().Truncate(time.Minute).Add(-time.Minute)
-	plan.Schedule = fmt.Sprintf("%d %d * * *", start.Minute(), start.Hour())
-	var cma *unstructured.Unstructured
-	for _, o := range objs {
-		if o.GroupVersionKind() == cmaGVK && o.GetName() == addon {
-			cma = o
-		}
-	}
-	if gates, err := canary.Parse(cma.GetAnnotations()); err == nil {
-		if c, ok := gates[gated]; ok {
-			plan.Canary = c.String()
-		}
-	}
-	windows, err := json.Marshal([]maintwindow.Spec{{Kind: "deny", Schedule: plan.Schedule, Duration: hours(windowDuration),
-		Placements: []string{gated.String()}}})
-	if err != nil {
-		return step{}, err
-	}
-	if _, err := maintwindow.ParseValue(string(windows)); err != nil {
-		return step{}, fmt.Errorf("the gates step's window: %w", err)
-	}
-	ann := cma.GetAnnotations()
-	ann[verification.Annotation] = fmt.Sprintf(`[{"placement": "*", "template": %q}]`, gateTemplate)
-	ann[maintwindow.Annotation] = string(windows)
-	for _, t := range notify.Triggers() {
-		ann["notifications.argoproj.io/subscribe."+t+".webhook"] = ""
-	}
-	cma.SetAnnotations(ann)
-	tmpl, err := analysisTemplate(gated.Namespace, gateURL) // a placement's template is in its namespace
-	if err != nil {
-		return step{}, err
-	}
-	objs = append(objs, tmpl)
-	_, name, _ := strings.Cut(config, "/")
-	notes := []string{
-		fmt.Sprintf("a new good commit: %s's output with AGENT_VERSION %s -> %s (config %s), rolled out as %s rolls out, and:", last.Name, oldVersion, version, name, last.Name),
-		fmt.Sprintf("a webhook gate on every placement: AnalysisTemplate %s (web provider, POST %s) and annotation %s; "+
-			"the demo's receiver answers each batch {\"verdict\": \"pass\"} after a moment", gateTemplate, gateURL, verification.Annotation),
-		fmt.Sprintf("notifications: the add-on subscribes to every trigger with service webhook; the demo writes %s and %s in %s "+
-			"(config/notifications' catalog, service.webhook to its receiver)", notify.ConfigMapName, notify.SecretName, notifyNamespace),
-		fmt.Sprintf("a deny window on %s, in force (%q UTC for %s, annotation %s): once its canary passed, it waits; "+
-			"the demo then runs `addonops override-window %s --placement %s`", gated, plan.Schedule, hours(windowDuration), maintwindow.Annotation, addon, gated),
-	}
-	return step{Name: fmt.Sprintf("%02d-gates", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepGates, Gates: &plan}, nil
-}
-
-// analysisTemplate is the gate's template, as kustomize-rollout-examples/webhook-gate writes it,
-// with the demo's receiver as its URL.
-func analysisTemplate(namespace, url string) (*unstructured.Unstructured, error) {
-	src := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
-kind: AnalysisTemplate
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  args:
-  - name: version
-  metrics:
-  - name: smoke-tests
-    successCondition: result == "pass"
-    failureCondition: result == "fail"
-    provider:
-      web:
-        url: %s?version={{args.version}}
-        method: POST
-        jsonPath: "{$.verdict}"
-        timeoutSeconds: 20
-`, gateTemplate, namespace, url)
-	var obj map[string]any
-	if err := yaml.Unmarshal([]byte(src), &obj); err != nil {
-		return nil, fmt.Errorf("the gates step's AnalysisTemplate: %w", err)
-	}
-	return &unstructured.Unstructured{Object: obj}, nil
+	Addon   string
+	Gated   canary.PlacementKey
+	Canary  string
+	Config  string
+	Version string
 }
 
 // gateServers are the two local receivers (internal/testing/webhooks): the verification gate's
@@ -187,6 +87,9 @@ spec:
 type gateServers struct {
 	gate   *webhooks.GateReceiver
 	notify *webhooks.NotificationReceiver
+
+	// setUp: the hub has what the gates need (setupGates).
+	setUp bool
 
 	mu    sync.Mutex
 	lines []string
@@ -243,7 +146,8 @@ func (g *gateServers) records() ([]webhooks.GateRun, []webhooks.Notification) {
 	return g.gate.Runs(), g.notify.Notifications()
 }
 
-// setupGates installs what the gates step needs on the hub before its objects: the CRDs of
+// setupGates installs what the gates step needs on the hub before the first step with an
+// AnalysisTemplate: the CRDs of
 // config/components/verification, and the notification configuration in notifyNamespace.
 func (r *demoRun) setupGates(ctx context.Context) error {
 	path := filepath.Join(r.o.RepoRoot, "config", "components", "verification", "analysistemplates.yaml")
@@ -463,7 +367,7 @@ func (g *gater) finish(events []harness.MCAStateEvent) *GatesResult {
 }
 
 // analysisTemplatesGVR is the AnalysisTemplates' resource (config/components/verification).
-var analysisTemplatesGVR = schema.GroupVersionResource{Group: verification.Group, Version: verification.Version, Resource: "analysistemplates"}
-
-// hours formats a whole number of hours as a window's duration: "2h".
-func hours(d time.Duration) string { return fmt.Sprintf("%dh", int(d.Hours())) }
+var (
+	analysisTemplatesGVR = schema.GroupVersionResource{Group: verification.Group, Version: verification.Version, Resource: "analysistemplates"}
+	analysisTemplateGVK  = schema.GroupVersionKind{Group: verification.Group, Version: verification.Version, Kind: "AnalysisTemplate"}
+)

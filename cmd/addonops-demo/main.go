@@ -14,30 +14,27 @@
 // controller's version history makes that a rollback at any moment (RollingBack, then
 // RollbackSucceeded, not gated by the canary, paced by maxConcurrency), and the demo checks it.
 //
-// After the examples the demo pauses and resumes a rollout (--pause-version, on by default): a new
-// good version (the last example's output with only the agent version changed, v0.12.1) rolls out
-// behind the canary; once the gated placement started its first batch, the demo pauses it exactly
-// as `addonops pause helloworld --placement default/global-placement` does (the addonops.io/pause
-// annotation), shows that no new cluster starts while the clusters in flight finish, then resumes
-// it (`addonops resume`) and the rollout completes.
+// After the examples come the demo's own steps (--demo-steps, steps/: kustomize overlays of the
+// step before, as a user's next commits are). 05-pause-resume rolls out a new good version,
+// v0.12.1, behind the canary; once the gated placement started its first batch, the demo pauses
+// it exactly as `addonops pause helloworld --placement default/global-placement` does (the
+// addonops.io/pause annotation), shows that no new cluster starts while the clusters in flight
+// finish, then resumes it (`addonops resume`) and the rollout completes.
 //
-// Then the gates step (--gates-version, on by default; gates.go): a new good version, v0.12.2, in a
-// commit that adds a webhook verification gate on every placement (an Argo Rollouts
-// AnalysisTemplate whose web provider is a local receiver the demo runs: it prints each batch and
-// its verdict, and no batch starts before the verdict on the one before), subscribes the add-on to
-// notifications (the demo writes the catalog with a webhook service to a second local receiver,
-// which prints each notification as it arrives) and sets a deny maintenance window in force on
-// the gated placement: once the canary passed, it waits (WaitingForWindow, with when the window
-// opens) until the demo runs `addonops override-window`, as a person letting a hotfix through does.
+// 06-gates (gates.go) rolls out v0.12.2 with a webhook verification gate on every placement (an
+// Argo Rollouts AnalysisTemplate whose web provider is a local receiver the demo runs: it prints
+// each batch and its verdict, and no batch starts before the verdict on the one before),
+// subscribes the add-on to notifications (the demo writes the catalog with a webhook service to a
+// second local receiver, which prints each notification as it arrives) and sets a deny
+// maintenance window in force on the gated placement: once the canary passed, it waits
+// (WaitingForWindow, with when the window opens) until the demo runs `addonops override-window`,
+// as a person letting a hotfix through does.
 //
-// Then, when the last step has a canary placement, the demo rolls out a bad version
-// (--bad-version, on by default): the gates step's output (else the pause step's, else the last
-// example's) with only the
-// agent version changed, to one whose agent never becomes ready (the simulated agent reports its
-// Deployments without a ready replica, so the controller's health check reports the add-on
-// unavailable), and a 20s progressDeadline (scaled by --speed). It must stop at the canary, the
-// failure named, no other cluster touched; then the demo reverts it (re-applies the previous
-// output, a version every placement completed), which the controller must report as a rollback
+// 07-bad-version rolls out v0.13.0-bad, whose agent never becomes ready (the simulated agent
+// reports its Deployments without a ready replica, so the controller's health check reports the
+// add-on unavailable), with a 20s progressDeadline (scaled by --speed). It must stop at the
+// canary, the failure named, no other cluster touched; then 08-revert renders 06-gates again (a
+// version every placement completed), which the controller must report as a rollback
 // (RollbackSucceeded).
 //
 // With --engine=flux or --engine=argocd (make demo DEMO_ENGINE=...), a real GitOps engine built
@@ -82,12 +79,10 @@ func runCommand(args []string) int {
 	fs.Float64Var(&o.FailRate, "fail-rate", 0, "share of clusters whose work the simulated agent reports failed, for every version (0..1)")
 	fs.Float64Var(&o.Speed, "speed", 1, "speed-up of the simulation: divides the agent's delay and the rollouts' minSuccessTime and progressDeadline")
 	fs.DurationVar(&o.StepTimeout, "step-timeout", 10*time.Minute, "give up on a step's rollout after this long (the step is reported TimedOut and the demo moves on)")
-	fs.StringVar(&steps, "steps", "", "comma-separated rollout examples to apply, in order (default every NN-* folder of --examples)")
+	fs.StringVar(&steps, "steps", "", "comma-separated steps to apply, in order, each a folder of --examples or --demo-steps (default every NN-* folder of both)")
 	fs.StringVar(&o.Examples, "examples", "", "folder of the rollout examples (default kustomize-rollout-examples of the repository)")
-	fs.StringVar(&o.PauseVersion, "pause-version", DefaultPauseVersion, "after the examples, roll out this AGENT_VERSION, pause it after the first batch of the gated placement (addonops pause), then resume it; '' skips the step")
-	fs.StringVar(&o.GatesVersion, "gates-version", DefaultGatesVersion, "after the pause, roll out this AGENT_VERSION behind a webhook verification gate (a local receiver verifies each batch), "+
-		"with notifications to a local receiver and a deny maintenance window in force on the gated placement that the demo overrides (`addonops override-window`); '' skips the step")
-	fs.StringVar(&o.BadVersion, "bad-version", DefaultBadVersion, "after the examples (and the pause), roll out this AGENT_VERSION, whose agent never becomes ready (it must stop at the canary), then revert it; '' skips both steps")
+	fs.StringVar(&o.DemoSteps, "demo-steps", "", "folder of the demo's own steps after the examples: a paused and resumed rollout, a gated one, a bad version and its revert "+
+		"(default cmd/addonops-demo/steps of the repository); 'none' leaves them out")
 	fs.StringVar(&o.Engine, "engine", engineNone, "what delivers the steps: none (the demo's own server-side apply), flux or argocd "+
 		"(a real GitOps engine applying each step as a commit of a local Git repository; `make flux` or `make argocd` builds it; see docs/demo-engines.md)")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
@@ -111,9 +106,9 @@ func runCommand(args []string) int {
 		fmt.Println(version.String("addonops-demo"))
 		return exitOK
 	}
-	o.NoBadVersion = o.BadVersion == ""
-	o.NoPause = o.PauseVersion == ""
-	o.NoGates = o.GatesVersion == ""
+	if o.DemoSteps == "none" {
+		o.DemoSteps, o.NoDemoSteps = "", true
+	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "addonops-demo: unexpected arguments %q (flags only; see --help)\n", fs.Args())
 		return exitError

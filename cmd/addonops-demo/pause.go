@@ -17,21 +17,17 @@ import (
 	"github.com/addonops/addonops/internal/testing/harness"
 )
 
-// The pause/resume step (--pause-version, on by default) follows the rollout examples: a new good
-// version, the last example's output with only AGENT_VERSION changed (renamed as config-hash
-// names it, like the bad-version step), rolled out as the last example does (Progressive, behind
-// the canary). Once the first batch of the gated placement started, the demo pauses that placement
-// the way a person does with `addonops pause ADDON --placement NS/NAME`: the same annotation
-// (addonops.io/pause, internal/operations' format), written the same way (a JSON merge patch of
-// that one annotation, guarded by the resourceVersion, with the CLI's field manager). It holds the
-// pause until the clusters in flight finished and then a few seconds more, showing that no new
-// cluster starts (the placement reports reason Paused, its counts stay where they are), then
-// resumes it as `addonops resume` does and the rollout completes. The MCA changes recorded over the
-// step prove it: no cluster of the placement was told the version between the pause and the
-// resume.
+// The pause/resume step (steps/05-pause-resume) follows the rollout examples: a new good version,
+// rolled out as the last example does (Progressive, behind the canary). Once the first batch of
+// the gated placement started, the demo pauses that placement the way a person does with
+// `addonops pause ADDON --placement NS/NAME`: the same annotation (addonops.io/pause,
+// internal/operations' format), written the same way (a JSON merge patch of that one annotation,
+// guarded by the resourceVersion, with the CLI's field manager). It holds the pause until the
+// clusters in flight finished and then a few seconds more, showing that no new cluster starts (the
+// placement reports reason Paused, its counts stay where they are), then resumes it as `addonops
+// resume` does and the rollout completes. The MCA changes recorded over the step prove it: no
+// cluster of the placement was told the version between the pause and the resume.
 const (
-	// DefaultPauseVersion is the AGENT_VERSION of the pause step's commit.
-	DefaultPauseVersion = "v0.12.1"
 	// pauseHold is how long the pause holds (before --speed) once its clusters in flight finished:
 	// without the pause the next batch would have started within it. At least minPauseHold.
 	pauseHold    = 4 * time.Second
@@ -51,31 +47,10 @@ type pausePlan struct {
 	Version   string
 }
 
-// pauseResumeStep derives the pause step from step last: newVersion of it at version. It pauses
-// the placement a canary gates (the first, by name), else the first placement rolled out
-// Progressive or ProgressivePerGroup: one that moves its clusters in batches, so a pause between
-// them holds some.
-func pauseResumeStep(last step, n int, version string) (step, error) {
-	objs, oldVersion, config, err := newVersion(last, version, "pause step")
-	if err != nil {
-		return step{}, fmt.Errorf("%w (or pass --pause-version='' to skip it)", err)
-	}
-	addon, k, err := pauseTarget(objs)
-	if err != nil {
-		return step{}, fmt.Errorf("the pause step after %s: %w (or pass --pause-version='' to skip it)", last.Name, err)
-	}
-	_, name, _ := strings.Cut(config, "/")
-	notes := []string{
-		fmt.Sprintf("a new good commit: %s's output with AGENT_VERSION %s -> %s (config %s), rolled out as %s rolls out",
-			last.Name, oldVersion, version, name, last.Name),
-		fmt.Sprintf("once %s started its first batch the demo pauses it as `addonops pause %s --placement %s` does (annotation %s), "+
-			"holds it, then resumes it as `addonops resume %s --placement %s` does", k, addon, k, operations.PauseAnnotation, addon, k),
-	}
-	return step{Name: fmt.Sprintf("%02d-pause-resume", n), Dir: last.Dir, Objects: objs, Notes: notes, Kind: stepPauseResume,
-		Pause: &pausePlan{Addon: addon, Placement: k, Config: config, Version: version}}, nil
-}
-
-// pauseTarget picks the add-on and the placement the pause step pauses (see pauseResumeStep).
+// pauseTarget picks the add-on and the placement the pause step pauses (the gates step's window
+// holds the same): the placement a canary gates (the first, by name), else the first placement
+// rolled out Progressive or ProgressivePerGroup, one that moves its clusters in batches, so a
+// pause between them holds some.
 func pauseTarget(objs []*unstructured.Unstructured) (string, canary.PlacementKey, error) {
 	var cmas []*unstructured.Unstructured
 	for _, o := range objs {

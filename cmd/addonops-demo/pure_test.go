@@ -299,9 +299,16 @@ func TestOptionsComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Clusters != 20 || o.Canaries != 2 || o.Speed != 1 || o.StepTimeout != 10*time.Minute ||
-		o.PauseVersion != DefaultPauseVersion || o.BadVersion != DefaultBadVersion || o.NoPause || o.NoBadVersion ||
-		!slices.Equal(o.Steps, []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback"}) {
+		!slices.Equal(o.Steps, []string{"01-fresh-install", "02-rolling-update", "03-rolling-update-with-canary", "04-rollback",
+			"05-pause-resume", "06-gates", "07-bad-version", "08-revert"}) {
 		t.Errorf("defaults: %+v", o)
+	}
+	o = Options{NoDemoSteps: true}
+	if err := o.complete(); err != nil || len(o.Steps) != 4 {
+		t.Errorf("without the demo's steps: %v, %v; want the four examples", o.Steps, err)
+	}
+	if dir, err := o.stepDir("06-gates"); err != nil || !strings.HasSuffix(dir, "cmd/addonops-demo/steps/06-gates") {
+		t.Errorf("stepDir(06-gates) = %s, %v; want the demo's own folder", dir, err)
 	}
 }
 
