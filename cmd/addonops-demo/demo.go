@@ -656,7 +656,7 @@ func (w *stepWatch) observe(snaps []snapshot, now time.Time) {
 	for _, s := range snaps {
 		for _, p := range s.View.Placements {
 			key := p.Key()
-			if s.Stale[key] || p.Reason == "" {
+			if p.Behind != "" || p.Reason == "" {
 				continue
 			}
 			if rs := w.reasons[key]; len(rs) == 0 || rs[len(rs)-1] != p.Reason {

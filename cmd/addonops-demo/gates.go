@@ -237,7 +237,7 @@ func (g *gater) advance(ctx context.Context, snaps []snapshot, states map[string
 			g.decided[k] = slices.Clone(s.Clusters[k])
 		}
 		for _, p := range s.View.Placements {
-			if p.Key() == key && !s.Stale[key] {
+			if p.Key() == key && p.Behind == "" {
 				reason, message, found = p.Reason, p.Message, true
 				if p.DesiredVersion != "" {
 					g.res.VersionID = p.DesiredVersion

@@ -177,7 +177,7 @@ func (p *pauser) advance(ctx context.Context, snaps []snapshot, now time.Time) {
 		p.owned = s.owned(key)
 		p.res.Clusters = len(p.owned)
 		for i := range s.View.Placements {
-			if s.View.Placements[i].Key() == key && !s.Stale[key] {
+			if s.View.Placements[i].Key() == key && s.View.Placements[i].Behind == "" {
 				pl = &placementView{reason: s.View.Placements[i].Reason, done: addonstatus.IsDoneReason(s.View.Placements[i].Reason)}
 			}
 		}

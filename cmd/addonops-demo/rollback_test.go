@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/util/sets"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
-	"github.com/addonops/addonops/internal/rolloutplan"
-
+	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/planner"
+	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
@@ -75,14 +76,15 @@ func TestRollbackNote(t *testing.T) {
 }
 
 func TestSnapshotOwned(t *testing.T) {
-	global, canary := rolloutplan.PlacementKey{Namespace: "ns", Name: "global"}, rolloutplan.PlacementKey{Namespace: "ns", Name: "canary"}
+	global := addonv1alpha1.PlacementStrategy{PlacementRef: addonv1alpha1.PlacementRef{Namespace: "ns", Name: "global"}}
+	canaryP := addonv1alpha1.PlacementStrategy{PlacementRef: addonv1alpha1.PlacementRef{Namespace: "ns", Name: "canary"}}
 	// The canary listed last owns c1; listed first, it keeps c1 too: the gated placement never
 	// takes a cluster from its canary.
-	for _, sels := range [][]rolloutplan.Selection{
-		{{Placement: global, Clusters: sets.New("c3", "c1", "c2"), Canary: &canary}, {Placement: canary, Clusters: sets.New("c1")}},
-		{{Placement: canary, Clusters: sets.New("c1")}, {Placement: global, Clusters: sets.New("c3", "c1", "c2"), Canary: &canary}},
-	} {
-		s := snapshot{Owner: owners(sels)}
+	for _, order := range [][]addonv1alpha1.PlacementStrategy{{global, canaryP}, {canaryP, global}} {
+		cma := &addonv1alpha1.ClusterManagementAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello",
+			Annotations: map[string]string{canary.Annotation: `{"ns/global": "ns/canary"}`}}}
+		cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: order}
+		s := snapshot{View: rolloutview.Build(rolloutview.Input{CMA: cma, Clusters: map[string][]string{"ns/global": {"c3", "c1", "c2"}, "ns/canary": {"c1"}}})}
 		if got := s.owned("ns/global"); !slices.Equal(got, []string{"c2", "c3"}) {
 			t.Errorf("owned(global) = %v, want [c2 c3]: its canary owns c1", got)
 		}

@@ -8,10 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/sets"
-
-	"github.com/addonops/addonops/internal/rolloutplan"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
@@ -138,12 +134,6 @@ type snapshot struct {
 	MCAs []*addonv1alpha1.ManagedClusterAddOn
 	// Clusters are the clusters each install placement decided, by "<namespace>/<name>".
 	Clusters map[string][]string
-	// Stale are the placements the controller has not caught up with (rolloutview.Behind): their
-	// reason and counts are about the last step.
-	Stale map[string]bool
-	// Owner is the install placement ("<namespace>/<name>") that rolls each decided cluster out,
-	// by the controller's rule (rolloutplan.AssignOwners).
-	Owner map[string]string
 }
 
 // snapshot reads add-on addon from the caches; ok is false while the cache does not hold the CMA
@@ -164,28 +154,12 @@ func (h *hubView) snapshot(addon string, minGen int64, now time.Time) (s snapsho
 	if err != nil {
 		return snapshot{}, false, fmt.Errorf("reading add-on %s from the caches: %w", addon, err)
 	}
-	cma := in.CMA
-	s = snapshot{MCAs: in.MCAs, Clusters: in.Clusters, Stale: map[string]bool{}}
-	defaults := rolloutview.DefaultConfigs(cma)
-	canaries, _ := rolloutplan.ParseCanaries(cma.Annotations) // an invalid annotation gates nothing, as for the controller
-	var sels []rolloutplan.Selection
-	for i := range cma.Spec.InstallStrategy.Placements {
-		p := &cma.Spec.InstallStrategy.Placements[i]
-		key := p.Namespace + "/" + p.Name
-		if _, listed := s.Clusters[key]; !listed {
+	for _, p := range in.CMA.Spec.InstallStrategy.Placements {
+		if _, listed := in.Clusters[p.Namespace+"/"+p.Name]; !listed {
 			return snapshot{}, false, nil
 		}
-		pk := rolloutplan.PlacementKey{Namespace: p.Namespace, Name: p.Name}
-		sel := rolloutplan.Selection{Placement: pk, Clusters: sets.New(s.Clusters[key]...)}
-		if c, ok := canaries[pk]; ok {
-			sel.Canary = &c
-		}
-		sels = append(sels, sel)
-		if _, behind := rolloutview.Behind(cma, p, defaults); behind {
-			s.Stale[key] = true
-		}
 	}
-	s.Owner = owners(sels)
+	s = snapshot{MCAs: in.MCAs, Clusters: in.Clusters}
 	in.Now = now
 	s.View = rolloutview.Build(in)
 	return s, true, nil
@@ -306,23 +280,20 @@ func failureReasons(views []rolloutview.View, most int) []string {
 	return out
 }
 
-// owners names each cluster's owner among sels (rolloutplan.AssignOwners) by "<namespace>/<name>".
-func owners(sels []rolloutplan.Selection) map[string]string {
-	out := map[string]string{}
-	for c, i := range rolloutplan.AssignOwners(sels) {
-		out[c] = sels[i].Placement.String()
-	}
-	return out
-}
-
-// owned lists the clusters placement key rolls out to (the controller's rule: Owner), sorted.
-func (s snapshot) owned(key string) []string {
-	var out []string
-	for c, p := range s.Owner {
-		if p == key {
-			out = append(out, c)
+// placement is placement key of the snapshot's view, nil when the add-on has none such.
+func (s snapshot) placement(key string) *rolloutview.Placement {
+	for i := range s.View.Placements {
+		if s.View.Placements[i].Key() == key {
+			return &s.View.Placements[i]
 		}
 	}
-	slices.Sort(out)
-	return out
+	return nil
+}
+
+// owned lists the clusters placement key rolls out (the view's Owned: the controller's rule).
+func (s snapshot) owned(key string) []string {
+	if p := s.placement(key); p != nil {
+		return p.Owned
+	}
+	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/sets"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
@@ -142,34 +140,6 @@ func (d *decider) placementStates(defaults []configref.Ref) []*placementState {
 	return states
 }
 
-// Selection is what one install placement selects, for AssignOwners: its clusters, and the
-// placement that gates it as its canary (nil: none).
-type Selection struct {
-	Placement PlacementKey
-	Clusters  sets.Set[string]
-	Canary    *PlacementKey
-}
-
-// AssignOwners gives every selected cluster to one placement (sels in the add-on's spec order):
-// the last one in the list that selects it (OCM: "the latter strategy overrides the previous
-// one"), except that a canary-gated placement never takes a cluster from its canary placement: a
-// cluster in both follows the canary first
-// (docs/design/lifecycle.md#a-cluster-in-both-placements-follows-the-canary-first), and the gated
-// placement then finds it at the canary's version. It returns, per cluster, the index in sels of
-// its owner.
-func AssignOwners(sels []Selection) map[string]int {
-	owner := map[string]int{}
-	for i, s := range sels {
-		for c := range s.Clusters {
-			if cur, ok := owner[c]; ok && s.Canary != nil && *s.Canary == sels[cur].Placement {
-				continue
-			}
-			owner[c] = i
-		}
-	}
-	return owner
-}
-
 // ownerOf is the placement that owns cluster c, nil for none.
 func (d *decider) ownerOf(c string) *placementState {
 	if i, ok := d.owners[c]; ok {
@@ -178,19 +148,20 @@ func (d *decider) ownerOf(c string) *placementState {
 	return nil
 }
 
-// assignOwners gives every selected cluster to one placement (AssignOwners); a placement whose
-// decisions cannot be read selects none.
+// assignOwners gives every selected cluster to one placement (canary.AssignOwners, the rule
+// `addonops status` shows too); a placement whose decisions cannot be read selects none.
 func (d *decider) assignOwners(states []*placementState) {
-	var sels []Selection
+	var sels []canary.Selection
 	var of []*placementState
 	for _, p := range states {
 		if p.tracker == nil || p.trackErr != nil {
 			continue
 		}
-		sels = append(sels, Selection{Placement: p.key, Clusters: p.tracker.ExistingClusterGroupsBesides().GetClusters(), Canary: p.canary})
+		sels = append(sels, canary.Selection{Placement: canary.PlacementKey(p.key), Clusters: p.tracker.ExistingClusterGroupsBesides().GetClusters(),
+			Canary: (*canary.PlacementKey)(p.canary)})
 		of = append(of, p)
 	}
-	d.owners, d.ownerStates = AssignOwners(sels), of
+	d.owners, d.ownerStates = canary.AssignOwners(sels), of
 	for c, i := range d.owners {
 		of[i].owned = append(of[i].owned, c)
 	}

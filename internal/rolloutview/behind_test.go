@@ -10,9 +10,9 @@ import (
 	"github.com/addonops/addonops/internal/configref"
 )
 
-// Behind says when the controller's report on a placement is about an earlier spec; the demo
-// (its snapshots' Stale) and PlacementHealth (the verdict of `addonops status`, Argo CD and Flux)
-// read it alike.
+// Behind says when the controller's report on a placement is about an earlier spec; the view's
+// Placement.Behind (what `addonops status -o json` and the demo read) and PlacementHealth (the
+// verdict of `addonops status`, Argo CD and Flux) say it alike.
 func TestBehind(t *testing.T) {
 	tmpl := configref.GroupResource{Group: addonv1alpha1.GroupName, Resource: "addontemplates"}
 	ref := func(gr configref.GroupResource, ns, name string) addonv1alpha1.InstallConfigReference {
@@ -48,7 +48,7 @@ func TestBehind(t *testing.T) {
 				cma.Spec.SupportedConfigs = []addonv1alpha1.ConfigMeta{{ConfigGroupResource: addonv1alpha1.ConfigGroupResource{Group: tmpl.Group, Resource: tmpl.Resource},
 					DefaultConfig: &addonv1alpha1.ConfigReferent{Name: tc.def}}}
 			}
-			cma.Spec.InstallStrategy.Placements = []addonv1alpha1.PlacementStrategy{p}
+			cma.Spec.InstallStrategy = addonv1alpha1.InstallStrategy{Type: addonv1alpha1.AddonInstallStrategyPlacements, Placements: []addonv1alpha1.PlacementStrategy{p}}
 			if !tc.noIP {
 				cma.Status.InstallProgressions = []addonv1alpha1.InstallProgression{{PlacementRef: p.PlacementRef, ConfigReferences: tc.reported}}
 			}
@@ -58,6 +58,9 @@ func TestBehind(t *testing.T) {
 			}
 			if h := PlacementHealth(cma, &p, DefaultConfigs(cma)); behind && h.Message != "default/prod: "+why {
 				t.Errorf("PlacementHealth says %q, want Behind's reason %q", h.Message, why)
+			}
+			if v := Build(Input{CMA: cma}); len(v.Placements) != 1 || v.Placements[0].Behind != why {
+				t.Errorf("the view's placements %+v, want one Behind %q", v.Placements, why)
 			}
 		})
 	}

@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
 
@@ -138,6 +139,14 @@ type Placement struct {
 	// Clusters is the state of each cluster the placement selects, in name order (empty when its
 	// decisions could not be read).
 	Clusters []Cluster `json:"clusters,omitempty"`
+	// Owned are the selected clusters this placement rolls out, in name order: a cluster two
+	// placements select is rolled out by one of them, by the controller's rule
+	// (canary.AssignOwners: the later one, but never a gated placement over its canary).
+	Owned []string `json:"owned,omitempty"`
+	// Behind says why the controller's report on this placement is about an earlier spec (its
+	// reason and counts are then the last change's); empty when it reports on the spec as it
+	// stands (Behind).
+	Behind string `json:"behind,omitempty"`
 	// FailedClusters are the placement's clusters whose rollout failed or ran past its
 	// progressDeadline, or whose add-on cannot be configured, with the reason and its cause.
 	FailedClusters []ClusterProblem `json:"failedClusters,omitempty"`
@@ -351,9 +360,11 @@ func Build(in Input) View {
 		}
 	}
 	defaults := DefaultConfigs(cma)
+	owners := ownersOf(cma.Spec.InstallStrategy.Placements, in.Clusters, canaries)
 	for i := range cma.Spec.InstallStrategy.Placements {
 		ps := &cma.Spec.InstallStrategy.Placements[i]
 		p := Placement{Namespace: ps.Namespace, Name: ps.Name, Health: PlacementHealth(cma, ps, defaults)}
+		p.Behind, _ = Behind(cma, ps, defaults)
 		ip := Progression(cma, ps.Namespace, ps.Name)
 		var cond *metav1.Condition
 		if ip != nil {
@@ -373,6 +384,12 @@ func Build(in Input) View {
 		deadline := progressDeadline(ps.RolloutStrategy)
 		if known {
 			p.Clusters = clusterStates(clusters, mcas, deadline, in.Now)
+			for _, c := range clusters {
+				if owners[c] == p.Key() {
+					p.Owned = append(p.Owned, c)
+				}
+			}
+			slices.Sort(p.Owned)
 		}
 		p.FailedClusters = failedClusters(clusters, mcas, deadline, in.Now)
 		if counts, ok := parseCounts(p.Message); ok && cond != nil {
@@ -385,6 +402,30 @@ func Build(in Input) View {
 		v.Placements = append(v.Placements, p)
 	}
 	return v
+}
+
+// ownersOf names the install placement ("<namespace>/<name>") that rolls out each cluster of
+// clusters (by placement), by the controller's rule (canary.AssignOwners); a placement whose
+// clusters are unknown selects none.
+func ownersOf(placements []addonv1alpha1.PlacementStrategy, clusters map[string][]string, canaries map[canary.PlacementKey]canary.PlacementKey) map[string]string {
+	var sels []canary.Selection
+	for _, p := range placements {
+		k := canary.PlacementKey{Namespace: p.Namespace, Name: p.Name}
+		cs, known := clusters[k.String()]
+		if !known {
+			continue
+		}
+		sel := canary.Selection{Placement: k, Clusters: sets.New(cs...)}
+		if c, ok := canaries[k]; ok {
+			sel.Canary = &c
+		}
+		sels = append(sels, sel)
+	}
+	out := map[string]string{}
+	for c, i := range canary.AssignOwners(sels) {
+		out[c] = sels[i].Placement.String()
+	}
+	return out
 }
 
 // configs lays out a progression's config references.

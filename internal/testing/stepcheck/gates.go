@@ -24,7 +24,7 @@ type GatesResult struct {
 	Gated     string
 	Canary    string
 	// Clusters are the clusters each placement of the step rolls the version out to (a cluster
-	// two placements select belongs to one, as rolloutplan.AssignOwners assigns it); Decided all
+	// two placements select belongs to one, as canary.AssignOwners assigns it); Decided all
 	// the clusters each placement selects.
 	Clusters, Decided map[string][]string
 	// Batches are the batches the gate was asked to verify, in order.

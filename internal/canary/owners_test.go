@@ -1,4 +1,4 @@
-package rolloutplan
+package canary
 
 import (
 	"maps"
