@@ -5,13 +5,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
@@ -60,72 +60,32 @@ func (r *replica) logs(text string) bool {
 // leads tells whether the replica has started the controller: only the Lease holder does.
 func (r *replica) leads() bool { return r.logs("Caches synced") }
 
-// mcaStates follows the add-on's MCAs through the harness's recorder: per cluster, the desired
-// and last applied config names, and across the whole run the most clusters in flight at once and
-// every change of a cluster's desired config.
-type mcaStates struct {
-	rec    *harness.Recorder[harness.MCAEvent]
-	target string
-}
-
-func watchMCAs(t *testing.T, ctx context.Context, hub *localhub.Hub, addon, target string) *mcaStates {
+// recordMCAs records the state of every MCA until the test ends.
+func recordMCAs(t *testing.T, ctx context.Context, hub *localhub.Hub) *harness.Recorder[harness.MCAStateEvent] {
 	t.Helper()
-	rec, err := harness.RecordMCAs(ctx, hub.Clients.Addon, addon)
-	return &mcaStates{rec: harness.ForTest(t, rec, err), target: target}
+	rec, err := harness.RecordMCAStates(ctx, hub.Clients.Addon)
+	return harness.ForTest(t, rec, err)
 }
 
-// names returns the desired and last applied config names of an MCA.
-func names(m *addonv1alpha1.ManagedClusterAddOn) (desired, applied string) {
-	for _, r := range m.Status.ConfigReferences {
-		if r.DesiredConfig != nil {
-			desired = r.DesiredConfig.Name
-		}
-		if r.LastAppliedConfig != nil {
-			applied = r.LastAppliedConfig.Name
-		}
-	}
-	return desired, applied
-}
-
-// maxInFlight is the most clusters told the target and not done with it at one moment.
-func (s *mcaStates) maxInFlight() int {
-	n, _ := harness.MaxInFlight(nil, s.rec.Events(), nil, harness.MovingTo("", s.target))
-	return n
-}
-
-// moves returns, per cluster, the sequence of desired config names after the first one seen.
-func (s *mcaStates) moves() map[string][]string {
-	seen, out := map[string]string{}, map[string][]string{}
-	for _, e := range s.rec.Events() {
-		desired, _ := names(e.MCA)
-		if before, ok := seen[e.Cluster]; ok && desired != before {
-			out[e.Cluster] = append(out[e.Cluster], desired)
-		}
-		seen[e.Cluster] = desired
-	}
-	return out
-}
-
-// counts returns how many clusters run the target and how many are on their way to it.
-func (s *mcaStates) counts() (done, inFlight int) {
-	moving := harness.MovingTo("", s.target)
-	for _, e := range s.rec.Latest() {
-		if desired, applied := names(e.MCA); desired == s.target && applied == s.target {
+// counts returns how many of addon's clusters run config ("<namespace>/<name>") and how many are
+// moving to it, as harness.Moving says.
+func counts(rec *harness.Recorder[harness.MCAStateEvent], addon, config string) (done, inFlight int) {
+	for _, st := range harness.LatestStates(rec, addon) {
+		if st.Runs(config) {
 			done++
 		}
-		if moving(e) {
+		if harness.Moving(config, st.Desired(), st.Applied(), st.Progressing) {
 			inFlight++
 		}
 	}
 	return done, inFlight
 }
 
-func (s *mcaStates) String() string {
-	moves := s.moves()
+// describe shows every cluster's latest state and its moves, for a failure message.
+func describe(latest map[string]harness.MCAState, moves map[string][]string) string {
 	var b strings.Builder
-	for c, e := range s.rec.Latest() {
-		d, a := names(e.MCA)
-		fmt.Fprintf(&b, "%s: desired %s, applied %s, moves %v\n", c, d, a, moves[c])
+	for _, c := range slices.Sorted(maps.Keys(latest)) {
+		fmt.Fprintf(&b, "%s, moves %v\n", latest[c], moves[c])
 	}
 	return b.String()
 }
@@ -149,25 +109,27 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	}
 	const maxConcurrency = 2
 	fx := newRolloutFixture(t, ctx, hub, addon, clusters, maxConcurrency)
+	// The fixture's AddOnDeploymentConfigs live in the add-on's namespace.
+	v1, v2 := addon+"/v1", addon+"/v2"
 	args := []string{"--leader-election-namespace", ns, "--coalesce=50ms"}
 	a := startReplica(t, hub, "a", args...)
 	harness.EventuallyTrue(t, 30*time.Second, "a to lead", a.leads)
 	b := startReplica(t, hub, "b", args...)
 	fx.install(t, ctx)
-	installed := watchMCAs(t, ctx, hub, addon, "v1")
-	harness.EventuallyTrue(t, 60*time.Second, "the install on every cluster", func() bool { d, _ := installed.counts(); return d == len(clusters) })
+	installed := recordMCAs(t, ctx, hub)
+	harness.EventuallyTrue(t, 60*time.Second, "the install on every cluster", func() bool { d, _ := counts(installed, addon, v1); return d == len(clusters) })
 	if b.leads() {
 		t.Fatalf("b runs the controller while a holds the Lease")
 	}
 
-	states := watchMCAs(t, ctx, hub, addon, "v2")
+	states := recordMCAs(t, ctx, hub)
 	fx.upgrade(t, ctx, "v2")
 	harness.EventuallyTrue(t, 60*time.Second, "2 clusters upgraded and a batch in flight", func() bool {
-		done, inFlight := states.counts()
+		done, inFlight := counts(states, addon, v2)
 		return done >= 2 && inFlight > 0 && done+inFlight < len(clusters)
 	})
 	first := holder(lease(t, hub, ns))
-	done, inFlight := states.counts()
+	done, inFlight := counts(states, addon, v2)
 	if err := syscall.Kill(a.proc.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -184,19 +146,23 @@ func TestKilledLeaderMidRollout(t *testing.T) {
 	if limit := leaseDuration + 2*jitteredRetry + 2*time.Second; takeover > limit {
 		t.Errorf("takeover took %s, more than the lease duration and its retries (%s)", takeover, limit)
 	}
-	harness.EventuallyTrue(t, 90*time.Second, "the upgrade on every cluster", func() bool { d, _ := states.counts(); return d == len(clusters) })
+	harness.EventuallyTrue(t, 90*time.Second, "the upgrade on every cluster", func() bool { d, _ := counts(states, addon, v2); return d == len(clusters) })
 
-	maxSeen := states.maxInFlight()
-	for c, moves := range states.moves() {
-		if len(moves) != 1 || moves[0] != "v2" {
-			t.Errorf("cluster %s: desired config went %v; want one move to v2", c, moves)
+	start, events := harness.RecordedStates(states)
+	maxSeen, _ := harness.MovingInFlight(start, events, addon, v2, nil)
+	moves := harness.DesiredMoves(start, events, addon)
+	for c, m := range moves {
+		if len(m) != 1 || m[0] != v2 {
+			t.Errorf("cluster %s: desired config went %v; want one move to v2", c, m)
 		}
 	}
 	if maxSeen > maxConcurrency {
-		t.Errorf("%d clusters were in flight at once across the takeover; maxConcurrency is %d\n%s", maxSeen, maxConcurrency, states)
+		t.Errorf("%d clusters were in flight at once across the takeover; maxConcurrency is %d\n%s", maxSeen, maxConcurrency,
+			describe(harness.LatestStates(states, addon), moves))
 	}
 	if maxSeen < maxConcurrency {
-		t.Errorf("at most %d clusters in flight: the rollout never used maxConcurrency %d, so the check proves nothing\n%s", maxSeen, maxConcurrency, states)
+		t.Errorf("at most %d clusters in flight: the rollout never used maxConcurrency %d, so the check proves nothing\n%s", maxSeen, maxConcurrency,
+			describe(harness.LatestStates(states, addon), moves))
 	}
 
 	// A rolling update: a third replica comes up, the leader gets SIGTERM.

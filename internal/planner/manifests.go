@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/addonops/addonops/internal/configref"
 	"github.com/addonops/addonops/internal/render"
@@ -113,20 +110,9 @@ func (s *simulation) renderFor(cluster string, configs []rolloutplan.Config) (st
 	if err != nil {
 		return "", err
 	}
-	return manifestsYAML(res.Objects)
-}
-
-func manifestsYAML(objs []*unstructured.Unstructured) (string, error) {
-	var b strings.Builder
-	for i, o := range objs {
-		y, err := yaml.Marshal(o.Object)
-		if err != nil {
-			return "", fmt.Errorf("encoding manifest %d: %w", i, err)
-		}
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(y)
+	y, err := render.YAMLStream(res.Objects)
+	if err != nil {
+		return "", fmt.Errorf("encoding the manifests: %w", err)
 	}
-	return b.String(), nil
+	return string(y), nil
 }

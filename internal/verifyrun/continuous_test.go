@@ -1,8 +1,6 @@
 package verifyrun
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +12,9 @@ import (
 // version since: the receiver gets one POST, with the clusters of the first request and the run's
 // number; the result is found with the clusters of a later request. The next run is another.
 func TestContinuousRunOnceAtATime(t *testing.T) {
-	rc := &receiver{status: http.StatusOK, verdict: "pass", delay: 300 * time.Millisecond}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
+	g := gate(t, "pass", 300*time.Millisecond)
 	done := make(chan string, 4)
-	r := New(Options{Templates: templates(map[string]string{"webhook": strings.Replace(webTemplate, "URL", srv.URL, 1)}),
+	r := New(Options{Templates: templates(map[string]string{"webhook": strings.Replace(webTemplate, "URL", g.URL, 1)}),
 		Done: func(a string) { done <- a }})
 	ref := verification.Ref{Placement: "*", Template: "webhook", Kind: verification.KindAnalysisTemplate}
 	key := ref.TemplateKey(keyOf("default/p"))
@@ -40,15 +36,14 @@ func TestContinuousRunOnceAtATime(t *testing.T) {
 	if second.Phase != verification.Successful {
 		t.Fatalf("run 2: %+v", second)
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	if len(rc.got) != 2 {
-		t.Fatalf("the receiver got %d runs, want 2: %+v", len(rc.got), rc.got)
+	runs := g.Runs()
+	if len(runs) != 2 {
+		t.Fatalf("the receiver got %d runs, want 2: %+v", len(runs), runs)
 	}
-	if got := rc.got[0]; got.Continuous != 1 || strings.Join(got.Clusters, ",") != "c1" || got.Index != 0 {
+	if got := runs[0]; got.Continuous != 1 || strings.Join(got.Clusters, ",") != "c1" || got.Index != 0 {
 		t.Fatalf("run 1 POSTed %+v", got)
 	}
-	if got := rc.got[1]; got.Continuous != 2 || strings.Join(got.Clusters, ",") != "c1,c2" {
+	if got := runs[1]; got.Continuous != 2 || strings.Join(got.Clusters, ",") != "c1,c2" {
 		t.Fatalf("run 2 POSTed %+v", got)
 	}
 }

@@ -2,47 +2,26 @@ package verifyrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
 
-// receiver is a local webhook receiver: it records the batches POSTed to it and answers with the
-// verdict the test sets.
-type receiver struct {
-	mu      sync.Mutex
-	verdict string
-	status  int
-	delay   time.Duration
-	got     []verification.Batch
-}
-
-func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var b verification.Batch
-	_ = json.Unmarshal(body, &b)
-	rc.mu.Lock()
-	rc.got = append(rc.got, b)
-	verdict, status, delay := rc.verdict, rc.status, rc.delay
-	rc.mu.Unlock()
-	select {
-	case <-time.After(delay):
-	case <-r.Context().Done():
-		return
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(`{"verdict": "` + verdict + `", "errorRate": 0.01}`))
+// gate is the web provider's endpoint: the shared gate receiver, answering with a field besides
+// the verdict, as a real smoke test's answer would (the template's jsonPath picks the verdict).
+func gate(t *testing.T, verdict string, delay time.Duration) *webhooks.GateReceiver {
+	t.Helper()
+	g := webhooks.NewGateReceiver(webhooks.GateOptions{Verdict: verdict, Delay: delay, Fields: map[string]any{"errorRate": 0.01}})
+	t.Cleanup(g.Close)
+	return g
 }
 
 const webTemplate = `
@@ -98,11 +77,9 @@ func runOnce(t *testing.T, r *Runner, done chan string, b verification.Batch, re
 }
 
 func TestWebGate(t *testing.T) {
-	rc := &receiver{status: http.StatusOK}
-	srv := httptest.NewServer(rc)
-	defer srv.Close()
+	g := gate(t, "pass", 0)
 	done := make(chan string, 1)
-	r := New(Options{Templates: templates(map[string]string{"webhook": strings.Replace(webTemplate, "URL", srv.URL, 1)}),
+	r := New(Options{Templates: templates(map[string]string{"webhook": strings.Replace(webTemplate, "URL", g.URL, 1)}),
 		Done: func(a string) { done <- a }})
 	ref := verification.Ref{Placement: "*", Template: "webhook", Kind: verification.KindAnalysisTemplate}
 	cases := []struct {
@@ -121,9 +98,8 @@ func TestWebGate(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rc.mu.Lock()
-			rc.verdict, rc.status, rc.delay = tc.verdict, tc.status, tc.delay
-			rc.mu.Unlock()
+			g.Set(tc.verdict, tc.delay)
+			g.SetStatus(tc.status)
 			b := verification.NewBatch("hello", "default/canary", "v1", i+1, []string{"c2", "c1"})
 			start := time.Now()
 			res := runOnce(t, r, done, b, ref)
@@ -131,19 +107,18 @@ func TestWebGate(t *testing.T) {
 			if res.Phase != tc.want || !strings.Contains(res.Message, tc.message) {
 				t.Fatalf("result %s %q, want %s containing %q", res.Phase, res.Message, tc.want, tc.message)
 			}
-			rc.mu.Lock()
-			got := rc.got[len(rc.got)-1]
-			rc.mu.Unlock()
+			runs := g.Runs()
+			got := runs[len(runs)-1]
 			if got.Addon != "hello" || got.Placement != "default/canary" || strings.Join(got.Clusters, ",") != "c1,c2" || got.Index != i+1 {
 				t.Fatalf("the receiver got %+v, want the batch as JSON", got)
 			}
 		})
 	}
 	// A batch that ended is not run again.
-	before := len(rc.got)
+	before := len(g.Runs())
 	r.Start(verification.NewBatch("hello", "default/canary", "v1", 1, []string{"c1", "c2"}), ref, ref.TemplateKey(keyOf("default/canary")))
 	time.Sleep(100 * time.Millisecond)
-	if len(rc.got) != before {
+	if len(g.Runs()) != before {
 		t.Fatalf("a finished batch ran again")
 	}
 }

@@ -7,27 +7,13 @@ import (
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
-	"github.com/addonops/addonops/internal/testing/ssapply"
+	"github.com/addonops/addonops/internal/render"
 )
 
-// RenderYAML writes objects as one YAML stream, in their order: a rendered file a GitOps engine
-// applies as it is (what hack/render.sh writes).
-func RenderYAML(objs []*unstructured.Unstructured) ([]byte, error) {
-	var b bytes.Buffer
-	for i, o := range objs {
-		data, err := yaml.Marshal(o.Object)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", o.GetKind(), ssapply.Name(o), err)
-		}
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		b.Write(data)
-	}
-	return b.Bytes(), nil
-}
+// RenderYAML writes objects as one YAML stream: render.YAMLStream, the product's one writer of
+// rendered files, kept under this name for the demo's callers.
+func RenderYAML(objs []*unstructured.Unstructured) ([]byte, error) { return render.YAMLStream(objs) }
 
 // CommitFile writes data to path (relative to the work tree) and commits the change with msg; it
 // returns the commit. A commit that changes nothing is an error (Commit).

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
 
@@ -39,18 +40,18 @@ func TestCommitsAndRevert(t *testing.T) {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": name, "namespace": "default"}, "data": map[string]any{"v": v}}}
 	}
-	good, err := RenderYAML([]*unstructured.Unstructured{cm("a", "1"), cm("b", "1")})
+	good, err := render.YAMLStream([]*unstructured.Unstructured{cm("a", "1"), cm("b", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	objs, err := ssapply.Decode(bytes.NewReader(good))
 	if err != nil || len(objs) != 2 || objs[1].GetName() != "b" {
-		t.Fatalf("RenderYAML wrote %q: decoded %d objects (%v), want a then b", good, len(objs), err)
+		t.Fatalf("render.YAMLStream wrote %q: decoded %d objects (%v), want a then b", good, len(objs), err)
 	}
 	if _, err := r.CommitFile("rendered/hub.yaml", good, "good"); err != nil {
 		t.Fatal(err)
 	}
-	bad, err := RenderYAML([]*unstructured.Unstructured{cm("a", "2"), cm("b", "1")})
+	bad, err := render.YAMLStream([]*unstructured.Unstructured{cm("a", "2"), cm("b", "1")})
 	if err != nil {
 		t.Fatal(err)
 	}

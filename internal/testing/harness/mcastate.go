@@ -187,6 +187,27 @@ func FirstTold(events []MCAStateEvent, addon, config string, clusters []string) 
 	return out
 }
 
+// DesiredMoves returns, per cluster of addon, every config ("<namespace>/<name>") it was told over
+// the recording, in order: each change of its desired config after its state at the start (or,
+// for a cluster not there, after the first state recorded), so that "no cluster was told twice"
+// is a check on the server's history.
+func DesiredMoves(start map[string]MCAState, events []MCAStateEvent, addon string) map[string][]string {
+	seen, out := map[string]string{}, map[string][]string{}
+	for _, st := range LatestOf(start, nil, addon) {
+		seen[st.Cluster] = st.Desired()
+	}
+	for _, e := range events {
+		if e.Addon != addon {
+			continue
+		}
+		if before, ok := seen[e.Cluster]; ok && e.Desired() != before {
+			out[e.Cluster] = append(out[e.Cluster], e.Desired())
+		}
+		seen[e.Cluster] = e.Desired()
+	}
+	return out
+}
+
 // MovingInFlight is the most of clusters of addon that were, at one moment of the recording,
 // Moving to config. It also returns one such moment's clusters, sorted. The moments are those of
 // addon's changes only: MaxInFlight over them.

@@ -55,6 +55,35 @@ func TestRecordedChanges(t *testing.T) {
 	}
 }
 
+func TestDesiredMoves(t *testing.T) {
+	ev := func(addon, cluster, desired string) MCAStateEvent {
+		return MCAStateEvent{MCAState: state(addon, cluster, desired, "", "")}
+	}
+	start := map[string]MCAState{
+		"a/c1": state("a", "c1", "ns/v1", "ns/v1", ""),
+		"a/c2": state("a", "c2", "ns/v1", "ns/v1", ""),
+		"b/c1": state("b", "c1", "ns/v1", "ns/v1", ""),
+	}
+	events := []MCAStateEvent{
+		ev("a", "c1", "ns/v2"),
+		ev("a", "c1", "ns/v2"), // a status change that does not move it
+		ev("b", "c1", "ns/v2"), // another add-on
+		ev("a", "c3", "ns/v1"), // first seen: not a move
+		ev("a", "c3", "ns/v2"),
+		ev("a", "c1", "ns/v1"), // told back
+	}
+	got := DesiredMoves(start, events, "a")
+	want := map[string][]string{"c1": {"ns/v2", "ns/v1"}, "c3": {"ns/v2"}}
+	if len(got) != len(want) {
+		t.Fatalf("DesiredMoves = %v, want %v", got, want)
+	}
+	for c, w := range want {
+		if !slices.Equal(got[c], w) {
+			t.Errorf("DesiredMoves[%s] = %v, want %v (all: %v)", c, got[c], w, got)
+		}
+	}
+}
+
 func TestStateOf(t *testing.T) {
 	m := &addonv1alpha1.ManagedClusterAddOn{ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "c1"}}
 	ref := func(ns, name string) *addonv1alpha1.ConfigSpecHash {

@@ -120,6 +120,59 @@ func TestGateReceiverAnswersAndRecords(t *testing.T) {
 	}
 }
 
+// The answer's status is the one in force when the run arrived, written with the verdict; the
+// Fields go beside the verdict and cannot replace it.
+func TestGateReceiverStatusAndFields(t *testing.T) {
+	fields := map[string]any{"errorRate": 0.01, "verdict": "not this"}
+	g := NewGateReceiver(GateOptions{Status: http.StatusAccepted, Fields: fields})
+	defer g.Close()
+	fields["errorRate"] = 0.5 // the receiver keeps its own copy
+	answer := func(b verification.Batch) (int, map[string]any) {
+		t.Helper()
+		body, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post(g.URL, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatalf("batch %d: the answer is not JSON: %v", b.Index, err)
+		}
+		return resp.StatusCode, got
+	}
+	if code, got := answer(batch(1, "c1")); code != http.StatusAccepted || got["verdict"] != "pass" || got["errorRate"] != 0.01 || len(got) != 2 {
+		t.Errorf("batch 1: %d %v; want 202 with verdict pass and errorRate 0.01", code, got)
+	}
+	g.SetStatus(http.StatusInternalServerError)
+	g.Set("fail", 0)
+	if code, got := answer(batch(2, "c1")); code != http.StatusInternalServerError || got["verdict"] != "fail" || got["errorRate"] != 0.01 {
+		t.Errorf("batch 2: %d %v; want 500 with verdict fail and errorRate 0.01", code, got)
+	}
+	runs := g.Runs()
+	if len(runs) != 2 || runs[0].Status != http.StatusAccepted || runs[1].Status != http.StatusInternalServerError || runs[1].Verdict != "fail" {
+		t.Errorf("runs recorded %+v; want statuses 202 then 500", runs)
+	}
+	d := NewGateReceiver(GateOptions{})
+	defer d.Close()
+	if v, err := post(d.URL, batch(1, "c1")); err != nil || v != "pass" || d.Runs()[0].Status != http.StatusOK {
+		t.Errorf("default receiver: %q, %v, runs %+v; want pass with status 200", v, err, d.Runs())
+	}
+}
+
+func TestGateReceiverRejectsFieldsJSONCannotWrite(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "GateOptions.Fields") {
+			t.Errorf("NewGateReceiver with a channel among the Fields: recovered %v, want a panic naming GateOptions.Fields", r)
+		}
+	}()
+	g := NewGateReceiver(GateOptions{Fields: map[string]any{"bad": make(chan int)}})
+	g.Close()
+}
+
 // Held batch runs wait for Release, with the verdict in force when they arrived; continuous runs
 // are not held and get their own verdict.
 func TestGateReceiverHoldAndContinuous(t *testing.T) {
