@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
@@ -170,7 +171,7 @@ func newGitSteps() (*gitSteps, error) {
 // commit records step st: the revert step as `git revert` of the bad commit (checked to restore
 // exactly the objects the step expects), every other step as a commit of its rendered objects.
 func (g *gitSteps) commit(st step) (sha string, revert bool, err error) {
-	want, err := gitrepo.RenderYAML(st.Objects)
+	want, err := render.YAMLStream(st.Objects)
 	if err != nil {
 		return "", false, fmt.Errorf("step %s: %w", st.Name, err)
 	}

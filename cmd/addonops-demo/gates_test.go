@@ -21,7 +21,8 @@ func TestGateServersLines(t *testing.T) {
 	}
 	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(answer), `"verdict": "pass"`) {
+	var verdict struct{ Verdict string }
+	if err := json.Unmarshal(answer, &verdict); err != nil || verdict.Verdict != "pass" {
 		t.Errorf("the gate answered %s, want pass", answer)
 	}
 	n := `{"trigger": "on-rollout-completed", "addon": "helloworld", "placement": "default/global-placement", "versionID": "abc", "kind": "Upgrade", "clusters": ["c1", "c2"]}`

@@ -16,8 +16,8 @@ import (
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/maintwindow"
 	"github.com/addonops/addonops/internal/notify"
+	"github.com/addonops/addonops/internal/render"
 	"github.com/addonops/addonops/internal/spechash"
-	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 	"github.com/addonops/addonops/internal/verification"
@@ -159,8 +159,8 @@ func TestBadVersionSteps(t *testing.T) {
 	}
 	badADC := configOf(t, bad, "v0.13.0-bad")
 	configOf(t, revert, "v0.12.2")
-	wantRevert, _ := gitrepo.RenderYAML(gates.Objects)
-	if got, _ := gitrepo.RenderYAML(revert.Objects); !bytes.Equal(got, wantRevert) {
+	wantRevert, _ := render.YAMLStream(gates.Objects)
+	if got, _ := render.YAMLStream(revert.Objects); !bytes.Equal(got, wantRevert) {
 		t.Errorf("the revert does not render 06-gates' output again")
 	}
 	for _, p := range stepcheck.PlacementPlans(bad.Objects) {

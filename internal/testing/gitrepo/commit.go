@@ -5,15 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/addonops/addonops/internal/render"
 )
-
-// RenderYAML writes objects as one YAML stream: render.YAMLStream, the product's one writer of
-// rendered files, kept under this name for the demo's callers.
-func RenderYAML(objs []*unstructured.Unstructured) ([]byte, error) { return render.YAMLStream(objs) }
 
 // CommitFile writes data to path (relative to the work tree) and commits the change with msg; it
 // returns the commit. A commit that changes nothing is an error (Commit).
