@@ -84,7 +84,7 @@ func runCommand(args []string) int {
 	fs.StringVar(&o.DemoSteps, "demo-steps", "", "folder of the demo's own steps after the examples: a paused and resumed rollout, a gated one, a bad version and its revert "+
 		"(default cmd/addonops-demo/steps of the repository); 'none' leaves them out")
 	fs.StringVar(&o.Engine, "engine", engineNone, "what delivers the steps: none (the demo's own server-side apply), flux or argocd "+
-		"(a real GitOps engine applying each step as a commit of a local Git repository; `make flux` or `make argocd` builds it; see docs/demo-engines.md)")
+		"(a real GitOps engine applying each step as a commit of a local Git repository; make flux or make argocd builds it; see docs/demo-engines.md)")
 	fs.BoolVar(&o.SimulatedManager, "simulated-manager", false, "let a simulated add-on manager write the works instead of the controller's template deployment (--deploy-templates)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.BoolVar(&plain, "plain", false, "print progress lines instead of redrawing in place, even on a terminal")

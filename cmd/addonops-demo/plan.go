@@ -25,7 +25,7 @@ const planTool = "addonops"
 const maxPlanLines = 40
 
 // planStep runs `addonops plan -f - -o json` on the step's rendered objects against the hub and
-// prints the plan in text, condensed (condensePlan). It returns the plan: the controller's own
+// prints the plan as `--diffs size` shows it, condensed (condensePlan). It returns the plan: the controller's own
 // decisions say which placements the step rolls back (stepcheck.PlannedRollbacks), and the step is
 // judged against them (stepcheck.PlanCameTrue). An error (the plan refuses the objects, the hub
 // cannot be read) stops the step: a plan the demo cannot take is a defect to see.
@@ -48,7 +48,7 @@ func (r *demoRun) planStep(ctx context.Context, st step) (*planner.Report, error
 	if err != nil {
 		return nil, fmt.Errorf("planning step %s: %w", st.Name, err)
 	}
-	r.disp.printf("   Plan: %s plan -f - --kubeconfig %s, the step's rendered objects against the hub before its add-ons are applied (%s):\n",
+	r.disp.printf("   Plan: %s plan -f - --diffs size --kubeconfig %s, the step's rendered objects against the hub before its add-ons are applied (%s):\n",
 		planTool, r.hub.Kubeconfig, seconds(took))
 	for _, l := range text {
 		r.disp.printf("   | %s\n", l)
@@ -56,28 +56,11 @@ func (r *demoRun) planStep(ctx context.Context, st step) (*planner.Report, error
 	return rep, nil
 }
 
-// condensePlan is the text form of the plan with each diff replaced by its size, cut after max
-// lines with a line saying how many more there are.
+// condensePlan is the plan as `addonops plan --diffs size` prints it (each diff as its size), cut
+// after max lines with a line saying how many more there are.
 func condensePlan(rep *planner.Report, max int) ([]string, error) {
-	c := *rep
-	c.Addons = make([]planner.AddonPlan, len(rep.Addons))
-	for i, a := range rep.Addons {
-		a.Configs = append([]planner.ConfigChange(nil), a.Configs...)
-		for j := range a.Configs {
-			a.Configs[j].Diff = diffSize(a.Configs[j].Diff)
-		}
-		a.Placements = append([]planner.PlacementPlan(nil), a.Placements...)
-		for j := range a.Placements {
-			p := &a.Placements[j]
-			p.Manifests = append([]planner.ManifestDiff(nil), p.Manifests...)
-			for k := range p.Manifests {
-				p.Manifests[k].Diff = diffSize(p.Manifests[k].Diff)
-			}
-		}
-		c.Addons[i] = a
-	}
 	var b strings.Builder
-	if err := c.Write(&b, planner.FormatText); err != nil {
+	if err := rep.WithDiffSizes().Write(&b, planner.FormatText); err != nil {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
@@ -86,12 +69,4 @@ func condensePlan(rep *planner.Report, max int) ([]string, error) {
 		lines = append(lines[:max], fmt.Sprintf("... %d more line(s): `addonops plan` prints them all", more))
 	}
 	return lines, nil
-}
-
-// diffSize stands for a diff in the condensed plan: its size.
-func diffSize(d string) string {
-	if d == "" {
-		return ""
-	}
-	return fmt.Sprintf("(a diff of %d lines)\n", strings.Count(d, "\n"))
 }

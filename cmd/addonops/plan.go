@@ -83,12 +83,12 @@ Exit codes: 0 written, 3 error (the hub cannot be read, the file cannot be writt
 }
 
 func (c *cli) planCommand() *cobra.Command {
-	var file, snapshot, output, historyNamespace, addons string
+	var file, snapshot, output, historyNamespace, addons, diffs string
 	var historyLimit int
 	var prune bool
 	var maxAge time.Duration
 	cmd := &cobra.Command{
-		Use:     "plan -f RENDERED.yaml|- [--snapshot FILE] [--prune] [-o text|markdown|json]",
+		Use:     "plan -f RENDERED.yaml|- [--snapshot FILE] [--prune] [--diffs full|size] [-o text|markdown|json]",
 		GroupID: groupRollout,
 		Short:   "Show what applying rendered manifests will do to the fleet, batch by batch",
 		Long: `Applies the rendered manifests of a change (kustomize build output, -f FILE or - for standard input)
@@ -101,7 +101,8 @@ that cannot be configured, and warnings (paused, failed clusters, an abort in fo
 does not complete, batches a maintenance window holds, a config still in use that the manifests
 leave out). An add-on addonops manages that the manifests lack is left as is, or with --prune (when
 the GitOps tool prunes) planned as a removal: which clusters lose the agent, all at once.
-Formats: text (default), markdown (a pull-request comment), json (docs/reference/plan-schema.md).
+Formats: text (default), markdown (a pull-request comment), json (docs/reference/plan-schema.md);
+--diffs size shows each diff as its number of lines.
 The manifests are checked first, with the rules of the KRM functions and the controller (OCM's CRD
 schemas, rollout strategies, canary and maintenance window annotations, AddOnTemplates, config
 references to configs neither in the manifests nor on the hub): each problem names the object and
@@ -114,6 +115,9 @@ unreadable snapshot, unreachable hub).`,
 			case planner.FormatText, planner.FormatMarkdown, planner.FormatJSON:
 			default:
 				return usagef("--output %q: want text, markdown or json", output)
+			}
+			if diffs != planner.DiffsFull && diffs != planner.DiffsSize {
+				return usagef("--diffs %q: want %s (every diff whole) or %s (each diff as its number of lines)", diffs, planner.DiffsFull, planner.DiffsSize)
 			}
 			if file == "" {
 				return usagef("-f is required: the rendered manifests (a file, or - for standard input)")
@@ -160,10 +164,14 @@ unreadable snapshot, unreachable hub).`,
 				rep.Warnings = append([]string{fmt.Sprintf("the snapshot is %s old (more than --max-age %s): the hub may have moved on since; take a new one with '%s snapshot'",
 					age.Truncate(time.Second), maxAge, c.prog)}, rep.Warnings...)
 			}
+			if diffs == planner.DiffsSize {
+				rep = rep.WithDiffSizes()
+			}
 			return rep.Write(c.stdout, output)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the rendered manifests of the change (- for standard input)")
+	cmd.Flags().StringVar(&diffs, "diffs", planner.DiffsFull, "how diffs are shown: full, or size (each as its number of lines: a change that rewrites many manifests at a glance)")
 	cmd.Flags().StringVar(&snapshot, "snapshot", "", "plan against this snapshot ('snapshot -o FILE') instead of the hub")
 	cmd.Flags().StringVarP(&output, "output", "o", planner.FormatText, "output format: text, markdown or json")
 	cmd.Flags().StringVar(&historyNamespace, "history-namespace", defaultHistoryNamespace, "without --snapshot: the controller's --history-namespace")

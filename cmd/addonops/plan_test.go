@@ -37,6 +37,27 @@ func TestPlanFromSnapshot(t *testing.T) {
 	}
 }
 
+// --diffs size prints each diff as its number of lines (planner.WithDiffSizes), the rest as it is.
+func TestPlanDiffSizes(t *testing.T) {
+	plan := func(args ...string) string {
+		var out, errOut bytes.Buffer
+		args = append([]string{"addonops", "plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "--max-age", "0"}, args...)
+		if code := run(args, &out, &errOut); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		return out.String()
+	}
+	full, sized := plan(), plan("--diffs", "size")
+	if !strings.Contains(full, "+++ ") || strings.Contains(sized, "+++ ") || !strings.Contains(sized, "(a diff of ") {
+		t.Errorf("--diffs size did not replace the diffs by their sizes:\n%s", sized)
+	}
+	// The lines before the first diff are the same.
+	head := full[:strings.Index(full, "--- ")]
+	if head = head[:strings.LastIndex(head, "\n")+1]; !strings.HasPrefix(sized, head) {
+		t.Errorf("--diffs size changed more than the diffs:\n%s\nwant it to start with:\n%s", sized, head)
+	}
+}
+
 func TestPlanStaleSnapshotWarns(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"addonops", "plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml"}, &out, &errOut); code != exitOK {
@@ -70,6 +91,7 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"no -f", []string{"plan", "--snapshot", "testdata/plan-snapshot.yaml"}, "-f is required"},
 		{"bad format", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "-o", "yaml"}, `--output "yaml"`},
+		{"bad diffs", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "--diffs", "none"}, `--diffs "none": want full (every diff whole) or size`},
 		{"old snapshot", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", oldSnap}, "this addonops reads apiVersion addonops.io/v1alpha1"},
 		{"manifest without kind", []string{"plan", "-f", noKind, "--snapshot", "testdata/plan-snapshot.yaml"}, "document 1: no apiVersion or kind"},
 		{"invalid manifests", []string{"plan", "-f", invalid, "--snapshot", "testdata/plan-snapshot.yaml"},

@@ -278,3 +278,39 @@ func configAction(c ConfigChange) string {
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// Diff renderings (`addonops plan --diffs`).
+const (
+	DiffsFull = "full"
+	DiffsSize = "size"
+)
+
+// WithDiffSizes returns a copy of the report in which each diff (of a config, of a cluster's
+// manifests) stands as its size, "(a diff of N lines)": the plan of a change that rewrites many
+// manifests, readable at a glance. The report itself is left as it is.
+func (r *Report) WithDiffSizes() *Report {
+	size := func(d string) string {
+		if d == "" {
+			return ""
+		}
+		return fmt.Sprintf("(a diff of %d lines)\n", strings.Count(d, "\n"))
+	}
+	c := *r
+	c.Addons = make([]AddonPlan, len(r.Addons))
+	for i, a := range r.Addons {
+		a.Configs = append([]ConfigChange(nil), a.Configs...)
+		for j := range a.Configs {
+			a.Configs[j].Diff = size(a.Configs[j].Diff)
+		}
+		a.Placements = append([]PlacementPlan(nil), a.Placements...)
+		for j := range a.Placements {
+			p := &a.Placements[j]
+			p.Manifests = append([]ManifestDiff(nil), p.Manifests...)
+			for k := range p.Manifests {
+				p.Manifests[k].Diff = size(p.Manifests[k].Diff)
+			}
+		}
+		c.Addons[i] = a
+	}
+	return &c
+}
