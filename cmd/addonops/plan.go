@@ -119,6 +119,9 @@ unreadable snapshot, unreachable hub).`,
 			if diffs != planner.DiffsFull && diffs != planner.DiffsSize {
 				return usagef("--diffs %q: want %s (every diff whole) or %s (each diff as its number of lines)", diffs, planner.DiffsFull, planner.DiffsSize)
 			}
+			if diffs == planner.DiffsSize && output == planner.FormatJSON {
+				return usagef("--diffs size is for people (-o text or markdown): the JSON's diff fields hold the diffs whole")
+			}
 			if file == "" {
 				return usagef("-f is required: the rendered manifests (a file, or - for standard input)")
 			}

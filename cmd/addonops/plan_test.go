@@ -91,6 +91,7 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"no -f", []string{"plan", "--snapshot", "testdata/plan-snapshot.yaml"}, "-f is required"},
 		{"bad format", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "-o", "yaml"}, `--output "yaml"`},
+		{"diff sizes in JSON", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "--diffs", "size", "-o", "json"}, "--diffs size is for people"},
 		{"bad diffs", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", "testdata/plan-snapshot.yaml", "--diffs", "none"}, `--diffs "none": want full (every diff whole) or size`},
 		{"old snapshot", []string{"plan", "-f", "testdata/plan-change.yaml", "--snapshot", oldSnap}, "this addonops reads apiVersion addonops.io/v1alpha1"},
 		{"manifest without kind", []string{"plan", "-f", noKind, "--snapshot", "testdata/plan-snapshot.yaml"}, "document 1: no apiVersion or kind"},

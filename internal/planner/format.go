@@ -287,7 +287,8 @@ const (
 
 // WithDiffSizes returns a copy of the report in which each diff (of a config, of a cluster's
 // manifests) stands as its size, "(a diff of N lines)": the plan of a change that rewrites many
-// manifests, readable at a glance. The report itself is left as it is.
+// manifests, readable at a glance (text and markdown; the JSON schema's diffs are whole). The
+// report itself is left as it is.
 func (r *Report) WithDiffSizes() *Report {
 	size := func(d string) string {
 		if d == "" {
