@@ -224,8 +224,13 @@ type demoRun struct {
 	// placementsBefore are the Placements of the last step delivered.
 	placementsBefore map[string]bool
 	// gates are the local receivers of the gates step's webhook gate and notifications (nil
-	// without the step).
+	// without the demo's own steps).
 	gates *gateServers
+	// What start started, for shutdown: the in-process parts' context, the controller, and the
+	// processes that must not outlive the demo.
+	cancelComps context.CancelFunc
+	ctrl        *rolloutsim.Controller
+	pids        []int
 }
 
 // Run runs the demo: it renders the steps, starts a hub, the controller and the simulated agents,
@@ -247,104 +252,12 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.disp = newDisplay(o.Out, o.TTY, o.Width, o.Interval)
 	sum := &Summary{Clusters: o.Clusters, Canaries: len(r.fleet.canary), Failing: r.fleet.sorted(r.fleet.failing), Speed: o.Speed}
 	out := o.Out
-
-	var extra []string
-	for _, name := range o.Steps {
-		switch kindOf(name) {
-		case stepPauseResume:
-			extra = append(extra, "a rollout paused and resumed")
-		case stepGates:
-			extra = append(extra, "a rollout behind a webhook gate and a maintenance window, with notifications")
-		case stepBadVersion:
-			extra = append(extra, "a bad version")
-		case stepRevert:
-			extra = append(extra, "its revert")
-		}
-	}
-	then := ""
-	if len(extra) > 0 {
-		then = "; then " + strings.Join(extra, ", then ")
-	}
-	if o.Engine == "" {
-		fmt.Fprintf(out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would%s\n", strings.Join(o.Steps, " -> "), then)
-	} else {
-		r.engine = newEngine(o.Engine, o)
-		fmt.Fprintf(out, "addonops demo: the rollout examples %s delivered in turn to a local hub by %s from a local Git repository%s\n",
-			strings.Join(o.Steps, " -> "), r.engine.Name(), then)
-	}
-
-	// Render every step first, as a GitOps repo-server would: a broken example stops the demo
-	// before anything starts.
-	env := toolEnv(o.ToolDirs)
-	if _, err := lookPathIn(env, "go"); err != nil {
-		return nil, fmt.Errorf("the demo builds the examples with `go tool kustomize`: %w", err)
-	}
-	var found []string
-	for _, fn := range exampleFunctions {
-		path, err := lookPathIn(env, fn)
-		if err != nil {
-			return nil, fmt.Errorf("the examples run the %s KRM function by name: %w (looked first in %s; `make build` puts it in bin/)",
-				fn, err, strings.Join(o.ToolDirs, ", "))
-		}
-		found = append(found, fn+": "+path)
-	}
-	if r.planBin, err = lookPathIn(env, planTool); err != nil {
-		return nil, fmt.Errorf("the demo prints each step's plan with `%s plan`: %w (looked first in %s; `make build` puts it in bin/)",
-			planTool, err, strings.Join(o.ToolDirs, ", "))
-	}
-	fmt.Fprintf(out, "\nRendering: go tool kustomize %s <step> (%s)\n", strings.Join(krmfntest.BuildArgs, " "), strings.Join(found, ", "))
+	r.intro()
 	defer func() { r.gates.close() }()
-	gateURL := ""
-	if slices.ContainsFunc(o.Steps, func(n string) bool { return kindOf(n) != stepExample }) {
-		r.gates = startGateServers(o.Speed)
-		gateURL = r.gates.gate.URL + "/verify"
+	steps, addons, err := r.render(ctx)
+	if err != nil {
+		return nil, err
 	}
-	windowStart := time.Now()
-	var steps []step
-	for _, name := range o.Steps {
-		dir, _ := o.stepDir(name) // complete checked it
-		objs, err := buildStep(ctx, o.RepoRoot, dir, env)
-		if err != nil {
-			return nil, fmt.Errorf("rendering step %s: %w", name, err)
-		}
-		notes, err := scaleRollouts(objs, o.Speed)
-		if err != nil {
-			return nil, fmt.Errorf("step %s: %w", name, err)
-		}
-		notes = append(notes, setHealthSoak(objs, o.Speed)...)
-		if r.engine != nil {
-			notes = append(notes, r.engine.Prepare(objs)...)
-		}
-		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes, Kind: kindOf(name)}
-		if st.Kind != stepExample {
-			var prev *step
-			if len(steps) > 0 {
-				prev = &steps[len(steps)-1]
-			}
-			if err := planDemoStep(&st, prev, gateURL, windowStart); err != nil {
-				return nil, err
-			}
-		}
-		if st.Kind == stepBadVersion {
-			config, _, _ := deployedConfig(st.Name, st.Objects) // planDemoStep checked it
-			r.badConfigs = append(r.badConfigs, config)
-		}
-		steps = append(steps, st)
-		r.noteVersions(st)
-		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
-		for _, n := range st.Notes {
-			fmt.Fprintf(out, "  %-32s %s\n", "", n)
-		}
-	}
-	var addons []string
-	for _, st := range steps {
-		for _, o := range st.Objects {
-			if o.GroupVersionKind() == cmaGVK && !slices.Contains(addons, o.GetName()) {
-				addons = append(addons, o.GetName())
-			}
-		}
-	}
-
 	if r.engine != nil {
 		if r.git, err = newGitSteps(); err != nil {
 			return nil, err
@@ -357,7 +270,6 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	if err := logs.open(); err != nil {
 		return nil, err
 	}
-	logger := klog.Background()
 	defer func() {
 		keep := err != nil || sum.ExitCode() == exitUnexpected
 		if path := logs.close(keep); path != "" {
@@ -370,171 +282,15 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 	r.hub, err = localhub.Start(ctx, localhub.Options{ExtraAPIServerArgs: []string{
 		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=1000"}})
 	if err != nil {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			return sum, nil
-		}
-		return nil, fmt.Errorf("starting the hub: %w", err)
+		return r.failed(ctx, sum, fmt.Errorf("starting the hub: %w", err))
 	}
 	sum.HubStart = time.Since(hubStart)
-	pids := r.hub.PIDs()
-	fmt.Fprintf(out, "  up in %s at %s (kube-apiserver pid %d, etcd pid %d)\n", seconds(sum.HubStart), r.hub.URL, pids[0], pids[1])
+	r.pids = r.hub.PIDs()
+	fmt.Fprintf(out, "  up in %s at %s (kube-apiserver pid %d, etcd pid %d)\n", seconds(sum.HubStart), r.hub.URL, r.pids[0], r.pids[1])
 	fmt.Fprintf(out, "  kubeconfig %s: kubectl works against it while the demo runs\n", r.hub.Kubeconfig)
-
-	// Everything runs under compCtx, cancelled before the hub stops so nothing retries against a
-	// stopped API server.
-	compCtx, cancelComps := context.WithCancel(klog.NewContext(context.Background(), logger))
-	var ctrl *rolloutsim.Controller
-	defer func() {
-		cancelComps()
-		var errs []error
-		if ctrl != nil {
-			if cerr := ctrl.Stop(); cerr != nil {
-				errs = append(errs, fmt.Errorf("the controller: %w", cerr))
-			}
-		}
-		if r.view != nil {
-			r.view.shutdown()
-		}
-		if r.engine != nil {
-			// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
-			keep := err != nil || sum.ExitCode() != exitOK
-			dir, eerr := r.engine.Stop(keep)
-			if eerr != nil {
-				errs = append(errs, fmt.Errorf("stopping %s: %w", r.engine.Name(), eerr))
-			}
-			if dir != "" {
-				fmt.Fprintf(out, "Logs of %s: %s\n", r.engine.Name(), dir)
-			}
-			if keep {
-				fmt.Fprintf(out, "The demo's Git repository is kept: %s\n", r.git.repo.Dir)
-			} else if rerr := os.RemoveAll(r.git.dir); rerr != nil {
-				errs = append(errs, rerr)
-			}
-		}
-		if r.ocm != nil {
-			if oerr := r.ocm.Stop(); oerr != nil {
-				errs = append(errs, fmt.Errorf("stopping OCM's placement controller: %w", oerr))
-			}
-			pids = append(pids, r.ocm.PIDs()...)
-		}
-		if serr := r.hub.Stop(); serr != nil {
-			errs = append(errs, serr)
-		}
-		sum.Leftovers = childproc.Leftovers(pids)
-		sum.Total = time.Since(begin)
-		if sum.Steps != nil || sum.Interrupted {
-			printSummary(out, sum)
-		}
-		if len(sum.Leftovers) > 0 {
-			fmt.Fprintf(out, "STILL RUNNING after the shutdown: %s\n", strings.Join(sum.Leftovers, ", "))
-		} else {
-			fmt.Fprintf(out, "Stopped the controller, the simulated agents, OCM's placement controller, kube-apiserver (pid %d) and etcd (pid %d); "+
-				"no process of the demo is left running.\n", pids[0], pids[1])
-		}
-		if err == nil && len(errs) > 0 {
-			err = fmt.Errorf("shutting down: %w", errors.Join(errs...))
-		}
-	}()
-
-	cfg := rest.CopyConfig(r.hub.Config)
-	cfg.QPS, cfg.Burst = 1000, 2000
-	clients, err := localhub.NewClients(cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.clients = clients
-	if r.apply, err = ssapply.New(clients.Dynamic, clients.Kube.Discovery(), FieldManager); err != nil {
-		return nil, err
-	}
-
-	copts := controller.Options{
-		Workers:          min(16, 4+o.Clusters/200),
-		WriteParallelism: 32,
-		Coalesce:         100 * time.Millisecond,
-		HistoryNamespace: historyNamespace,
-		// As addonops-controller --notifications (its default): nothing is sent until the gates
-		// step writes the configuration and subscribes the add-on.
-		Notifications: &notify.Options{Namespace: notifyNamespace},
-	}
-	aopts := simagent.Options{
-		Addons:  addons,
-		Delay:   time.Duration(float64(agentDelay) / o.Speed),
-		Workers: min(32, 4+o.Clusters/50),
-		Outcome: func(cluster, _ string, configs map[string]string) simagent.Outcome {
-			return outcome(r.fleet.failing[cluster], configs, r.badConfigs)
-		},
-	}
-	aopts.WorkAgentOnly = !o.SimulatedManager
-	deployerShort, deployer := describeDeployer(o.SimulatedManager)
-	sum.Deployer = deployerShort
-
-	if !o.SimulatedManager {
-		// What addonops-controller --deploy-templates runs next to the rollout controller.
-		copts.DeployTemplates = &templatedeploy.Options{}
-	}
-	if ctrl, err = rolloutsim.StartController(compCtx, cfg, copts); err != nil {
-		return nil, err
-	}
-	agent, err := simagent.New(cfg, aopts)
-	if err != nil {
-		return nil, fmt.Errorf("building the simulated agent: %w", err)
-	}
-	if err := agent.Start(compCtx); err != nil {
-		return nil, fmt.Errorf("starting the simulated agent: %w", err)
-	}
-	fmt.Fprintf(out, "\nRunning in this process:\n")
-	fmt.Fprintf(out, "  controller:     addonops controller (controller.New/Run, --addons=self, %d workers)\n", copts.Workers)
-	fmt.Fprintf(out, "  notifications:  on (--notifications), configured by ConfigMap %s and Secret %s in %s\n", notify.ConfigMapName, notify.SecretName, notifyNamespace)
-	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
-	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
-		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
-
-	fmt.Fprintf(out, "\nStarting OCM's placement controller (internal/testing/ocmhub)\n")
-	if r.ocm, err = ocmhub.Start(ctx, r.hub, ocmhub.Options{SimulatedAgents: true, RepoRoot: o.RepoRoot}); err != nil {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			return sum, nil
-		}
-		return nil, fmt.Errorf("starting OCM's placement controller: %w", err)
-	}
-	fmt.Fprintf(out, "  up in %s (bin/ocm-placement, pid %d; log %s): it decides every Placement, as on a real hub\n",
-		seconds(r.ocm.PlacementStartup), r.ocm.PIDs()[0], r.ocm.PlacementLog)
-
-	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
-	regStart := time.Now()
-	if _, err := r.ocm.AddClusters(ctx, r.fleet.clusters()...); err != nil {
-		if ctx.Err() != nil {
-			sum.Interrupted = true
-			return sum, nil
-		}
-		return nil, err
-	}
-	sum.Register = time.Since(regStart)
-	fmt.Fprintf(out, "  done in %s; canary (label %s=true): %s; failing work (--fail-rate %g): %s\n", seconds(sum.Register),
-		CanaryLabel, describe(r.fleet.sorted(r.fleet.canary), 5), o.FailRate, describe(sum.Failing, 5))
-
-	r.view, err = newHubView(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.view.start(compCtx); err != nil {
-		return nil, err
-	}
-	if r.engine != nil {
-		fmt.Fprintf(out, "\nStarting %s against the hub\n", r.engine.Name())
-		lines, err := r.engine.Start(ctx, r.hub, r.git.repo)
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				return sum, nil
-			}
-			return nil, fmt.Errorf("starting %s: %w", r.engine.Name(), err)
-		}
-		for _, l := range lines {
-			fmt.Fprintf(out, "  %s\n", l)
-		}
-		sum.Engine = r.engine.Name()
+	defer r.shutdown(sum, begin, &err)
+	if err := r.start(ctx, sum, addons); err != nil {
+		return r.failed(ctx, sum, err)
 	}
 
 	for i, st := range steps {
@@ -557,6 +313,268 @@ func Run(ctx context.Context, o Options) (_ *Summary, err error) {
 		r.showHistories(ctx, addons, sum)
 	}
 	return sum, nil
+}
+
+// failed ends a demo that could not start: interrupted (ctx ended) when it was, else with err.
+func (r *demoRun) failed(ctx context.Context, sum *Summary, err error) (*Summary, error) {
+	if ctx.Err() != nil {
+		sum.Interrupted = true
+		return sum, nil
+	}
+	return nil, err
+}
+
+// intro says what the demo is about to do.
+func (r *demoRun) intro() {
+	var extra []string
+	for _, name := range r.o.Steps {
+		switch kindOf(name) {
+		case stepPauseResume:
+			extra = append(extra, "a rollout paused and resumed")
+		case stepGates:
+			extra = append(extra, "a rollout behind a webhook gate and a maintenance window, with notifications")
+		case stepBadVersion:
+			extra = append(extra, "a bad version")
+		case stepRevert:
+			extra = append(extra, "its revert")
+		}
+	}
+	then := ""
+	if len(extra) > 0 {
+		then = "; then " + strings.Join(extra, ", then ")
+	}
+	if r.o.Engine == "" {
+		fmt.Fprintf(r.o.Out, "addonops demo: the rollout examples %s applied in turn to a local hub, as Argo CD or Flux would%s\n", strings.Join(r.o.Steps, " -> "), then)
+		return
+	}
+	r.engine = newEngine(r.o.Engine, r.o)
+	fmt.Fprintf(r.o.Out, "addonops demo: the rollout examples %s delivered in turn to a local hub by %s from a local Git repository%s\n",
+		strings.Join(r.o.Steps, " -> "), r.engine.Name(), then)
+}
+
+// render renders every step first, as a GitOps repo-server would: a broken example stops the demo
+// before anything starts. It returns the steps and the add-ons they hold.
+func (r *demoRun) render(ctx context.Context) ([]step, []string, error) {
+	o, out := r.o, r.o.Out
+	env := toolEnv(o.ToolDirs)
+	if _, err := lookPathIn(env, "go"); err != nil {
+		return nil, nil, fmt.Errorf("the demo builds the examples with `go tool kustomize`: %w", err)
+	}
+	var found []string
+	for _, fn := range exampleFunctions {
+		path, err := lookPathIn(env, fn)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the examples run the %s KRM function by name: %w (looked first in %s; `make build` puts it in bin/)",
+				fn, err, strings.Join(o.ToolDirs, ", "))
+		}
+		found = append(found, fn+": "+path)
+	}
+	var err error
+	if r.planBin, err = lookPathIn(env, planTool); err != nil {
+		return nil, nil, fmt.Errorf("the demo prints each step's plan with `%s plan`: %w (looked first in %s; `make build` puts it in bin/)",
+			planTool, err, strings.Join(o.ToolDirs, ", "))
+	}
+	fmt.Fprintf(out, "\nRendering: go tool kustomize %s <step> (%s)\n", strings.Join(krmfntest.BuildArgs, " "), strings.Join(found, ", "))
+	gateURL := ""
+	if slices.ContainsFunc(o.Steps, func(n string) bool { return kindOf(n) != stepExample }) {
+		r.gates = startGateServers(o.Speed)
+		gateURL = r.gates.gate.URL + "/verify"
+	}
+	windowStart := time.Now()
+	var steps []step
+	var addons []string
+	for _, name := range o.Steps {
+		dir, _ := o.stepDir(name) // complete checked it
+		objs, err := buildStep(ctx, o.RepoRoot, dir, env)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering step %s: %w", name, err)
+		}
+		notes, err := scaleRollouts(objs, o.Speed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("step %s: %w", name, err)
+		}
+		notes = append(notes, setHealthSoak(objs, o.Speed)...)
+		if r.engine != nil {
+			notes = append(notes, r.engine.Prepare(objs)...)
+		}
+		st := step{Name: name, Dir: dir, Objects: objs, Notes: notes, Kind: kindOf(name)}
+		if st.Kind != stepExample {
+			var prev *step
+			if len(steps) > 0 {
+				prev = &steps[len(steps)-1]
+			}
+			if err := planDemoStep(&st, prev, gateURL, windowStart); err != nil {
+				return nil, nil, err
+			}
+		}
+		if st.Kind == stepBadVersion {
+			config, _, _ := deployedConfig(st.Name, st.Objects) // planDemoStep checked it
+			r.badConfigs = append(r.badConfigs, config)
+		}
+		steps = append(steps, st)
+		r.noteVersions(st)
+		fmt.Fprintf(out, "  %-32s %2d objects; %s\n", name, len(objs), r.describeStep(st))
+		for _, n := range st.Notes {
+			fmt.Fprintf(out, "  %-32s %s\n", "", n)
+		}
+		for _, o := range objs {
+			if o.GroupVersionKind() == cmaGVK && !slices.Contains(addons, o.GetName()) {
+				addons = append(addons, o.GetName())
+			}
+		}
+	}
+	return steps, addons, nil
+}
+
+// start starts, against the hub, the controller and the simulated agent (in this process, under a
+// context shutdown cancels first), OCM's placement controller, the clusters, the demo's view and
+// the engine.
+func (r *demoRun) start(ctx context.Context, sum *Summary, addons []string) error {
+	o, out := r.o, r.o.Out
+	compCtx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+	r.cancelComps = cancel
+	cfg := rest.CopyConfig(r.hub.Config)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	clients, err := localhub.NewClients(cfg)
+	if err != nil {
+		return err
+	}
+	r.clients = clients
+	if r.apply, err = ssapply.New(clients.Dynamic, clients.Kube.Discovery(), FieldManager); err != nil {
+		return err
+	}
+
+	copts := controller.Options{
+		Workers:          min(16, 4+o.Clusters/200),
+		WriteParallelism: 32,
+		Coalesce:         100 * time.Millisecond,
+		HistoryNamespace: historyNamespace,
+		// As addonops-controller --notifications (its default): nothing is sent until the gates
+		// step writes the configuration and subscribes the add-on.
+		Notifications: &notify.Options{Namespace: notifyNamespace},
+	}
+	aopts := simagent.Options{
+		Addons:  addons,
+		Delay:   time.Duration(float64(agentDelay) / o.Speed),
+		Workers: min(32, 4+o.Clusters/50),
+		Outcome: func(cluster, _ string, configs map[string]string) simagent.Outcome {
+			return outcome(r.fleet.failing[cluster], configs, r.badConfigs)
+		},
+		WorkAgentOnly: !o.SimulatedManager,
+	}
+	deployerShort, deployer := describeDeployer(o.SimulatedManager)
+	sum.Deployer = deployerShort
+	if !o.SimulatedManager {
+		// What addonops-controller --deploy-templates runs next to the rollout controller.
+		copts.DeployTemplates = &templatedeploy.Options{}
+	}
+	if r.ctrl, err = rolloutsim.StartController(compCtx, cfg, copts); err != nil {
+		return err
+	}
+	agent, err := simagent.New(cfg, aopts)
+	if err != nil {
+		return fmt.Errorf("building the simulated agent: %w", err)
+	}
+	if err := agent.Start(compCtx); err != nil {
+		return fmt.Errorf("starting the simulated agent: %w", err)
+	}
+	fmt.Fprintf(out, "\nRunning in this process:\n")
+	fmt.Fprintf(out, "  controller:     addonops controller (controller.New/Run, --addons=self, %d workers)\n", copts.Workers)
+	fmt.Fprintf(out, "  notifications:  on (--notifications), configured by ConfigMap %s and Secret %s in %s\n", notify.ConfigMapName, notify.SecretName, notifyNamespace)
+	fmt.Fprintf(out, "  add-on manager: %s\n", deployer)
+	fmt.Fprintf(out, "  work agents:    SIMULATED: one simulated work agent (internal/testing/simagent) answers for every cluster, reporting "+
+		"Applied/Available %s after each new work generation; no real cluster, kubelet or agent runs\n", seconds(aopts.Delay))
+
+	fmt.Fprintf(out, "\nStarting OCM's placement controller (internal/testing/ocmhub)\n")
+	if r.ocm, err = ocmhub.Start(ctx, r.hub, ocmhub.Options{SimulatedAgents: true, RepoRoot: o.RepoRoot}); err != nil {
+		return fmt.Errorf("starting OCM's placement controller: %w", err)
+	}
+	fmt.Fprintf(out, "  up in %s (bin/ocm-placement, pid %d; log %s): it decides every Placement, as on a real hub\n",
+		seconds(r.ocm.PlacementStartup), r.ocm.PIDs()[0], r.ocm.PlacementLog)
+
+	fmt.Fprintf(out, "\nRegistering %d simulated clusters (ManagedClusters, joined and available, and their namespaces)\n", o.Clusters)
+	regStart := time.Now()
+	if _, err := r.ocm.AddClusters(ctx, r.fleet.clusters()...); err != nil {
+		return err
+	}
+	sum.Register = time.Since(regStart)
+	fmt.Fprintf(out, "  done in %s; canary (label %s=true): %s; failing work (--fail-rate %g): %s\n", seconds(sum.Register),
+		CanaryLabel, describe(r.fleet.sorted(r.fleet.canary), 5), o.FailRate, describe(sum.Failing, 5))
+
+	if r.view, err = newHubView(compCtx, cfg); err != nil {
+		return err
+	}
+	if r.engine == nil {
+		return nil
+	}
+	fmt.Fprintf(out, "\nStarting %s against the hub\n", r.engine.Name())
+	lines, err := r.engine.Start(ctx, r.hub, r.git.repo)
+	if err != nil {
+		return fmt.Errorf("starting %s: %w", r.engine.Name(), err)
+	}
+	for _, l := range lines {
+		fmt.Fprintf(out, "  %s\n", l)
+	}
+	sum.Engine = r.engine.Name()
+	return nil
+}
+
+// shutdown stops what start started, the in-process parts first so nothing retries against a
+// stopped API server, then the hub; it prints the summary and whether a process was left running.
+// A shutdown error becomes the demo's error when it had none.
+func (r *demoRun) shutdown(sum *Summary, begin time.Time, err *error) {
+	out := r.o.Out
+	if r.cancelComps != nil {
+		r.cancelComps()
+	}
+	var errs []error
+	if r.ctrl != nil {
+		if cerr := r.ctrl.Stop(); cerr != nil {
+			errs = append(errs, fmt.Errorf("the controller: %w", cerr))
+		}
+	}
+	if r.view != nil {
+		r.view.shutdown()
+	}
+	if r.engine != nil {
+		// Kept too when interrupted: a person who stops a demo that seems stuck wants them.
+		keep := *err != nil || sum.ExitCode() != exitOK
+		dir, eerr := r.engine.Stop(keep)
+		if eerr != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", r.engine.Name(), eerr))
+		}
+		if dir != "" {
+			fmt.Fprintf(out, "Logs of %s: %s\n", r.engine.Name(), dir)
+		}
+		if keep {
+			fmt.Fprintf(out, "The demo's Git repository is kept: %s\n", r.git.repo.Dir)
+		} else if rerr := os.RemoveAll(r.git.dir); rerr != nil {
+			errs = append(errs, rerr)
+		}
+	}
+	if r.ocm != nil {
+		if oerr := r.ocm.Stop(); oerr != nil {
+			errs = append(errs, fmt.Errorf("stopping OCM's placement controller: %w", oerr))
+		}
+		r.pids = append(r.pids, r.ocm.PIDs()...)
+	}
+	if serr := r.hub.Stop(); serr != nil {
+		errs = append(errs, serr)
+	}
+	sum.Leftovers = childproc.Leftovers(r.pids)
+	sum.Total = time.Since(begin)
+	if sum.Steps != nil || sum.Interrupted {
+		printSummary(out, sum)
+	}
+	if len(sum.Leftovers) > 0 {
+		fmt.Fprintf(out, "STILL RUNNING after the shutdown: %s\n", strings.Join(sum.Leftovers, ", "))
+	} else {
+		fmt.Fprintf(out, "Stopped the controller, the simulated agents, OCM's placement controller, kube-apiserver (pid %d) and etcd (pid %d); "+
+			"no process of the demo is left running.\n", r.pids[0], r.pids[1])
+	}
+	if *err == nil && len(errs) > 0 {
+		*err = fmt.Errorf("shutting down: %w", errors.Join(errs...))
+	}
 }
 
 // showHistories prints the version history the controller kept of each add-on, as `addonops

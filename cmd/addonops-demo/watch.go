@@ -35,8 +35,10 @@ type hubView struct {
 	notFound   map[string]time.Time
 }
 
-func newHubView(cfg *rest.Config) (*hubView, error) {
+// newHubView follows add-ons until ctx ends.
+func newHubView(ctx context.Context, cfg *rest.Config) (*hubView, error) {
 	h := &hubView{
+		ctx:       ctx,
 		watches:   map[string]*rolloutwatch.Watch{},
 		baseNames: map[configref.Ref]string{},
 		notFound:  map[string]time.Time{},
@@ -80,12 +82,6 @@ func (h *hubView) placementNotFoundSince(t time.Time) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// start makes the view follow add-ons until ctx ends.
-func (h *hubView) start(ctx context.Context) error {
-	h.ctx = ctx
-	return nil
 }
 
 // watch returns the watch of addon, started (and its caches listed) on first use.
