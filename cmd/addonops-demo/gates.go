@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,6 +19,7 @@ import (
 	"github.com/addonops/addonops/internal/canary"
 	"github.com/addonops/addonops/internal/notify"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 	"github.com/addonops/addonops/internal/testing/webhooks"
@@ -151,16 +150,12 @@ func (g *gateServers) records() ([]webhooks.GateRun, []webhooks.Notification) {
 // config/components/verification, and the notification configuration in notifyNamespace.
 func (r *demoRun) setupGates(ctx context.Context) error {
 	path := filepath.Join(r.o.RepoRoot, "config", "components", "verification", "analysistemplates.yaml")
-	f, err := os.Open(path)
+	crds, err := ssapply.DecodeFile(path)
 	if err != nil {
 		return fmt.Errorf("the gates step installs the AnalysisTemplate CRDs: %w", err)
 	}
-	crds, err := ssapply.Decode(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	if _, err := r.apply.ApplyAll(ctx, crds); err != nil {
+	// Served before the step's objects (an AnalysisTemplate among them) are applied.
+	if err := localhub.ApplyCRDs(ctx, r.clients, FieldManager, crds); err != nil {
 		return fmt.Errorf("applying %s: %w", path, err)
 	}
 	r.disp.printf("   setup: the AnalysisTemplate and ClusterAnalysisTemplate CRDs of config/components/verification (the hub has no Argo Rollouts)\n")
@@ -183,16 +178,6 @@ func (r *demoRun) setupGates(ctx context.Context) error {
 	}
 	r.disp.printf("   setup: ConfigMap %s/%s (config/notifications' catalog + service.webhook) and Secret %s/%s (webhook-url %s)\n",
 		notifyNamespace, notify.ConfigMapName, notifyNamespace, notify.SecretName, r.gates.notify.URL)
-	// The template is applied with the step's objects: wait until its kind is served.
-	if _, err := harness.Until(ctx, r.o.StepTimeout, 100*time.Millisecond, func() string {
-		_, err := r.clients.Dynamic.Resource(analysisTemplatesGVR).Namespace(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1})
-		if err != nil {
-			return err.Error()
-		}
-		return ""
-	}); err != nil {
-		return fmt.Errorf("waiting for the AnalysisTemplate CRD to be served: %w", err)
-	}
 	return nil
 }
 
@@ -366,8 +351,5 @@ func (g *gater) finish(events []harness.MCAStateEvent) *GatesResult {
 	return &res
 }
 
-// analysisTemplatesGVR is the AnalysisTemplates' resource (config/components/verification).
-var (
-	analysisTemplatesGVR = schema.GroupVersionResource{Group: verification.Group, Version: verification.Version, Resource: "analysistemplates"}
-	analysisTemplateGVK  = schema.GroupVersionKind{Group: verification.Group, Version: verification.Version, Kind: "AnalysisTemplate"}
-)
+// analysisTemplateGVK is the AnalysisTemplates' kind (config/components/verification).
+var analysisTemplateGVK = schema.GroupVersionKind{Group: verification.Group, Version: verification.Version, Kind: "AnalysisTemplate"}

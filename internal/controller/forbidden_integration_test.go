@@ -13,7 +13,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -28,6 +27,7 @@ import (
 	"github.com/addonops/addonops/internal/hubcache"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
 // A config kind the controller's identity may not list: the add-on says so (progression message,
@@ -203,35 +203,20 @@ func forbiddenEvents(t *testing.T, e *env) []corev1.Event {
 // fooCRD installs a namespaced CRD for gvr (kind Foo) and waits until it is served.
 func fooCRD(t *testing.T, e *env, gvr schema.GroupVersionResource) {
 	t.Helper()
-	crds := e.c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions()
 	name := gvr.Resource + "." + gvr.Group
-	preserve := true
-	_, err := crds.Create(e.ctx, &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: gvr.Group, Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: gvr.Resource, Singular: "foo", Kind: "Foo", ListKind: "FooList"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: gvr.Version, Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve}}}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"group": gvr.Group, "scope": "Namespaced",
+			"names": map[string]any{"plural": gvr.Resource, "singular": "foo", "kind": "Foo", "listKind": "FooList"},
+			"versions": []any{map[string]any{"name": gvr.Version, "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}},
+	}}
+	if err := localhub.ApplyCRDs(e.ctx, e.c, "addonops-test", []*unstructured.Unstructured{crd}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = crds.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	e.waitFor(30*time.Second, "CRD "+name+" established", func() bool {
-		crd, err := crds.Get(e.ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				_, err := e.c.Dynamic.Resource(gvr).Namespace(e.name).List(e.ctx, metav1.ListOptions{})
-				return err == nil
-			}
-		}
-		return false
+	t.Cleanup(func() {
+		_ = e.c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 }
 

@@ -4,23 +4,17 @@ package controller
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/apimachinery/pkg/watch"
 	addonv1alpha1 "open-cluster-management.io/api/addon/v1alpha1"
 	clusterv1alpha1 "open-cluster-management.io/api/cluster/v1alpha1"
@@ -31,7 +25,9 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/promserver"
+	"github.com/addonops/addonops/internal/testing/ssapply"
 	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
@@ -48,33 +44,14 @@ func (e *env) ensureAnalysisTemplateCRDs() {
 	e.t.Helper()
 	var err error
 	crdOnce.Do(func() {
-		var data []byte
-		data, err = os.ReadFile(filepath.Join("..", "..", "config", "components", "verification", "analysistemplates.yaml"))
-		if err != nil {
-			return
-		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
-		for {
-			var crd apiextensionsv1.CustomResourceDefinition
-			if derr := dec.Decode(&crd); derr == io.EOF {
-				break
-			} else if derr != nil {
-				err = derr
-				return
-			}
-			if _, cerr := e.c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Create(e.ctx, &crd, metav1.CreateOptions{}); cerr != nil && !apierrors.IsAlreadyExists(cerr) {
-				err = cerr
-				return
-			}
+		var crds []*unstructured.Unstructured
+		if crds, err = ssapply.DecodeFile("config/components/verification/analysistemplates.yaml"); err == nil {
+			err = localhub.ApplyCRDs(e.ctx, e.c, "addonops-test", crds)
 		}
 	})
 	if err != nil {
 		e.t.Fatalf("installing config/components/verification's CRDs: %v", err)
 	}
-	e.waitFor(30*time.Second, "AnalysisTemplate served", func() bool {
-		_, err := e.c.Dynamic.Resource(analysisTemplates).Namespace(e.name).List(e.ctx, metav1.ListOptions{})
-		return err == nil
-	})
 }
 
 // analysisTemplate stores an AnalysisTemplate (YAML, as a user writes it) in the test's namespace.

@@ -11,16 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -104,13 +101,8 @@ func install(ctx context.Context, hub *localhub.Hub, moduleDir, root string, s s
 	if err != nil {
 		return err
 	}
-	if _, err := applier.ApplyAll(ctx, crds); err != nil {
+	if err := localhub.ApplyCRDs(ctx, hub.Clients, fieldManager, crds); err != nil {
 		return fmt.Errorf("argocd: installing Argo CD's CRDs from %s: %w", filepath.Join(moduleDir, crdDir), err)
-	}
-	for _, c := range crds {
-		if err := waitEstablished(ctx, hub, c.GetName()); err != nil {
-			return err
-		}
 	}
 	if err := localhub.EnsureNamespace(ctx, hub.Clients.Kube, Namespace); err != nil {
 		return fmt.Errorf("argocd: %w", err)
@@ -239,51 +231,6 @@ func setNamespace(o *unstructured.Unstructured, namespace string) {
 	if o.GetKind() != "ClusterRoleBinding" {
 		o.SetNamespace(namespace)
 	}
-}
-
-// waitEstablished waits until a CRD is Established and its resources are in discovery.
-func waitEstablished(ctx context.Context, hub *localhub.Hub, name string) error {
-	var last string
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		crd, err := hub.Clients.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		established := false
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				established = true
-			}
-		}
-		if !established {
-			last = "not Established"
-			return false, nil
-		}
-		for _, v := range crd.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			list, err := hub.Clients.Kube.Discovery().ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
-			if err != nil {
-				last = err.Error()
-				return false, nil
-			}
-			found := false
-			for _, r := range list.APIResources {
-				found = found || r.Name == crd.Spec.Names.Plural
-			}
-			if !found {
-				last = crd.Spec.Names.Plural + " not in discovery yet"
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("argocd: CRD %s not ready (%s): %w", name, last, err)
-	}
-	return nil
 }
 
 // installEnv is the environment Argo CD's install gives container in the manifest at path (a

@@ -29,12 +29,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/testing/childproc"
@@ -317,7 +314,7 @@ func (f *Flux) Stop() error {
 // ready. A port taken between choosing and binding it is retried with new ports, twice.
 func (f *Flux) startWithPorts(ctx context.Context, n int, mk func(ports []int) (part, error)) error {
 	for attempt := 1; ; attempt++ {
-		ports, err := freePorts(n)
+		ports, err := childproc.FreePorts(n)
 		if err != nil {
 			return err
 		}
@@ -383,27 +380,6 @@ func httpOK(ctx context.Context, url string) error {
 		return fmt.Errorf("GET %s: %s %s", url, resp.Status, bytes.TrimSpace(body))
 	}
 	return nil
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago, held open together so
-// the kernel cannot return one twice.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("flux: finding a free loopback port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // registryConfig is the distribution registry's configuration: in-memory storage (a test's pushes
@@ -494,22 +470,8 @@ func install(ctx context.Context, hub *localhub.Hub, mods map[string]string) err
 			crds = append(crds, objs...)
 		}
 	}
-	api := hub.Clients.APIExtensions.ApiextensionsV1().CustomResourceDefinitions()
-	force := true
-	for _, crd := range crds {
-		data, err := json.Marshal(crd.Object)
-		if err != nil {
-			return fmt.Errorf("flux: encoding CRD %s: %w", crd.GetName(), err)
-		}
-		if _, err := api.Patch(ctx, crd.GetName(), types.ApplyPatchType, data,
-			metav1.PatchOptions{FieldManager: installManager, Force: &force}); err != nil {
-			return fmt.Errorf("flux: applying CRD %s: %w", crd.GetName(), err)
-		}
-	}
-	for _, crd := range crds {
-		if err := waitEstablished(ctx, hub, crd.GetName()); err != nil {
-			return err
-		}
+	if err := localhub.ApplyCRDs(ctx, hub.Clients, installManager, crds); err != nil {
+		return fmt.Errorf("flux: installing the controllers' CRDs: %w", err)
 	}
 
 	kube := hub.Clients.Kube
@@ -551,48 +513,4 @@ func decodeFile(path string) ([]*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("flux: %s: %w", path, err)
 	}
 	return objs, nil
-}
-
-// waitEstablished waits until the CRD is Established and its resources are in discovery, so the
-// controllers' informers find them when they start.
-func waitEstablished(ctx context.Context, hub *localhub.Hub, name string) error {
-	var last string
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		crd, err := hub.Clients.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			last = err.Error()
-			return false, nil
-		}
-		established := false
-		for _, c := range crd.Status.Conditions {
-			established = established || c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue
-		}
-		if !established {
-			last = "not Established"
-			return false, nil
-		}
-		for _, v := range crd.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			list, err := hub.Clients.Kube.Discovery().ServerResourcesForGroupVersion(crd.Spec.Group + "/" + v.Name)
-			if err != nil {
-				last = fmt.Sprintf("discovery of %s/%s: %v", crd.Spec.Group, v.Name, err)
-				return false, nil
-			}
-			found := false
-			for _, r := range list.APIResources {
-				found = found || r.Name == crd.Spec.Names.Plural
-			}
-			if !found {
-				last = fmt.Sprintf("%s not yet in discovery of %s/%s", crd.Spec.Names.Plural, crd.Spec.Group, v.Name)
-				return false, nil
-			}
-		}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("flux: CRD %s not ready (%s): %w", name, last, err)
-	}
-	return nil
 }

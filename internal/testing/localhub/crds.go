@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -214,20 +215,54 @@ const fieldManager = "addonops-localhub"
 // until each is Established and its resources are in discovery, so informers, dynamic clients and
 // kubectl can use them as soon as Start returns.
 func installCRDs(ctx context.Context, c *Clients, files []crdFile) error {
-	crds := c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions()
-	force := true
 	for _, f := range files {
-		if _, err := crds.Patch(ctx, f.name, types.ApplyPatchType, f.json,
-			metav1.PatchOptions{FieldManager: fieldManager, Force: &force}); err != nil {
-			return fmt.Errorf("localhub: applying CRD %s from %s: %w", f.name, f.path, err)
+		if err := applyCRD(ctx, c, fieldManager, f.name, f.json); err != nil {
+			return fmt.Errorf("%w (from %s)", err, f.path)
 		}
 	}
 	for _, f := range files {
-		if err := waitEstablished(ctx, c, f); err != nil {
+		if err := waitCRD(ctx, c, f.name); err != nil {
 			return err
 		}
 	}
 	return warmUp(ctx, c)
+}
+
+// ApplyCRDs server-side applies crds (CustomResourceDefinitions as decoded from their YAML) as
+// fieldManager, forcing (idempotent: applying them again changes nothing), and waits until each is
+// Established with its names accepted and its served versions' resources in discovery: informers,
+// dynamic clients and kubectl can use them as soon as it returns. Every part of the tests that
+// installs CRDs on a hub (Argo CD's, Flux's, the verification gates', a test's own) goes through
+// it, as the hub's own OCM CRDs do.
+func ApplyCRDs(ctx context.Context, c *Clients, fieldManager string, crds []*unstructured.Unstructured) error {
+	for _, crd := range crds {
+		if crd.GetKind() != "CustomResourceDefinition" {
+			return fmt.Errorf("localhub: %s %s is not a CustomResourceDefinition", crd.GetKind(), crd.GetName())
+		}
+		data, err := json.Marshal(crd.Object)
+		if err != nil {
+			return fmt.Errorf("localhub: encoding CRD %s: %w", crd.GetName(), err)
+		}
+		if err := applyCRD(ctx, c, fieldManager, crd.GetName(), data); err != nil {
+			return err
+		}
+	}
+	for _, crd := range crds {
+		if err := waitCRD(ctx, c, crd.GetName()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyCRD server-side applies the CRD name (its JSON) as fieldManager, forcing.
+func applyCRD(ctx context.Context, c *Clients, fieldManager, name string, data []byte) error {
+	force := true
+	if _, err := c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, name, types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: fieldManager, Force: &force}); err != nil {
+		return fmt.Errorf("localhub: applying CRD %s: %w", name, err)
+	}
+	return nil
 }
 
 // warmUp makes one dry-run write to a custom resource. The server's first write to any custom
@@ -247,10 +282,12 @@ func warmUp(ctx context.Context, c *Clients) error {
 	return nil
 }
 
-func waitEstablished(ctx context.Context, c *Clients, f crdFile) error {
+// waitCRD waits until the CRD name is Established with its names accepted and its served
+// versions' resources are in discovery.
+func waitCRD(ctx context.Context, c *Clients, name string) error {
 	var last string
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		crd, err := c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, f.name, metav1.GetOptions{})
+		crd, err := c.APIExtensions.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -285,7 +322,7 @@ func waitEstablished(ctx context.Context, c *Clients, f crdFile) error {
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("localhub: CRD %s not ready (%s): %w", f.name, last, err)
+		return fmt.Errorf("localhub: CRD %s not ready (%s): %w", name, last, err)
 	}
 	return nil
 }
