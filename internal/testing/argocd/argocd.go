@@ -175,7 +175,7 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *ArgoCD, err
 		}
 	}()
 
-	ports, err := freePorts(4)
+	ports, err := childproc.FreePorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -598,24 +598,4 @@ func (a *ArgoCD) stop(keepLogs bool) error {
 		a.stopErr = errors.Join(errs...)
 	})
 	return a.stopErr
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("argocd: finding a free loopback port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,5 +215,27 @@ func TestChildrenAndLeftovers(t *testing.T) {
 	}
 	if Running(p.PID()) {
 		t.Errorf("Running(%d) after Stop", p.PID())
+	}
+}
+
+func TestFreePorts(t *testing.T) {
+	ports, err := FreePorts(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, p := range ports {
+		if p <= 0 || seen[p] {
+			t.Fatalf("ports %v: want 5 distinct ports", ports)
+		}
+		seen[p] = true
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Fatalf("port %d is not free after FreePorts returned: %v", p, err)
+		}
+		l.Close()
+	}
+	if p, err := FreePort(); err != nil || p <= 0 {
+		t.Errorf("FreePort() = %d, %v", p, err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/addonops/addonops/internal/testing/childproc"
 )
 
 // TestInstallCRDsIsIdempotent re-applies the CRDs to a running hub: nothing changes.
@@ -46,7 +48,7 @@ func TestPortTakenIsRetryable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	ports, err := freePorts(1)
+	ports, err := childproc.FreePorts(1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/addonops/addonops/internal/testing/childproc"
 )
 
 // Options tune Start. The zero value is what tests and the demo want.
@@ -228,7 +230,7 @@ func startProcesses(ctx context.Context, opts Options, bins binaries) (_ *Hub, e
 		}
 	}()
 
-	ports, err := freePorts(3)
+	ports, err := childproc.FreePorts(3)
 	if err != nil {
 		return nil, err
 	}

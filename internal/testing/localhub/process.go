@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,7 +19,7 @@ import (
 // loopback is the only address the hub listens on.
 const loopback = "127.0.0.1"
 
-// errPortTaken marks a start that failed because another process bound a port between freePorts
+// errPortTaken marks a start that failed because another process bound a port between childproc.FreePorts
 // choosing it and our process binding it; Start retries with new ports.
 var errPortTaken = errors.New("port already in use")
 
@@ -87,27 +86,6 @@ func (p *process) waitReady(ctx context.Context, interval time.Duration, ready f
 		case <-time.After(interval):
 		}
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago. They are held open
-// together so the kernel cannot return the same port twice.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
-		if err != nil {
-			return nil, fmt.Errorf("localhub: finding a free loopback port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // startEtcd runs a single-member etcd with its data in dir/etcd and waits until /health is true.

@@ -286,7 +286,7 @@ func (o *OCM) startAddonManager(ctx context.Context) error {
 func (o *OCM) launchWithPort(ctx context.Context, start func(listen string) (*process, error), leaseNS, lease string) (*process, error) {
 	const attempts = 3
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := childproc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -608,14 +608,4 @@ func (o *OCM) stop(keepLogs bool) error {
 		o.stopErr = errors.Join(errs...)
 	})
 	return o.stopErr
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("ocmhub: finding a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

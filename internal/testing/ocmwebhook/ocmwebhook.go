@@ -150,7 +150,7 @@ func Start(ctx context.Context, hub *localhub.Hub, opts Options) (_ *Webhook, er
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, fmt.Errorf("ocmwebhook: creating %s: %w", tmp, err)
 	}
-	port, err := freePort()
+	port, err := childproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -303,15 +303,6 @@ func portFree(port int) error {
 		return err
 	}
 	return l.Close()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("ocmwebhook: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // writeServingCert writes tls.crt and tls.key (controller-runtime's file names) for 127.0.0.1 into

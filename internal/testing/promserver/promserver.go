@@ -7,7 +7,6 @@ package promserver
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -89,7 +88,7 @@ func ForTest(t childproc.TB) (*Server, *Exporter) {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatalf("Prometheus server: %v", err)
 	}
-	port, err := freePort()
+	port, err := childproc.FreePort()
 	if err != nil {
 		t.Fatalf("Prometheus server: %v", err)
 	}
@@ -146,13 +145,4 @@ func (s *Server) waitUp(timeout time.Duration) error {
 			return nil
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
