@@ -28,7 +28,6 @@ import (
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/argocd"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
-	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/mdblock"
 )
 
@@ -54,10 +53,6 @@ func TestArgoCD(t *testing.T) {
 	// A hub of its own: TestEndToEnd rolls out the same helloworld add-on on the package's hub.
 	hub := ownHub(t, "the Argo CD test")
 	s := newSuiteOn(t, hub)
-	// The real addonops binary, built from this tree: the day-2 commands and `addonops status`.
-	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
-		t.Fatalf("building addonops: %v", err)
-	}
 	argo := argocd.ForTest(t, hub, argocd.Options{Kustomize: tools.Kustomize, PluginPath: []string{tools.Bin}})
 	t.Logf("Argo CD ready in %s (logs in %s): redis %s, repo server %s, CMP %s",
 		argo.StartDuration.Round(time.Millisecond), argo.LogDir, argo.RedisAddr, argo.RepoServerAddr, argo.PluginName)

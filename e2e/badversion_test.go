@@ -22,7 +22,6 @@ import (
 	"github.com/addonops/addonops/internal/planner"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/testing/harness"
-	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
@@ -45,10 +44,6 @@ func testBadVersion(t *testing.T, s *suite) {
 	started := time.Now()
 	nonCanaries := slices.DeleteFunc(slices.Clone(clusters), func(c string) bool { return slices.Contains(canaries, c) })
 
-	// The real addonops binary, built from this tree, shows the rollout as a user sees it.
-	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
-		t.Fatalf("building addonops: %v", err)
-	}
 	goodObjs, goodOut := s.build(t, "e2e/testdata/bad-version/good")
 	badObjs, _ := s.build(t, "e2e/testdata/bad-version/bad")
 	good, bad := only(t, goodObjs, "AddOnDeploymentConfig").GetName(), only(t, badObjs, "AddOnDeploymentConfig").GetName()

@@ -31,7 +31,6 @@ import (
 	"github.com/addonops/addonops/internal/testing/flux"
 	"github.com/addonops/addonops/internal/testing/gitrepo"
 	"github.com/addonops/addonops/internal/testing/harness"
-	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/mdblock"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -61,10 +60,6 @@ func TestFlux(t *testing.T) {
 	fx := flux.ForTest(t, hub, flux.Options{})
 	t.Logf("Flux ready in %s: OCI registry %s, source-controller, kustomize-controller (logs in %s)",
 		fx.StartDuration.Round(time.Millisecond), fx.Registry, fx.Dir)
-	// The real addonops binary, built from this tree: pause, resume and status as a user runs them.
-	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
-		t.Fatalf("building addonops: %v", err)
-	}
 
 	r := newFluxRun(t, s, fx)
 	r.rolloutExamples(t)

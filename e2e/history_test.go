@@ -15,7 +15,6 @@ import (
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/testing/harness"
-	"github.com/addonops/addonops/internal/testing/krmfntest"
 )
 
 // The controller keeps the add-on's version history in a ConfigMap (internal/history): per install
@@ -139,9 +138,6 @@ func (s *suite) readHistory() (*history.Record, error) {
 // from this tree): its JSON is the record the ConfigMap holds, and its table lists every version.
 func (s *suite) checkHistoryCommand(t *testing.T) {
 	t.Helper()
-	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
-		t.Fatalf("building addonops: %v", err)
-	}
 	run := func(args ...string) string {
 		cmd := exec.CommandContext(s.ctx, filepath.Join(tools.Bin, "addonops"), append(args, "--kubeconfig", s.hub.Kubeconfig)...)
 		var stdout, stderr bytes.Buffer

@@ -5,7 +5,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/addonops/addonops/internal/testing/krmfntest"
@@ -16,9 +15,9 @@ import (
 var tools struct {
 	// Root is the repository root; kustomize builds run there.
 	Root string
-	// Bin holds freshly built config-hash, addon-template and rollout-strategy; it is first on
-	// $PATH, where the examples' kustomizations find the functions (as the READMEs tell users to
-	// arrange).
+	// Bin holds freshly built config-hash, addon-template, rollout-strategy and addonops; it is
+	// first on $PATH, where the examples' kustomizations find the functions (as the READMEs tell
+	// users to arrange).
 	Bin string
 	// Kustomize is the go.mod's kustomize (v5.8.2).
 	Kustomize string
@@ -43,9 +42,10 @@ func setup(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("creating a directory for the function binaries: %w", err)
 	}
 	defer os.RemoveAll(bin)
-	// Built from this tree, not taken from bin/: the suite tests the code under test.
-	if err := krmfntest.Build(root, bin+string(filepath.Separator), "./functions/config-hash", "./functions/addon-template", "./functions/rollout-strategy"); err != nil {
-		return 0, fmt.Errorf("building the functions: %w", err)
+	// Built from this tree, not taken from bin/: the suite tests the code under test. The addonops
+	// CLI too, once for every test: the day-2 commands, status, history and plan as a user runs them.
+	if err := krmfntest.BuildFunctions(root, bin, "./cmd/addonops"); err != nil {
+		return 0, fmt.Errorf("building the functions and the addonops CLI: %w", err)
 	}
 	kustomize, err := krmfntest.KustomizePath(root)
 	if err != nil {

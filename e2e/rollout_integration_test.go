@@ -24,7 +24,6 @@ import (
 	"github.com/addonops/addonops/config/configtest"
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/planner"
-	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/stepcheck"
 )
 
@@ -572,9 +571,6 @@ func jsonOf(v any) string {
 // step is (Install, Upgrade, Rollback, ...).
 func (s *suite) plan(t *testing.T, name string, rendered []byte) *planner.Report {
 	t.Helper()
-	if err := krmfntest.Build(tools.Root, tools.Bin+string(filepath.Separator), "./cmd/addonops"); err != nil {
-		t.Fatalf("building addonops: %v", err)
-	}
 	rep, err := stepcheck.RunPlan(s.ctx, filepath.Join(tools.Bin, "addonops"), s.hub.Kubeconfig, configtest.Namespace, rendered)
 	if err != nil {
 		t.Fatal(err)

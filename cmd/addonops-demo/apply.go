@@ -47,9 +47,8 @@ type step struct {
 	Gates *gatesPlan
 }
 
-// exampleFunctions are the KRM functions the examples' kustomizations run by name from PATH: the
-// two validating ones, then config-hash.
-var exampleFunctions = []string{"rollout-strategy", "addon-template", "config-hash"}
+// exampleFunctions are the KRM functions the examples' kustomizations run by name from PATH.
+var exampleFunctions = krmfntest.ExampleFunctions
 
 // buildStep runs `go tool kustomize build --enable-alpha-plugins --enable-exec dir` in the
 // repository (so go.mod's kustomize runs) with env (PATH must find the exampleFunctions), and parses the

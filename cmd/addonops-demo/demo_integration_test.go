@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/testing/childproc"
 	"github.com/addonops/addonops/internal/testing/harness"
+	"github.com/addonops/addonops/internal/testing/krmfntest"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -41,15 +40,8 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		args := []string{"build", "-o", dir + string(filepath.Separator)}
-		for _, fn := range exampleFunctions {
-			args = append(args, "./functions/"+fn)
-		}
-		args = append(args, "./cmd/"+planTool) // each step's plan
-		build := exec.Command("go", args...)
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building the functions and %s for the demo tests: %v\n%s", planTool, err, out)
+		if err := krmfntest.BuildFunctions(root, dir, "./cmd/"+planTool); err != nil { // the plan of each step
+			fmt.Fprintf(os.Stderr, "building the functions and %s for the demo tests: %v\n", planTool, err)
 			return 1
 		}
 		toolDir = dir

@@ -28,7 +28,7 @@ import (
 var Update = flag.Bool("update", false, "rewrite the examples' expected files from the README commands")
 
 // Functions are the KRM function binaries the examples' kustomizations run by name from $PATH.
-var Functions = []string{"config-hash", "addon-template", "rollout-strategy"}
+var Functions = krmfntest.ExampleFunctions
 
 // Tools are the programs the README commands run.
 type Tools struct {
@@ -64,11 +64,7 @@ func run(m *testing.M) (int, error) {
 		return 0, fmt.Errorf("creating a directory for the function binaries: %w", err)
 	}
 	defer os.RemoveAll(bin)
-	var pkgs []string
-	for _, f := range Functions {
-		pkgs = append(pkgs, "./functions/"+f)
-	}
-	if err := krmfntest.Build(root, bin+string(filepath.Separator), pkgs...); err != nil {
+	if err := krmfntest.BuildFunctions(root, bin); err != nil {
 		return 0, fmt.Errorf("building the functions: %w", err)
 	}
 	kustomize, err := krmfntest.KustomizePath(root)

@@ -117,8 +117,8 @@ func TestRolloutExamplesBuildFromTheRepository(t *testing.T) {
 	}
 
 	// And the hub package builds from a checkout of the commit, as CI or a repo-server builds it.
-	bin := t.TempDir() + string(filepath.Separator)
-	if err := krmfntest.Build(root, bin, "./functions/config-hash", "./functions/addon-template", "./functions/rollout-strategy"); err != nil {
+	bin := t.TempDir()
+	if err := krmfntest.BuildFunctions(root, bin); err != nil {
 		t.Fatal(err)
 	}
 	kustomize, err := krmfntest.KustomizePath(root)

@@ -166,3 +166,18 @@ func Run(t testing.TB, dir, name string, args ...string) (stdout, stderr string,
 	}
 	return out.String(), errOut.String(), err == nil
 }
+
+// ExampleFunctions are the KRM functions the examples' kustomizations run by name from $PATH, in
+// the order they run (the validating ones, then config-hash).
+var ExampleFunctions = []string{"rollout-strategy", "addon-template", "config-hash"}
+
+// BuildFunctions builds the ExampleFunctions from the repository at root (./functions/<name>), and
+// the packages more (e.g. "./cmd/addonops"), into the directory dir: the programs a test that
+// renders the examples puts first on $PATH, built from the tree under test.
+func BuildFunctions(root, dir string, more ...string) error {
+	var pkgs []string
+	for _, f := range ExampleFunctions {
+		pkgs = append(pkgs, "./functions/"+f)
+	}
+	return Build(root, filepath.Clean(dir)+string(filepath.Separator), append(pkgs, more...)...)
+}
