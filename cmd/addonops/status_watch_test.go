@@ -1,29 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/addonops/addonops/internal/testing/harness"
 )
 
-// syncBuffer is a bytes.Buffer the test reads while the command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a buffer the test reads while the command writes it.
+type syncBuffer = harness.SyncBuffer
 
 // --interval, the polling period of old, is accepted and ignored with a deprecation note.
 func TestIntervalDeprecated(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,23 +34,8 @@ import (
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 )
 
-// syncBuffer is a log sink the controller's goroutines write to concurrently.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is safe to read while goroutines write to it.
+type syncBuffer = harness.SyncBuffer
 
 // applyNotificationConfig creates or replaces the notification ConfigMap (one trigger and
 // template, a webhook service whose URL is in the Secret) and Secret in configtest.Namespace.

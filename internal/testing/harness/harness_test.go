@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,5 +132,24 @@ func TestMaxInFlight(t *testing.T) {
 	}
 	if i := FirstIndex(events, "c2", moving); i != 2 {
 		t.Errorf("FirstIndex c2 moving = %d, want 2", i)
+	}
+}
+
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				_, _ = b.Write([]byte("x"))
+				_ = b.String()
+			}
+		}()
+	}
+	wg.Wait()
+	if got := len(b.String()); got != 800 {
+		t.Errorf("%d bytes, want 800", got)
 	}
 }
