@@ -151,7 +151,10 @@ func (c *cli) statusCommand() *cobra.Command {
 		GroupID: groupRollout,
 		Short:   "Show where the rollout of an add-on stands (--watch to follow it)",
 		Long: `Without ADDON, lists every ClusterManagementAddOn on the hub; with ADDON, shows its rollout per
-placement (--clusters: per cluster).
+placement (--clusters: per cluster). With -o json or yaml each placement also lists "owned", the
+clusters it rolls out (a cluster two placements select is rolled out by one, as the controller
+assigns it), and "behind", why its reason and counts are still the last change's while the
+controller has not caught up with the spec.
 Exit codes: 0 ok (with --watch: rollout succeeded), 1 rollout failed, 2 --timeout passed, 3 error.`,
 		DisableFlagParsing: true,
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
