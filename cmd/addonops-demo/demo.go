@@ -434,16 +434,8 @@ func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summa
 // in the progress.
 func (r *demoRun) noteVersions(st step) {
 	for _, o := range st.Objects {
-		if o.GroupVersionKind().GroupKind() != adcGK {
-			continue
-		}
-		vars, _, _ := unstructured.NestedSlice(o.Object, "spec", "customizedVariables")
-		for _, v := range vars {
-			if m, ok := v.(map[string]any); ok && m["name"] == "AGENT_VERSION" {
-				if s, ok := m["value"].(string); ok {
-					r.versions[o.GetNamespace()+"/"+o.GetName()] = s
-				}
-			}
+		if o.GroupVersionKind().GroupKind() == adcGK && agentVersion(o) != "" {
+			r.versions[o.GetNamespace()+"/"+o.GetName()] = agentVersion(o)
 		}
 	}
 }

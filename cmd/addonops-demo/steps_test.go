@@ -56,3 +56,21 @@ func TestSetRunTimeValues(t *testing.T) {
 		t.Error("a receiver URL that does not parse: no error")
 	}
 }
+
+// A demo step must roll out one AddOnDeploymentConfig with an AGENT_VERSION: the error names the
+// step and what it found.
+func TestDeployedConfig(t *testing.T) {
+	objs := lastExample(t).Objects
+	if config, version, err := deployedConfig("04-rollback", objs); err != nil || !strings.HasPrefix(config, "default/helloworld-config-") || version != "v0.10.0" {
+		t.Errorf("deployedConfig(04-rollback) = %s, %s, %v", config, version, err)
+	}
+	var none []*unstructured.Unstructured
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != adcGK {
+			none = append(none, o)
+		}
+	}
+	if _, _, err := deployedConfig("09-mine", none); err == nil || !strings.Contains(err.Error(), "step 09-mine: want one AddOnDeploymentConfig with AGENT_VERSION, found 0") {
+		t.Errorf("no config: %v, want an error naming the step", err)
+	}
+}

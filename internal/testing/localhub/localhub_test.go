@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/clientcmd"
 	clusterv1beta1client "open-cluster-management.io/api/client/cluster/clientset/versioned/typed/cluster/v1beta1"
@@ -113,4 +114,14 @@ func (g decisionGetter) List(selector labels.Selector, namespace string) ([]*clu
 		out = append(out, &list.Items[i])
 	}
 	return out, nil
+}
+
+// ApplyCRDs refuses anything but a CustomResourceDefinition before it writes anything: a CRD file
+// that holds another kind is a mistake of its caller.
+func TestApplyCRDsRefusesOtherKinds(t *testing.T) {
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}}}
+	err := localhub.ApplyCRDs(context.Background(), nil, "test", []*unstructured.Unstructured{cm})
+	if err == nil || !strings.Contains(err.Error(), "ConfigMap x is not a CustomResourceDefinition") {
+		t.Errorf("ApplyCRDs(ConfigMap) = %v, want an error naming it", err)
+	}
 }
