@@ -418,19 +418,7 @@ func (r *fluxRun) recordKustomization(ctx context.Context, t *testing.T) *record
 // rollout and Flux's polls).
 func (r *fluxRun) waitLong(t *testing.T, what string, d time.Duration, check func() string) {
 	t.Helper()
-	start := time.Now()
-	last := ""
-	for time.Since(start) < d {
-		if last = check(); last == "" {
-			return
-		}
-		select {
-		case <-r.s.ctx.Done():
-			t.Fatalf("%s: %v", what, r.s.ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	t.Fatalf("%s: not within %s: %s", what, d, last)
+	harness.Eventually(t, d, what, check, harness.Every(200*time.Millisecond), harness.Within(r.s.ctx))
 }
 
 // ociRevision waits until source-controller fetched the artifact CI pushed for commit sha and

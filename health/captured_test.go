@@ -32,6 +32,7 @@ import (
 	"github.com/addonops/addonops/internal/history"
 	"github.com/addonops/addonops/internal/operations"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -391,7 +392,7 @@ func takeOne(t *testing.T, s *rolloutsim.Scenario, checks *FluxChecks, c capture
 	var obj *unstructured.Unstructured
 	var got []byte
 	var verdict string
-	ok := rolloutsim.Eventually(30*time.Second, func() bool {
+	settled := func() bool {
 		u, err := api.Get(context.Background(), c.name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -410,8 +411,13 @@ func takeOne(t *testing.T, s *rolloutsim.Scenario, checks *FluxChecks, c capture
 			return false
 		}
 		return *update || bytes.Equal(got, want)
-	})
-	if !ok {
+	}
+	if _, err := harness.Until(context.Background(), 30*time.Second, harness.DefaultInterval, func() string {
+		if settled() {
+			return ""
+		}
+		return "not yet"
+	}); err != nil {
 		if verdict != c.want {
 			t.Fatalf("%s %s: the status command says %s, want %s; object:\n%s", c.phase, c.label, verdict, c.want, got)
 		}

@@ -239,45 +239,37 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 	// Placements as the commit has them, the Placements decided. The engine's own word that it
 	// applied the commit is noted whenever it comes (noteEngine): Argo CD, for one, says so only
 	// after its sync, by when the rollout (and the pause step's first batch) may be under way.
-	// A fatal problem ends the wait at once: it cancels the wait's context.
-	waitCtx, stopWait := context.WithCancel(ctx)
-	defer stopWait()
+	// A fatal problem ends the wait at once.
 	var problemSince time.Time
 	stallNoted := false
-	var failed error
+	var failed bool
 	var gens map[string]int64
 	var addons []string
 	var decided map[string]int
 	var pending string
 	var es engineState
-	_, err = harness.Until(waitCtx, r.o.StepTimeout, 100*time.Millisecond, func() string {
+	_, err = harness.UntilErr(ctx, r.o.StepTimeout, 100*time.Millisecond, func() (string, error) {
 		es = r.engine.State(ctx, sha)
 		r.noteEngine(w, es)
 		now := time.Now()
 		switch {
 		case es.Problem == "":
 			problemSince = time.Time{}
-		case es.Fatal:
-			failed = fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
-		case problemSince.IsZero():
+		case problemSince.IsZero() && !es.Fatal:
 			problemSince = now
-		case now.Sub(problemSince) >= engineProblemGrace:
-			failed = fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
+		case es.Fatal || now.Sub(problemSince) >= engineProblemGrace:
+			failed = true
+			return "", fmt.Errorf("%s cannot apply commit %s: %s", r.engine.Name(), short(sha), es.Problem)
 		}
-		if failed == nil {
-			var err error
-			if gens, addons, decided, pending, err = r.onHub(ctx, st); err != nil {
-				failed = err
-			}
-		}
-		if failed != nil {
-			stopWait()
-			return failed.Error()
+		var err error
+		if gens, addons, decided, pending, err = r.onHub(ctx, st); err != nil {
+			failed = true
+			return "", err
 		}
 		if pending == "" {
 			r.disp.finish(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}})
 			r.disp.printf("   on the hub %s after %s: %s\n", seconds(now.Sub(w.handed)), w.engine.HandOver, describeOnHub(st, gens, decided))
-			return ""
+			return "", nil
 		}
 		if !stallNoted && now.Sub(w.handed) >= engineStallNote {
 			stallNoted = true
@@ -285,11 +277,11 @@ func (r *demoRun) deliverByEngine(ctx context.Context, st step, w *stepWatch) (m
 				seconds(now.Sub(w.handed)), pending, es.Line, r.engine.Logs())
 		}
 		r.disp.update(st.Name, now.Sub(w.start), frame{Extra: []string{es.Line}}, now)
-		return "the hub lacks " + pending
+		return "the hub lacks " + pending, nil
 	})
 	switch {
-	case failed != nil:
-		return nil, nil, failed
+	case failed:
+		return nil, nil, err
 	case ctx.Err() != nil:
 		return nil, nil, ctx.Err()
 	case err != nil:

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/controller"
 	"github.com/addonops/addonops/internal/rolloutview"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/rolloutsim"
 )
@@ -32,12 +34,12 @@ func TestDeployerMissing(t *testing.T) {
 	var last result
 	waitOutput := func(what string, ok func(string) bool) {
 		t.Helper()
-		if !rolloutsim.Eventually(time.Minute, func() bool {
-			last = status("no-deployer", "--kubeconfig", s.Hub.Kubeconfig)
-			return last.code == exitOK && ok(last.stdout)
-		}) {
-			t.Fatalf("%s: never shown; last output (exit %d):\n%s%s", what, last.code, last.stdout, last.stderr)
-		}
+		harness.Eventually(t, time.Minute, what, func() string {
+			if last = status("no-deployer", "--kubeconfig", s.Hub.Kubeconfig); last.code == exitOK && ok(last.stdout) {
+				return ""
+			}
+			return fmt.Sprintf("never shown; last output (exit %d):\n%s%s", last.code, last.stdout, last.stderr)
+		})
 	}
 	waitOutput("both clusters waiting for a deployer", func(out string) bool {
 		return strings.Contains(out, "2 cluster(s) (nd1, nd2) are waiting for the add-on's deployer to report ManifestApplied — is an add-on manager deploying this add-on?") &&

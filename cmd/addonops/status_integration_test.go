@@ -61,13 +61,14 @@ func halfInstalled(t *testing.T, addon, done, stuck string) (*rolloutsim.Scenari
 // the install progress and exits 0 when every cluster runs it.
 func TestWatchSucceeds(t *testing.T) {
 	s, v1 := scenario(t, "watch-ok", time.Second, "ok1", "ok2")
-	done := make(chan result, 1)
-	go func() {
-		done <- status("watch-ok", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
-	}()
-	// The command starts watching before the add-on appears: its output comes only when it ends,
-	// so nothing shows it started; the stderr check below says whether it waited.
-	harness.Pass(500 * time.Millisecond)
+	_, stderr, done := startStatus("watch-ok", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
+	// The command starts watching before the add-on appears, and says that it waits for it.
+	harness.Eventually(t, 30*time.Second, "the command waits for the add-on", func() string {
+		if !strings.Contains(stderr.String(), "waiting for it to appear") {
+			return "stderr: " + stderr.String()
+		}
+		return ""
+	})
 	s.CMA(rolloutsim.Install{Placement: "all", Config: v1, Strategy: allAtOnce})
 	r := <-done
 	if r.code != exitOK {
@@ -233,13 +234,14 @@ func TestRollback(t *testing.T) {
 		t.Errorf("rolling back: clusters %s, want %s", got, want)
 	}
 
-	done := make(chan result, 1)
-	go func() {
-		done <- status("rollback", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
-	}()
-	// The watch shows the rollback under way before it ends: its output comes only when it ends,
-	// so nothing shows it started; the frames checked below say whether it did.
-	harness.Pass(500 * time.Millisecond)
+	stdout, _, done := startStatus("rollback", "--watch", "--timeout", "2m", "--kubeconfig", s.Hub.Kubeconfig)
+	// The watch shows the rollback under way before it ends (the frames are checked below).
+	harness.Eventually(t, 30*time.Second, "the watch's first frame", func() string {
+		if !strings.Contains(stdout.String(), "RollingBack") {
+			return "stdout: " + stdout.String()
+		}
+		return ""
+	})
 	s.Outcome("rb1", v1, simagent.Succeed)
 	s.Poke("rb1")
 	r = <-done

@@ -9,6 +9,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 )
 
@@ -33,4 +34,16 @@ func status(args ...string) result {
 	var out, errOut bytes.Buffer
 	code := run(append([]string{"addonops", "status"}, args...), &out, &errOut)
 	return result{code, out.String(), errOut.String()}
+}
+
+// startStatus runs the command in-process in the background: the test reads its output while it
+// runs (stdout, stderr) and its result once it ended (done).
+func startStatus(args ...string) (stdout, stderr *harness.SyncBuffer, done <-chan result) {
+	stdout, stderr = &harness.SyncBuffer{}, &harness.SyncBuffer{}
+	ch := make(chan result, 1)
+	go func() {
+		code := run(append([]string{"addonops", "status"}, args...), stdout, stderr)
+		ch <- result{code, stdout.String(), stderr.String()}
+	}()
+	return stdout, stderr, ch
 }

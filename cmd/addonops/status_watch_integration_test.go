@@ -21,7 +21,6 @@ import (
 
 	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
-	"github.com/addonops/addonops/internal/testing/rolloutsim"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
 
@@ -93,9 +92,12 @@ func TestWatchFollowsEvents(t *testing.T) {
 	}()
 	waitOutput := func(what string, cond func(string) bool) {
 		t.Helper()
-		if !rolloutsim.Eventually(30*time.Second, func() bool { return cond(out.String()) }) {
-			t.Fatalf("timed out waiting for %s\nstdout:\n%s\nstderr:\n%s", what, out.String(), errOut.String())
-		}
+		harness.Eventually(t, 30*time.Second, what, func() string {
+			if cond(out.String()) {
+				return ""
+			}
+			return fmt.Sprintf("\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		})
 	}
 	waitOutput("the first frame", func(s string) bool { return strings.Contains(s, "1/2 done, 1 in progress") })
 
@@ -158,9 +160,12 @@ func TestWatchSurvivesHubRestart(t *testing.T) {
 	go func() {
 		done <- run([]string{"addonops", "status", "watch-restart", "--watch", "--timeout", "3m", "--kubeconfig", s.Hub.Kubeconfig}, &out, &errOut)
 	}()
-	if !rolloutsim.Eventually(30*time.Second, func() bool { return strings.Contains(out.String(), "1/2 done, 1 in progress") }) {
-		t.Fatalf("no first frame\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
-	}
+	harness.Eventually(t, 30*time.Second, "the first frame", func() string {
+		if strings.Contains(out.String(), "1/2 done, 1 in progress") {
+			return ""
+		}
+		return fmt.Sprintf("\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	})
 	t.Cleanup(func() { _ = s.Hub.StartAPIServer(context.Background()) })
 	if err := s.Hub.StopAPIServer(); err != nil {
 		t.Fatal(err)

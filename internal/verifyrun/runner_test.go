@@ -3,6 +3,7 @@ package verifyrun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/webhooks"
 	"github.com/addonops/addonops/internal/verification"
 )
@@ -117,10 +119,12 @@ func TestWebGate(t *testing.T) {
 	// A batch that ended is not run again.
 	before := len(g.Runs())
 	r.Start(verification.NewBatch("hello", "default/canary", "v1", 1, []string{"c1", "c2"}), ref, ref.TemplateKey(keyOf("default/canary")))
-	time.Sleep(100 * time.Millisecond)
-	if len(g.Runs()) != before {
-		t.Fatalf("a finished batch ran again")
-	}
+	harness.Consistently(t, 300*time.Millisecond, "a finished batch is not run again", func() string {
+		if n := len(g.Runs()); n != before {
+			return fmt.Sprintf("the receiver got %d runs, %d before", n, before)
+		}
+		return ""
+	}, harness.Every(20*time.Millisecond))
 }
 
 const promTemplate = `

@@ -300,23 +300,12 @@ func (a *ArgoCD) launch(name, what, path string, args, env []string) (*part, err
 	return pt, nil
 }
 
-// waitReady polls ready until it returns nil, the part exits or ctx ends.
+// waitReady polls ready until it returns nil, the part exits or ctx ends (childproc's WaitReady).
 func (p *part) waitReady(ctx context.Context, ready func(context.Context) error) error {
-	var last error
-	for {
-		if p.Exited() {
-			return p.failure(fmt.Sprintf("exited during start-up (%v)", p.Err()))
-		}
-		if last = ready(ctx); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return p.failure(fmt.Sprintf("was not ready %s after its start (last check: %v)", time.Since(p.Started).Round(time.Second), last))
-		case <-p.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
+	if err := p.WaitReady(ctx, 200*time.Millisecond, ready); err != nil {
+		return p.failure(err.Error())
 	}
+	return nil
 }
 
 func (a *ArgoCD) startRedis(ctx context.Context) error {

@@ -239,3 +239,42 @@ func TestFreePorts(t *testing.T) {
 		t.Errorf("FreePort() = %d, %v", p, err)
 	}
 }
+
+func TestWaitReady(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Start(Spec{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", "sleep 30"}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(time.Second)
+	checks := 0
+	err = p.WaitReady(context.Background(), time.Millisecond, func(context.Context) error {
+		if checks++; checks < 3 {
+			return errors.New("port closed")
+		}
+		return nil
+	})
+	if err != nil || checks != 3 {
+		t.Fatalf("WaitReady = %v after %d checks, want nil after 3", err, checks)
+	}
+
+	// A check that hangs ends when the process exits, and the error says it exited.
+	quitter, err := Start(Spec{Name: "quitter", Path: "/bin/sh", Args: []string{"-c", "sleep 0.2; exit 3"}, Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = quitter.WaitReady(context.Background(), time.Millisecond, func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), "exited during start-up (exit status 3)") {
+		t.Fatalf("WaitReady of a process that exits = %v, want it to say so", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = p.WaitReady(ctx, time.Millisecond, func(context.Context) error { return errors.New("connection refused") })
+	if err == nil || !strings.Contains(err.Error(), "not ready") || !strings.Contains(err.Error(), "last check: connection refused") {
+		t.Fatalf("WaitReady past its context = %v, want not ready with the last check", err)
+	}
+}

@@ -341,28 +341,13 @@ func (f *Flux) startWithPorts(ctx context.Context, n int, mk func(ports []int) (
 	}
 }
 
-// waitReady polls ready until it succeeds, the process exits or ctx ends; the error names the part
-// and quotes the end of its log.
+// waitReady polls ready until it succeeds, the process exits or ctx ends (childproc's WaitReady);
+// the error names the part and quotes the end of its log.
 func waitReady(ctx context.Context, p *childproc.Process, ready func(context.Context) error) error {
-	var last error
-	for {
-		if p.Exited() {
-			return fmt.Errorf("flux: %s exited during start-up (%v); last lines of %s:\n%s", p.Name, p.Err(), p.LogPath, childproc.Tail(p.LogPath, 30))
-		}
-		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
-		last = ready(attempt)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("flux: %s not ready after %s (last check: %v); last lines of %s:\n%s", p.Name,
-				time.Since(p.Started).Round(time.Second), last, p.LogPath, childproc.Tail(p.LogPath, 30))
-		case <-p.Done():
-		case <-time.After(200 * time.Millisecond):
-		}
+	if err := p.WaitReady(ctx, 200*time.Millisecond, ready); err != nil {
+		return fmt.Errorf("flux: %s %v; last lines of %s:\n%s", p.Name, err, p.LogPath, childproc.Tail(p.LogPath, 30))
 	}
+	return nil
 }
 
 func httpOK(ctx context.Context, url string) error {

@@ -4,6 +4,7 @@ package flux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/addonops/addonops/internal/testing/gitrepo"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ssapply"
 )
@@ -67,15 +69,17 @@ spec: {interval: 1m, sourceRef: {kind: OCIRepository, name: harness}, path: ./, 
 	kustomizations := hub.Clients.Dynamic.Resource(schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}).Namespace(Namespace)
 	// CommitState, as the demo and e2e read it, until Flux calls the commit healthy.
 	var st gitrepo.CommitState
-	for st = f.CommitState(ctx, "harness", sha); st.Verdict != gitrepo.Healthy; st = f.CommitState(ctx, "harness", sha) {
-		if st.Fatal {
-			t.Fatal(st.Problem)
+	_, err = harness.UntilErr(ctx, 3*time.Minute, 200*time.Millisecond, func() (string, error) {
+		switch st = f.CommitState(ctx, "harness", sha); {
+		case st.Fatal:
+			return "", errors.New(st.Problem)
+		case st.Verdict != gitrepo.Healthy:
+			return st.Line, nil
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("Flux did not call the commit healthy: %s", st.Line)
-		case <-time.After(200 * time.Millisecond):
-		}
+		return "", nil
+	})
+	if err != nil {
+		t.Fatalf("Flux did not call the commit healthy: %v", err)
 	}
 	t.Log(st.Line)
 	k, err := kustomizations.Get(ctx, "harness", metav1.GetOptions{})

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,6 +53,27 @@ func TestEventually(t *testing.T) {
 	Eventually(ft, time.Minute, "a cancelled wait", func() string { return "no" }, Within(ctx))
 	if !strings.Contains(ft.fatal, "context canceled") {
 		t.Errorf("a wait whose context is done failed with %q, want it to name the cancellation", ft.fatal)
+	}
+}
+
+func TestUntilErr(t *testing.T) {
+	var polls atomic.Int32
+	gone := errors.New("the controller exited")
+	_, err := UntilErr(context.Background(), time.Minute, time.Millisecond, func() (string, error) {
+		if polls.Add(1) == 3 {
+			return "", gone
+		}
+		return "not yet", nil
+	})
+	if !errors.Is(err, gone) || polls.Load() != 3 {
+		t.Fatalf("UntilErr returned %v after %d polls; want the check's error at the third, at once", err, polls.Load())
+	}
+	_, err = UntilErr(context.Background(), 10*time.Millisecond, time.Millisecond, func() (string, error) { return "3/5 done", nil })
+	if err == nil || !strings.Contains(err.Error(), "not within 10ms: 3/5 done") {
+		t.Fatalf("UntilErr timed out with %v, want the last answer", err)
+	}
+	if d, err := UntilErr(context.Background(), time.Minute, time.Millisecond, func() (string, error) { return "", nil }); err != nil || d < 0 {
+		t.Fatalf("UntilErr of a check that holds: %s, %v", d, err)
 	}
 }
 

@@ -50,8 +50,14 @@ func options(opts []Option) waitOptions {
 
 // Until polls check until it returns "" and returns how long that took; after timeout, or when
 // ctx is done, it returns an error quoting check's last answer. It is the wait of code that has
-// no testing.TB (the demo).
+// no testing.TB (the demo, the benchmarks).
 func Until(ctx context.Context, timeout, interval time.Duration, check func() string) (time.Duration, error) {
+	return UntilErr(ctx, timeout, interval, func() (string, error) { return check(), nil })
+}
+
+// UntilErr is Until for a check that can also fail for good (the process it waits on exited, the
+// engine refused the commit): an error from check ends the wait at once and is returned as is.
+func UntilErr(ctx context.Context, timeout, interval time.Duration, check func() (string, error)) (time.Duration, error) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
@@ -60,11 +66,13 @@ func Until(ctx context.Context, timeout, interval time.Duration, check func() st
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		last := check()
-		if last == "" {
+		last, err := check()
+		switch {
+		case err != nil:
+			return 0, err
+		case last == "":
 			return time.Since(start), nil
-		}
-		if !time.Now().Before(deadline) {
+		case !time.Now().Before(deadline):
 			return 0, fmt.Errorf("not within %s: %s", timeout, last)
 		}
 		select {

@@ -57,35 +57,13 @@ func (p *process) failure(what string) error {
 	return errors.New(msg)
 }
 
-// waitReady polls ready until it returns nil, the process exits or ctx ends.
+// waitReady polls ready until it returns nil, the process exits or ctx ends (childproc's
+// WaitReady: one check may hang on someone else's listener on our port).
 func (p *process) waitReady(ctx context.Context, interval time.Duration, ready func(context.Context) error) error {
-	start := time.Now()
-	var last error
-	for {
-		if p.Exited() {
-			return p.failure(fmt.Sprintf("exited during start-up (%v)", p.Err()))
-		}
-		// One check may hang (someone else's listener on our port); the process exiting ends it.
-		attemptCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		go func() {
-			select {
-			case <-p.Done():
-				cancel()
-			case <-attemptCtx.Done():
-			}
-		}()
-		last = ready(attemptCtx)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return p.failure(fmt.Sprintf("not ready after %s (last check: %v)", time.Since(start).Round(time.Second), last))
-		case <-p.Done():
-		case <-time.After(interval):
-		}
+	if err := p.WaitReady(ctx, interval, ready); err != nil {
+		return p.failure(err.Error())
 	}
+	return nil
 }
 
 // startEtcd runs a single-member etcd with its data in dir/etcd and waits until /health is true.

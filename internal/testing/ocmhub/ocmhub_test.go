@@ -24,12 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clusterv1 "open-cluster-management.io/api/cluster/v1"
 	clusterv1beta1 "open-cluster-management.io/api/cluster/v1beta1"
 	clusterv1beta2 "open-cluster-management.io/api/cluster/v1beta2"
 	workv1 "open-cluster-management.io/api/work/v1"
 
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 )
@@ -40,25 +40,13 @@ func TestMain(m *testing.M) { os.Exit(localhub.RunTests(m)) }
 // non-empty answer is the failure message, so a timeout says what was last seen.
 func waitFor(t *testing.T, timeout time.Duration, what string, check func(ctx context.Context) (string, error)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	last := "never checked"
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		msg, err := check(ctx)
-		if err != nil {
-			return false, err
-		}
-		if msg != "" {
-			last = msg
-			return false, nil
-		}
-		return true, nil
-	})
+	d, err := harness.UntilErr(ctx, timeout, 200*time.Millisecond, func() (string, error) { return check(ctx) })
 	if err != nil {
-		t.Fatalf("waiting %s for %s: %v; last seen: %s", timeout, what, err, last)
+		t.Fatalf("waiting %s for %s: %v", timeout, what, err)
 	}
-	return time.Since(start)
+	return d
 }
 
 func ctxFor(t *testing.T) context.Context {

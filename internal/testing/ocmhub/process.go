@@ -52,23 +52,11 @@ func (p *process) failure(what string) error {
 	return fmt.Errorf("ocmhub: %s %s; last lines of %s:\n%s", p.Name, what, p.LogPath, childproc.Tail(p.LogPath, 25))
 }
 
-// waitReady polls ready until it returns nil, the process exits or ctx ends.
+// waitReady polls ready until it returns nil, the process exits or ctx ends (childproc's
+// WaitReady).
 func (p *process) waitReady(ctx context.Context, interval time.Duration, ready func(context.Context) error) error {
-	var last error
-	for {
-		if p.Exited() {
-			return p.failure(fmt.Sprintf("exited during start-up (%v)", p.Err()))
-		}
-		last = ready(ctx)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return p.failure(fmt.Sprintf("not ready %s after start (last check: %v)",
-				time.Since(p.Started).Round(time.Second), last))
-		case <-p.Done():
-		case <-time.After(interval):
-		}
+	if err := p.WaitReady(ctx, interval, ready); err != nil {
+		return p.failure(err.Error())
 	}
+	return nil
 }

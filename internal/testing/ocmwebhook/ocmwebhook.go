@@ -26,6 +26,7 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 )
@@ -272,27 +273,29 @@ func lockPorts(ctx context.Context, timeout time.Duration) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ocmwebhook: opening the port lock %s: %w", path, err)
 	}
-	deadline := time.Now().Add(timeout)
-	for {
+	var held bool
+	_, err = harness.UntilErr(ctx, timeout, 200*time.Millisecond, func() (string, error) {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			// The holder's PID, for the message of the next one who waits.
-			_ = f.Truncate(0)
-			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			return f, nil
+		if held = errors.Is(err, syscall.EWOULDBLOCK); held {
+			return "held", nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("ocmwebhook: locking %s: %w", path, err)
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			holder, _ := os.ReadFile(path)
-			f.Close()
-			return nil, fmt.Errorf("ocmwebhook: another OCM webhook-server (started by process %s) still runs after %s: "+
-				"OCM v1.2.1's webhook-server binds fixed ports, so only one runs at a time (lock %s)",
-				strings.TrimSpace(string(holder)), timeout, path)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return "", err
+	})
+	switch {
+	case err == nil:
+		// The holder's PID, for the message of the next one who waits.
+		_ = f.Truncate(0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		return f, nil
+	case held:
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		return nil, fmt.Errorf("ocmwebhook: another OCM webhook-server (started by process %s) still runs after %s: "+
+			"OCM v1.2.1's webhook-server binds fixed ports, so only one runs at a time (lock %s)",
+			strings.TrimSpace(string(holder)), timeout, path)
+	default:
+		f.Close()
+		return nil, fmt.Errorf("ocmwebhook: locking %s: %w", path, err)
 	}
 }
 
@@ -361,23 +364,11 @@ func (w *Webhook) waitConverting(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, w.opts.ReadyTimeout)
 	defer cancel()
-	var last error
-	for {
-		if w.proc.Exited() {
-			return fmt.Errorf("ocmwebhook: OCM's webhook-server exited during start-up (%v); last lines of %s:\n%s",
-				w.proc.Err(), w.LogPath, childproc.Tail(w.LogPath, 25))
-		}
-		if last = convertOnce(ctx, client, w.URL, review); last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("ocmwebhook: OCM's webhook-server at %s converts nothing %s after its start (last: %v); last lines of %s:\n%s",
-				w.URL, time.Since(w.proc.Started).Round(time.Second), last, w.LogPath, childproc.Tail(w.LogPath, 25))
-		case <-w.proc.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
+	err = w.proc.WaitReady(ctx, 100*time.Millisecond, func(ctx context.Context) error { return convertOnce(ctx, client, w.URL, review) })
+	if err != nil {
+		return fmt.Errorf("ocmwebhook: OCM's webhook-server at %s %v; last lines of %s:\n%s", w.URL, err, w.LogPath, childproc.Tail(w.LogPath, 25))
 	}
+	return nil
 }
 
 func convertOnce(ctx context.Context, client *http.Client, url string, review []byte) error {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/rolloutplan"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
@@ -264,7 +265,9 @@ func runScenario(b *testing.B, n int, strategy string) {
 	f.apiserverCPU = cpuOf(hubPIDs[0]) - hubCPU1[0]
 	f.etcdCPU = cpuOf(hubPIDs[1]) - hubCPU1[1]
 	f.benchCPU = cpuOf(os.Getpid()) - self1
-	f.writes, f.maxWrites, f.cmaWrites = counter.totals()
+	if f.writes, f.maxWrites, f.cmaWrites, err = counter.totals(); err != nil {
+		b.Fatal(err)
+	}
 	if counter.broken.Load() {
 		b.Fatal("the MCA watch failed during the upgrade: write counts are incomplete")
 	}
@@ -431,41 +434,42 @@ func setConfig(ctx context.Context, c *localhub.Clients, ns, cfg string) error {
 // waitProgression waits until the placement's progression reports reason for all n clusters.
 func waitProgression(ctx context.Context, c *localhub.Clients, reason string, n int, timeout time.Duration, proc *controllerProcess) error {
 	want := fmt.Sprintf("%d/%d ", n, n)
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
+	_, err := harness.UntilErr(ctx, timeout, 100*time.Millisecond, func() (string, error) {
 		if err := proc.exited(); err != nil {
-			return err
+			return "", err
 		}
 		cma, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
-		if err == nil && len(cma.Status.InstallProgressions) == 1 {
-			if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing); cond != nil {
-				last = cond.Reason + ": " + cond.Message
-				if cond.Reason == reason && strings.HasPrefix(cond.Message, want) {
-					return nil
-				}
-			}
+		if err != nil || len(cma.Status.InstallProgressions) != 1 {
+			return fmt.Sprintf("no install progression to read (%v)", err), nil
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("timed out after %v waiting for %s %s...; last: %s", timeout, reason, want, last)
+		cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing)
+		if cond == nil || cond.Reason != reason || !strings.HasPrefix(cond.Message, want) {
+			return fmt.Sprintf("progression %v, want %s %s...", cond, reason, want), nil
+		}
+		return "", nil
+	})
+	return err
 }
 
 // writeCounter counts status writes with watches: every MODIFIED event of an MCA of the add-on
 // (the controller is the only writer of MCAs here) and of the CMA.
 type writeCounter struct {
-	ctx    context.Context
-	c      *localhub.Clients
-	mu     sync.Mutex
-	perNS  map[string]int
-	cma    atomic.Int64
-	broken atomic.Bool
+	ctx   context.Context
+	c     *localhub.Clients
+	mu    sync.Mutex
+	perNS map[string]int
+	cma   atomic.Int64
+	// seen and cmaSeen are the resourceVersions of the objects as the watches last delivered them
+	// (the MCAs by namespace), guarded by mu.
+	seen    map[string]string
+	cmaSeen string
+	broken  atomic.Bool
 	// stop ends the current watches.
 	stop context.CancelFunc
 }
 
 func countWrites(ctx context.Context, c *localhub.Clients) (*writeCounter, error) {
-	wc := &writeCounter{ctx: ctx, c: c, perNS: map[string]int{}}
+	wc := &writeCounter{ctx: ctx, c: c, perNS: map[string]int{}, seen: map[string]string{}}
 	return wc, wc.watch()
 }
 
@@ -479,6 +483,11 @@ func (wc *writeCounter) watch() error {
 	if err != nil {
 		return err
 	}
+	wc.mu.Lock()
+	for _, m := range ml.Items {
+		wc.seen[m.Namespace] = m.ResourceVersion
+	}
+	wc.mu.Unlock()
 	// Retry watchers resume where the server closed a watch (it does under load), so no write is
 	// missed, unless the server no longer has the events since (410 Expired): then the counter is
 	// broken until reset watches again.
@@ -494,6 +503,11 @@ func (wc *writeCounter) watch() error {
 	if err != nil {
 		return err
 	}
+	wc.mu.Lock()
+	for _, o := range cl.Items {
+		wc.cmaSeen = o.ResourceVersion
+	}
+	wc.mu.Unlock()
 	cw, err := watchtools.NewRetryWatcherWithContext(ctx, cl.ResourceVersion, watchFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 		o.FieldSelector = sel
 		return cmas.Watch(ctx, o)
@@ -507,15 +521,23 @@ func (wc *writeCounter) watch() error {
 				fmt.Fprintf(os.Stderr, "MCA watch error: %+v\n", ev.Object)
 				wc.broken.Store(true)
 			}
-			if m, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn); ok && ev.Type == watch.Modified {
+			if m, ok := ev.Object.(*addonv1alpha1.ManagedClusterAddOn); ok {
 				wc.mu.Lock()
-				wc.perNS[m.Namespace]++
+				wc.seen[m.Namespace] = m.ResourceVersion
+				if ev.Type == watch.Modified {
+					wc.perNS[m.Namespace]++
+				}
 				wc.mu.Unlock()
 			}
 		}
 	}()
 	go func() {
 		for ev := range cw.ResultChan() {
+			if o, ok := ev.Object.(*addonv1alpha1.ClusterManagementAddOn); ok {
+				wc.mu.Lock()
+				wc.cmaSeen = o.ResourceVersion
+				wc.mu.Unlock()
+			}
 			if ev.Type == watch.Modified {
 				wc.cma.Add(1)
 			}
@@ -542,15 +564,50 @@ func (wc *writeCounter) reset() error {
 	return nil
 }
 
-func (wc *writeCounter) totals() (total, most, cma int) {
-	time.Sleep(time.Second) // let the watch deliver the last events
+// totals counts the writes once the watches delivered every write made so far.
+func (wc *writeCounter) totals() (total, most, cma int, err error) {
+	if err := wc.caughtUp(); err != nil {
+		return 0, 0, 0, err
+	}
 	wc.mu.Lock()
 	defer wc.mu.Unlock()
 	for _, n := range wc.perNS {
 		total += n
 		most = max(most, n)
 	}
-	return total, most, int(wc.cma.Load())
+	return total, most, int(wc.cma.Load()), nil
+}
+
+// caughtUp waits until the watches delivered each MCA of the add-on and its CMA at the
+// resourceVersion a fresh read has: nothing writes them once the rollout ended, so the counts
+// are complete then.
+func (wc *writeCounter) caughtUp() error {
+	sel := fields.OneTermEqualSelector("metadata.name", addon).String()
+	_, err := harness.UntilErr(wc.ctx, time.Minute, 50*time.Millisecond, func() (string, error) {
+		ml, err := wc.c.Addon.AddonV1alpha1().ManagedClusterAddOns("").List(wc.ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil {
+			return "", err
+		}
+		cma, err := wc.c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(wc.ctx, addon, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		wc.mu.Lock()
+		defer wc.mu.Unlock()
+		for _, m := range ml.Items {
+			if seen := wc.seen[m.Namespace]; seen != m.ResourceVersion {
+				return fmt.Sprintf("the watch delivered MCA %s/%s at resourceVersion %q, it is at %s", m.Namespace, m.Name, seen, m.ResourceVersion), nil
+			}
+		}
+		if wc.cmaSeen != cma.ResourceVersion {
+			return fmt.Sprintf("the watch delivered the CMA at resourceVersion %q, it is at %s", wc.cmaSeen, cma.ResourceVersion), nil
+		}
+		return "", nil
+	})
+	if err != nil {
+		return fmt.Errorf("counting the status writes: %w", err)
+	}
+	return nil
 }
 
 // startController starts the controller with -controller-args, -more-controller-args and extra

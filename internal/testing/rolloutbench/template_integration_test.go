@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -37,6 +36,8 @@ import (
 	"github.com/addonops/addonops/internal/addonstatus"
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/testing/apiaudit"
+	"github.com/addonops/addonops/internal/testing/childproc"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/ocmhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
@@ -459,10 +460,9 @@ func progressionDone(cma *addonv1alpha1.ClusterManagementAddOn, adc string, reas
 func waitPhase(ctx context.Context, c *localhub.Clients, w *mcaWatcher, mgr *managerProc, n int, adc string, reasons []string, start time.Time) (time.Duration, error) {
 	const timeout = 60 * time.Minute
 	var mcasAt time.Duration
-	last := ""
-	for time.Since(start) < timeout {
+	_, err := harness.UntilErr(ctx, timeout-time.Since(start), 200*time.Millisecond, func() (string, error) {
 		if err := mgr.exited(); err != nil {
-			return 0, err
+			return "", err
 		}
 		if mcasAt == 0 {
 			done := 0
@@ -471,25 +471,28 @@ func waitPhase(ctx context.Context, c *localhub.Clients, w *mcaWatcher, mgr *man
 					done++
 				}
 			}
-			if done == n {
-				mcasAt = time.Since(start)
+			if done < n {
+				return fmt.Sprintf("%d/%d MCAs done", done, n), nil
 			}
-			last = fmt.Sprintf("%d/%d MCAs done", done, n)
+			mcasAt = time.Since(start)
 		}
-		if mcasAt > 0 {
-			cma, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
-			if err == nil && progressionDone(cma, adc, reasons) {
-				return mcasAt, nil
-			}
-			if err == nil && len(cma.Status.InstallProgressions) == 1 {
-				if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing); cond != nil {
-					last = fmt.Sprintf("all MCAs done; install progression %s %s: %s", cond.Status, cond.Reason, cond.Message)
-				}
+		cma, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, addon, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			return fmt.Sprintf("all MCAs done; reading the CMA: %v", err), nil
+		case progressionDone(cma, adc, reasons):
+			return "", nil
+		case len(cma.Status.InstallProgressions) == 1:
+			if cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing); cond != nil {
+				return fmt.Sprintf("all MCAs done; install progression %s %s: %s", cond.Status, cond.Reason, cond.Message), nil
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		return "all MCAs done; no install progression yet", nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("waiting for %s with %s: %w (manager log %s)", strings.Join(reasons, "|"), adc, err, mgr.log)
 	}
-	return 0, fmt.Errorf("timed out after %v waiting for %s with %s; last: %s (manager log %s)", timeout, strings.Join(reasons, "|"), adc, last, mgr.log)
+	return mcasAt, nil
 }
 
 // setConfigs replaces the placement's configs.
@@ -548,33 +551,32 @@ func startOCMManager(ctx context.Context, hub *localhub.Hub) (*managerProc, erro
 // startAddonopsManager starts addonops-controller --deploy-templates as userAddonops and waits
 // until its /readyz says its caches synced.
 func startAddonopsManager(ctx context.Context, hub *localhub.Hub) (*managerProc, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := childproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	probe := l.Addr().String()
-	_ = l.Close()
+	probe := fmt.Sprintf("127.0.0.1:%d", port)
 	p, err := startController(hub.UserKubeconfig(userAddonops), "--deploy-templates", "--health-probe-bind-address="+probe)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	_, err = harness.UntilErr(ctx, 5*time.Minute, 200*time.Millisecond, func() (string, error) {
 		if err := p.exited(); err != nil {
-			return nil, err
+			return "", err
 		}
 		resp, err := http.Get("http://" + probe + "/readyz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return err.Error(), nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			p.stop()
-			return nil, fmt.Errorf("addonops-controller not ready after 5 minutes (log %s)", p.log)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return "/readyz: " + resp.Status, nil
 		}
-		time.Sleep(200 * time.Millisecond)
+		return "", nil
+	})
+	if err != nil {
+		p.stop()
+		return nil, fmt.Errorf("addonops-controller not ready: %w (log %s)", err, p.log)
 	}
 	return &managerProc{pid: p.cmd.Process.Pid, log: p.log, exited: p.exited, stop: func() { p.stop() }, stuck: func() bool { return p.stuck }}, nil
 }

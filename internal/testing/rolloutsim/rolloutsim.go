@@ -35,6 +35,7 @@ import (
 	"github.com/addonops/addonops/internal/rolloutplan"
 	"github.com/addonops/addonops/internal/rolloutview"
 	"github.com/addonops/addonops/internal/spechash"
+	"github.com/addonops/addonops/internal/testing/harness"
 	"github.com/addonops/addonops/internal/testing/localhub"
 	"github.com/addonops/addonops/internal/testing/simagent"
 )
@@ -208,20 +209,20 @@ func (s *Scenario) deleteAll() {
 	for _, cl := range clusters {
 		del("ManagedCluster "+cl, c.Cluster.ClusterV1().ManagedClusters().Delete(ctx, cl, metav1.DeleteOptions{}))
 	}
-	gone := Eventually(30*time.Second, func() bool {
+	_, err := harness.Until(ctx, 30*time.Second, harness.DefaultInterval, func() string {
 		for _, a := range addons {
 			if _, err := c.Addon.AddonV1alpha1().ClusterManagementAddOns().Get(ctx, a, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				return false
+				return fmt.Sprintf("add-on %s still exists (%v)", a, err)
 			}
 			mcas, err := c.Addon.AddonV1alpha1().ManagedClusterAddOns(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + a})
 			if err != nil || len(mcas.Items) > 0 {
-				return false
+				return fmt.Sprintf("add-on %s has ManagedClusterAddOns (%v)", a, err)
 			}
 		}
-		return true
+		return ""
 	})
-	if !gone {
-		errs = append(errs, fmt.Errorf("add-ons %v or their ManagedClusterAddOns still exist after 30s", addons))
+	if err != nil {
+		errs = append(errs, fmt.Errorf("add-ons %v or their ManagedClusterAddOns still exist: %w", addons, err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		s.t.Errorf("cleaning up scenario %s: %v", s.Addon, err)
@@ -378,32 +379,19 @@ func (s *Scenario) GetCMA() (*addonv1alpha1.ClusterManagementAddOn, error) {
 func (s *Scenario) WaitCMA(timeout time.Duration, what string, cond func(*addonv1alpha1.ClusterManagementAddOn) bool) *addonv1alpha1.ClusterManagementAddOn {
 	s.t.Helper()
 	var last *addonv1alpha1.ClusterManagementAddOn
-	ok := Eventually(timeout, func() bool {
+	_, err := harness.Until(s.Ctx, timeout, harness.DefaultInterval, func() string {
 		cma, err := s.GetCMA()
-		if err != nil {
-			return false
+		if err == nil {
+			if last = cma; cond(cma) {
+				return ""
+			}
 		}
-		last = cma
-		return cond(cma)
+		return fmt.Sprintf("CMA %s: %s (%v)", s.Addon, describe(last), err)
 	})
-	if !ok {
-		s.t.Fatalf("timed out after %v waiting for %s; CMA %s: %s", timeout, what, s.Addon, describe(last))
+	if err != nil {
+		s.t.Fatalf("waiting for %s: %v", what, err)
 	}
 	return last
-}
-
-// Eventually polls cond every 100ms until it holds (true) or timeout passes (false).
-func Eventually(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func describe(cma *addonv1alpha1.ClusterManagementAddOn) string {
