@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/addonops/addonops/internal/ocmkinds"
 )
@@ -33,8 +34,9 @@ type hubChecker struct {
 	host     string
 	interval time.Duration
 	timeout  time.Duration
-	// errorEvery is how often a lasting failure is logged again.
+	// errorEvery is how often a lasting failure is logged again, by clock.
 	errorEvery time.Duration
+	clock      clock.PassiveClock
 	// probe is the check; an error wrapping errUnknown means it could not tell (the other check
 	// reports why), and is neither logged nor replaces a known answer.
 	probe func(ctx context.Context) error
@@ -58,7 +60,7 @@ var errUnknown = errors.New("not checked")
 
 func newChecker(host string, probe func(context.Context) error, msgs checkMessages) *hubChecker {
 	return &hubChecker{host: host, interval: hubCheckInterval, timeout: hubCheckTimeout, errorEvery: hubErrorEvery,
-		probe: probe, msgs: msgs, passed: make(chan struct{})}
+		clock: clock.RealClock{}, probe: probe, msgs: msgs, passed: make(chan struct{})}
 }
 
 // newHubChecker asks the hub's /readyz, authenticated with the controller's own credentials.
@@ -160,7 +162,7 @@ func (h *hubChecker) check(ctx context.Context) {
 		return
 	}
 	logger := klog.FromContext(ctx)
-	now := time.Now()
+	now := h.clock.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if errors.Is(err, errUnknown) {

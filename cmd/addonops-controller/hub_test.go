@@ -13,8 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
-
-	"github.com/addonops/addonops/internal/testing/harness"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // The checker against a real HTTP server: not ready before the first check, an error line at the
@@ -40,6 +39,8 @@ func TestHubChecker(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.errorEvery = 300 * time.Millisecond
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	h.clock = clk
 	var mu sync.Mutex
 	var lines []string
 	ctx := logr.NewContext(context.Background(), funcr.New(func(_, args string) {
@@ -77,7 +78,7 @@ func TestHubChecker(t *testing.T) {
 	if n := count("Hub unreachable"); n != 1 {
 		t.Errorf("%d error lines for three failed checks in a row, want 1: %v", n, lines)
 	}
-	harness.Pass(350 * time.Millisecond) // past errorEvery: the next failed check repeats the error
+	clk.SetTime(clk.Now().Add(350 * time.Millisecond)) // past errorEvery: the next failed check repeats the error
 	h.check(ctx)
 	if n := count("Hub still unreachable"); n != 1 {
 		t.Errorf("%d repeated error lines after errorEvery, want 1: %v", n, lines)
