@@ -443,8 +443,11 @@ func waitProgression(ctx context.Context, c *localhub.Clients, reason string, n 
 			return fmt.Sprintf("no install progression to read (%v)", err), nil
 		}
 		cond := meta.FindStatusCondition(cma.Status.InstallProgressions[0].Conditions, addonstatus.ConditionProgressing)
-		if cond == nil || cond.Reason != reason || !strings.HasPrefix(cond.Message, want) {
-			return fmt.Sprintf("progression %v, want %s %s...", cond, reason, want), nil
+		switch {
+		case cond == nil:
+			return "no Progressing condition yet", nil
+		case cond.Reason != reason || !strings.HasPrefix(cond.Message, want):
+			return fmt.Sprintf("%s: %s, want %s %s...", cond.Reason, cond.Message, reason, want), nil
 		}
 		return "", nil
 	})
