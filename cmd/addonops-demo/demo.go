@@ -434,8 +434,8 @@ func (r *demoRun) showHistories(ctx context.Context, addons []string, sum *Summa
 // in the progress.
 func (r *demoRun) noteVersions(st step) {
 	for _, o := range st.Objects {
-		if o.GroupVersionKind().GroupKind() == adcGK && agentVersion(o) != "" {
-			r.versions[o.GetNamespace()+"/"+o.GetName()] = agentVersion(o)
+		if v := agentVersion(o); o.GroupVersionKind().GroupKind() == adcGK && v != "" {
+			r.versions[o.GetNamespace()+"/"+o.GetName()] = v
 		}
 	}
 }

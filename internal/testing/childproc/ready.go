@@ -15,19 +15,22 @@ const readyAttempt = 5 * time.Second
 // sentence that begins with the process's name, for the caller to add its log: "exited during
 // start-up (exit status 1)", "not ready 31s after its start (last check: ...)".
 func (p *Process) WaitReady(ctx context.Context, interval time.Duration, ready func(context.Context) error) error {
+	// Checks run under alive, which ends when the process exits.
+	alive, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-p.done:
+			stop()
+		case <-alive.Done():
+		}
+	}()
 	var last error
 	for {
 		if p.Exited() {
 			return fmt.Errorf("exited during start-up (%v)", p.Err())
 		}
-		attempt, cancel := context.WithTimeout(ctx, readyAttempt)
-		go func() {
-			select {
-			case <-p.done:
-				cancel()
-			case <-attempt.Done():
-			}
-		}()
+		attempt, cancel := context.WithTimeout(alive, readyAttempt)
 		last = ready(attempt)
 		cancel()
 		if last == nil {
